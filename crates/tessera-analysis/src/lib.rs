@@ -1,0 +1,23 @@
+//! Analyses of Tessera programs, independent of any backend or strategy:
+//!
+//! - [`check`]: type checking and elaboration (every implicit conversion becomes an explicit
+//!   `Cast`, every literal gets a type), structural rules, footprints, field roles;
+//! - [`footprint`]: per stage and field, the exact set of read offsets and its bounding box;
+//! - [`region`]: n-dimensional rectangles and their arithmetic (intersection, union hull,
+//!   growth by a footprint), and Holewinski's backward region growth through stages and steps;
+//! - [`deps`]: the stage dependency graph;
+//! - [`bind`]: a checked program plus parameter values gives a [`BoundProgram`] with concrete
+//!   extents and regions, checked against the grid (reads leaving it, sizes, overflow).
+//!
+//! Invariant: nothing here does I/O; every error is a [`tessera_ir::Diagnostic`] with a span.
+
+pub mod bind;
+pub mod check;
+pub mod deps;
+pub mod footprint;
+pub mod region;
+
+pub use bind::{bind, parse_param_value, BoundProgram, Domain};
+pub use check::{check, CheckedProgram, FieldRole};
+pub use footprint::Footprint;
+pub use region::Rect;

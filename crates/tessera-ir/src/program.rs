@@ -1,0 +1,377 @@
+//! The program: grid, parameters, fields, the stage sequence of one time step, reductions.
+
+use crate::arena::{Arena, Id};
+use crate::expr::{Expr, ExprId};
+use crate::span::Span;
+use crate::types::{Constant, ScalarType};
+
+/// A whole stencil program. Plain data: no I/O, no interior mutability.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// Program name (from `program NAME;`, else the file stem).
+    pub name: String,
+    /// Extent of each grid axis, slowest first (`[NZ, NY, NX]`); its length is the dimension.
+    pub extents: Vec<SizeExpr>,
+    /// Where the `grid` declaration was written.
+    pub grid_span: Span,
+    /// Scalar parameters (`param alpha: f32 = 0.1;`), size parameters included.
+    pub params: Arena<Param>,
+    /// Fields: one scalar array each; struct/vector fields are groups of these.
+    pub fields: Arena<Field>,
+    /// Struct or vector fields, as groups of component fields.
+    pub groups: Arena<FieldGroup>,
+    /// Every expression of the program.
+    pub exprs: Arena<Expr>,
+    /// The stages of one time step, in execution order.
+    pub stages: Arena<Stage>,
+    /// Reductions reported during the run.
+    pub reductions: Arena<Reduction>,
+    /// Optional stop condition, evaluated whenever a reduction it reads is computed.
+    pub until: Option<StopCondition>,
+    /// Default step count (`steps 100;`), used when the run gives none.
+    pub default_steps: Option<u64>,
+}
+
+impl Program {
+    /// An empty program with the given name and extents.
+    pub fn new(name: impl Into<String>, extents: Vec<SizeExpr>) -> Self {
+        Program {
+            name: name.into(),
+            extents,
+            grid_span: Span::NONE,
+            params: Arena::new(),
+            fields: Arena::new(),
+            groups: Arena::new(),
+            exprs: Arena::new(),
+            stages: Arena::new(),
+            reductions: Arena::new(),
+            until: None,
+            default_steps: None,
+        }
+    }
+
+    /// Number of grid axes.
+    pub fn dims(&self) -> usize {
+        self.extents.len()
+    }
+
+    /// The expression behind a handle.
+    pub fn expr(&self, id: ExprId) -> &Expr {
+        &self.exprs[id]
+    }
+
+    /// Finds a parameter by name.
+    pub fn param_by_name(&self, name: &str) -> Option<Id<Param>> {
+        self.params.iter().find(|(_, p)| p.name == name).map(|(id, _)| id)
+    }
+
+    /// Finds a field by name (`E.ex` for a component of a group).
+    pub fn field_by_name(&self, name: &str) -> Option<Id<Field>> {
+        self.fields.iter().find(|(_, f)| f.name == name).map(|(id, _)| id)
+    }
+
+    /// Finds a reduction by name.
+    pub fn reduction_by_name(&self, name: &str) -> Option<Id<Reduction>> {
+        self.reductions.iter().find(|(_, r)| r.name == name).map(|(id, _)| id)
+    }
+
+    /// Names of the coordinate variables for this dimension, slowest first (`["z", "y", "x"]` in 3D).
+    pub fn axis_names(&self) -> Vec<&'static str> {
+        axis_names(self.dims())
+    }
+}
+
+/// Coordinate names for `dims` axes, slowest first: the last `dims` of `w z y x` (`a0, a1, ...` beyond 4).
+pub fn axis_names(dims: usize) -> Vec<&'static str> {
+    const NAMES: [&str; 4] = ["w", "z", "y", "x"];
+    if dims <= NAMES.len() {
+        NAMES[NAMES.len() - dims..].to_vec()
+    } else {
+        const MANY: [&str; 8] = ["a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"];
+        MANY[..dims.min(MANY.len())].to_vec()
+    }
+}
+
+/// A named scalar parameter with a type and default, overridable at run time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// Name as written.
+    pub name: String,
+    /// Its type; integer parameters may appear in extents and regions.
+    pub ty: ScalarType,
+    /// Default value.
+    pub default: Constant,
+    /// Declaration site.
+    pub span: Span,
+}
+
+/// How a field's out-of-grid reads are answered.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Border {
+    /// A fixed value (SkelCL's neutral value).
+    Constant(Constant),
+    /// The nearest in-grid point, per axis.
+    Clamp,
+    /// Wrap around (toroidal), per axis.
+    Periodic,
+    /// Reflect about the edge without repeating it (`-1 -> 1`, `n -> n-2`), per axis.
+    Mirror,
+}
+
+/// One scalar array over the whole grid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    /// Name (`A`, or `E.ex` for a component of group `E`).
+    pub name: String,
+    /// Element type (never `bool`).
+    pub ty: ScalarType,
+    /// Out-of-grid read handling; `None` means such reads are errors.
+    pub border: Option<Border>,
+    /// Initial value when the field is not given as input (default 0); may use coordinates and parameters.
+    pub init: Option<ExprId>,
+    /// The group and component index, for components of struct/vector fields.
+    pub group: Option<(Id<FieldGroup>, usize)>,
+    /// Declared `readonly`: writing it is an error.
+    pub readonly: bool,
+    /// Declaration site.
+    pub span: Span,
+}
+
+/// A struct or vector field (`field E: {ex: f32, ey: f32};`, `field F: f32x4;`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldGroup {
+    /// Name of the whole field.
+    pub name: String,
+    /// Component names in order (`x y z w` for vectors).
+    pub component_names: Vec<String>,
+    /// The component fields, in order.
+    pub components: Vec<Id<Field>>,
+    /// Declaration site.
+    pub span: Span,
+}
+
+/// An integer expression over integer parameters: extents and region bounds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SizeExpr {
+    /// A literal.
+    Const(i64),
+    /// An integer parameter.
+    Param(Id<Param>),
+    /// `-e`.
+    Neg(Box<SizeExpr>),
+    /// `a op b`.
+    Binary(SizeOp, Box<SizeExpr>, Box<SizeExpr>),
+}
+
+/// Operators of [`SizeExpr`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SizeOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`, rounding towards negative infinity.
+    Div,
+}
+
+impl SizeOp {
+    /// The operator's symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            SizeOp::Add => "+",
+            SizeOp::Sub => "-",
+            SizeOp::Mul => "*",
+            SizeOp::Div => "/",
+        }
+    }
+}
+
+impl SizeExpr {
+    /// Evaluates with the given parameter lookup; `None` on overflow, division by zero or an
+    /// unknown parameter.
+    pub fn eval(&self, param: &dyn Fn(Id<Param>) -> Option<i64>) -> Option<i64> {
+        match self {
+            SizeExpr::Const(v) => Some(*v),
+            SizeExpr::Param(p) => param(*p),
+            SizeExpr::Neg(e) => e.eval(param)?.checked_neg(),
+            SizeExpr::Binary(op, a, b) => {
+                let (a, b) = (a.eval(param)?, b.eval(param)?);
+                match op {
+                    SizeOp::Add => a.checked_add(b),
+                    SizeOp::Sub => a.checked_sub(b),
+                    SizeOp::Mul => a.checked_mul(b),
+                    SizeOp::Div => {
+                        let q = a.checked_div(b)?;
+                        let inexact = a.checked_rem(b)? != 0;
+                        Some(if inexact && ((a < 0) != (b < 0)) { q - 1 } else { q })
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One axis of a region.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Range {
+    /// `lo..hi` (half-open; a missing bound is 0 or the extent), optionally every `stride`-th index.
+    Span {
+        /// First index (0 when absent).
+        lo: Option<SizeExpr>,
+        /// One past the last index (the extent when absent).
+        hi: Option<SizeExpr>,
+        /// Step between updated indices (1 = every index).
+        stride: u32,
+    },
+    /// A single index (`ey[0, all]` writes the row 0).
+    Index(SizeExpr),
+}
+
+impl Range {
+    /// The whole axis (`..` or `all`).
+    pub fn all() -> Self {
+        Range::Span { lo: None, hi: None, stride: 1 }
+    }
+}
+
+/// A rectangular (optionally strided) set of points: one [`Range`] per axis, slowest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Region {
+    /// Per-axis ranges.
+    pub ranges: Vec<Range>,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// A `let` binding inside a stage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Local {
+    /// Name as written.
+    pub name: String,
+    /// Binding site.
+    pub span: Span,
+}
+
+/// One statement of a stage body, executed in order at every point of the stage's region.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Statement {
+    /// `let name = value;`
+    Let {
+        /// The bound local (in the stage's `locals`).
+        local: Id<Local>,
+        /// Its value.
+        value: ExprId,
+    },
+    /// `field = value;` at the current point (written after the stage, Jacobi semantics).
+    Assign {
+        /// The field written.
+        field: Id<Field>,
+        /// The new value.
+        value: ExprId,
+        /// Where the assignment was written.
+        span: Span,
+    },
+}
+
+/// A stencil stage: writes one or more fields over a region from values of before the stage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stage {
+    /// Name as written.
+    pub name: String,
+    /// The points updated; `None` means the whole grid.
+    pub region: Option<Region>,
+    /// Per-stage border overrides, taking precedence over the fields' own.
+    pub borders: Vec<(Id<Field>, Border)>,
+    /// The stage's `let` bindings.
+    pub locals: Arena<Local>,
+    /// Statements in order.
+    pub body: Vec<Statement>,
+    /// Declaration site.
+    pub span: Span,
+}
+
+impl Stage {
+    /// The fields assigned by this stage, in first-assignment order.
+    pub fn outputs(&self) -> Vec<Id<Field>> {
+        let mut out = Vec::new();
+        for statement in &self.body {
+            if let Statement::Assign { field, .. } = statement {
+                if !out.contains(field) {
+                    out.push(*field);
+                }
+            }
+        }
+        out
+    }
+
+    /// The border that applies to reads of `field` in this stage.
+    pub fn border_of(&self, field: Id<Field>, program: &Program) -> Option<Border> {
+        self.borders
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, b)| *b)
+            .or(program.fields[field].border)
+    }
+}
+
+/// The combining operation of a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Sum (accumulated in f64 in a fixed order: see `tessera-runtime`).
+    Sum,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+}
+
+impl ReduceOp {
+    /// The name used in the language.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+}
+
+/// When and over what a reduction is evaluated.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReductionPlacement {
+    /// Over fields after the whole step, on a region (`None` = whole grid).
+    AfterStep {
+        /// The points reduced.
+        region: Option<Region>,
+    },
+    /// Over the stage's own points during the stage; may read its `let` bindings (Himeno's `gosa`).
+    InStage(Id<Stage>),
+}
+
+/// A reduction such as `reduce gosa = sum(ss * ss) every 1;`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reduction {
+    /// Name as written; reported with the value.
+    pub name: String,
+    /// Combining operation.
+    pub op: ReduceOp,
+    /// The reduced expression (evaluated at every point of the region).
+    pub value: ExprId,
+    /// Stage-internal or after the step.
+    pub placement: ReductionPlacement,
+    /// Computed in the steps `t` with `(t + 1) % every == 0`.
+    pub every: u64,
+    /// Declaration site.
+    pub span: Span,
+}
+
+/// `until EXPR;`: stop the time loop once the condition (over reduction values) holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StopCondition {
+    /// A `bool` expression of reduction values and parameters.
+    pub condition: ExprId,
+    /// Where it was written.
+    pub span: Span,
+}

@@ -1,0 +1,153 @@
+//! Typed host storage of fields: one contiguous row-major array per field (x fastest).
+
+use tessera_analysis::BoundProgram;
+use tessera_ir::ScalarType;
+
+/// One field's values, row-major with the fastest axis last.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Buffer {
+    /// `u8` elements.
+    U8(Vec<u8>),
+    /// `i32` elements.
+    I32(Vec<i32>),
+    /// `i64` elements.
+    I64(Vec<i64>),
+    /// `f32` elements.
+    F32(Vec<f32>),
+    /// `f64` elements.
+    F64(Vec<f64>),
+}
+
+impl Buffer {
+    /// `len` zeros of type `ty` (`bool` is not storable and panics).
+    pub fn zeros(ty: ScalarType, len: usize) -> Buffer {
+        match ty {
+            ScalarType::U8 => Buffer::U8(vec![0; len]),
+            ScalarType::I32 => Buffer::I32(vec![0; len]),
+            ScalarType::I64 => Buffer::I64(vec![0; len]),
+            ScalarType::F32 => Buffer::F32(vec![0.0; len]),
+            ScalarType::F64 => Buffer::F64(vec![0.0; len]),
+            ScalarType::Bool => panic!("bool is not a storable field type"),
+        }
+    }
+
+    /// `len` copies of the poison value of `ty`: NaN for floats, a sentinel for integers.
+    /// Tests fill outputs with it so that an unwritten cell shows.
+    pub fn poisoned(ty: ScalarType, len: usize) -> Buffer {
+        match ty {
+            ScalarType::U8 => Buffer::U8(vec![0xA5; len]),
+            ScalarType::I32 => Buffer::I32(vec![i32::MIN + 7; len]),
+            ScalarType::I64 => Buffer::I64(vec![i64::MIN + 7; len]),
+            ScalarType::F32 => Buffer::F32(vec![f32::NAN; len]),
+            ScalarType::F64 => Buffer::F64(vec![f64::NAN; len]),
+            ScalarType::Bool => panic!("bool is not a storable field type"),
+        }
+    }
+
+    /// The element type.
+    pub fn ty(&self) -> ScalarType {
+        match self {
+            Buffer::U8(_) => ScalarType::U8,
+            Buffer::I32(_) => ScalarType::I32,
+            Buffer::I64(_) => ScalarType::I64,
+            Buffer::F32(_) => ScalarType::F32,
+            Buffer::F64(_) => ScalarType::F64,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Buffer::U8(v) => v.len(),
+            Buffer::I32(v) => v.len(),
+            Buffer::I64(v) => v.len(),
+            Buffer::F32(v) => v.len(),
+            Buffer::F64(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i` converted to f64 (for comparisons, reports and pictures).
+    pub fn get_f64(&self, i: usize) -> f64 {
+        match self {
+            Buffer::U8(v) => f64::from(v[i]),
+            Buffer::I32(v) => f64::from(v[i]),
+            Buffer::I64(v) => v[i] as f64,
+            Buffer::F32(v) => f64::from(v[i]),
+            Buffer::F64(v) => v[i],
+        }
+    }
+
+    /// The raw bytes (native endianness), for device transfers and hashing.
+    pub fn as_bytes(&self) -> &[u8] {
+        fn bytes<T>(v: &[T]) -> &[u8] {
+            // SAFETY: the element types are plain numbers with no padding; u8 has alignment 1.
+            unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+        }
+        match self {
+            Buffer::U8(v) => v,
+            Buffer::I32(v) => bytes(v),
+            Buffer::I64(v) => bytes(v),
+            Buffer::F32(v) => bytes(v),
+            Buffer::F64(v) => bytes(v),
+        }
+    }
+
+    /// The raw bytes, writable (for device-to-host transfers).
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        fn bytes<T>(v: &mut [T]) -> &mut [u8] {
+            // SAFETY: every bit pattern is a valid value of these plain number types.
+            unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+        }
+        match self {
+            Buffer::U8(v) => v,
+            Buffer::I32(v) => bytes(v),
+            Buffer::I64(v) => bytes(v),
+            Buffer::F32(v) => bytes(v),
+            Buffer::F64(v) => bytes(v),
+        }
+    }
+
+    /// A raw pointer to the first element, for generated code.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.as_bytes_mut().as_mut_ptr()
+    }
+}
+
+/// Every field of a bound program, indexed by field id, all with the grid's shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldSet {
+    /// Grid extents, slowest axis first.
+    pub shape: Vec<usize>,
+    /// One buffer per field, in the program's field order.
+    pub buffers: Vec<Buffer>,
+}
+
+impl FieldSet {
+    /// Zero-filled storage for every field of `program` (`tessera-reference` applies the
+    /// declared initial values).
+    pub fn zeros(program: &BoundProgram) -> FieldSet {
+        let len = program.cell_count();
+        let buffers = program.program().fields.values().map(|f| Buffer::zeros(f.ty, len)).collect();
+        FieldSet { shape: program.extents.clone(), buffers }
+    }
+
+    /// Number of points of the grid.
+    pub fn cell_count(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// The buffer of field `index` (a field id's index).
+    pub fn buffer(&self, index: usize) -> &Buffer {
+        &self.buffers[index]
+    }
+
+    /// The buffer of field `index`, writable.
+    pub fn buffer_mut(&mut self, index: usize) -> &mut Buffer {
+        &mut self.buffers[index]
+    }
+}
