@@ -1,0 +1,1 @@
+//! The C-family printer shared by the C, CUDA and OpenCL back ends.

@@ -1,0 +1,1 @@
+//! C + OpenMP code for the CPU backend.

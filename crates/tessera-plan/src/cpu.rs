@@ -1,0 +1,1 @@
+//! CPU plans: strategies and tile parameters for the generated-C backend.

@@ -1,0 +1,1 @@
+//! GPU plans and the resource model (Rawat §2): block shapes, time tiles, occupancy.
