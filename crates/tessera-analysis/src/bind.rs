@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use tessera_ir::{
-    Border, Constant, Diagnostic, ExprId, ExprKind, Field, Id, Param, Program, Range, Region,
-    ReductionPlacement, ScalarType, SizeExpr, Span, Stage,
+    Border, Constant, Diagnostic, ExprId, ExprKind, Field, Id, Param, Program, Range,
+    ReductionPlacement, Region, ScalarType, SizeExpr, Span, Stage,
 };
 
-use crate::check::{visit, CheckedProgram};
+use crate::check::{CheckedProgram, visit};
 use crate::footprint::Footprint;
 use crate::region::Rect;
 
@@ -30,13 +30,17 @@ impl Domain {
     /// The last covered index per axis (only meaningful when not empty).
     pub fn last(&self) -> Vec<i64> {
         (0..self.rect.dims())
-            .map(|a| self.rect.lo[a] + (self.rect.hi[a] - 1 - self.rect.lo[a]) / self.stride[a] * self.stride[a])
+            .map(|a| {
+                self.rect.lo[a]
+                    + (self.rect.hi[a] - 1 - self.rect.lo[a]) / self.stride[a] * self.stride[a]
+            })
             .collect()
     }
 
     /// Whether `point` is covered.
     pub fn contains(&self, point: &[i64]) -> bool {
-        self.rect.contains(point) && (0..point.len()).all(|a| (point[a] - self.rect.lo[a]) % self.stride[a] == 0)
+        self.rect.contains(point)
+            && (0..point.len()).all(|a| (point[a] - self.rect.lo[a]) % self.stride[a] == 0)
     }
 }
 
@@ -91,7 +95,13 @@ impl BoundProgram {
             .iter()
             .map(|d| {
                 (0..d.rect.dims())
-                    .map(|a| if d.rect.is_empty() { 0 } else { ((d.rect.hi[a] - 1 - d.rect.lo[a]) / d.stride[a] + 1) as u128 })
+                    .map(|a| {
+                        if d.rect.is_empty() {
+                            0
+                        } else {
+                            ((d.rect.hi[a] - 1 - d.rect.lo[a]) / d.stride[a] + 1) as u128
+                        }
+                    })
                     .product::<u128>()
             })
             .max()
@@ -100,7 +110,11 @@ impl BoundProgram {
 }
 
 /// Parses a `--set NAME=VALUE` value for a parameter of `program`, by the parameter's type.
-pub fn parse_param_value(program: &Program, name: &str, text: &str) -> Result<Constant, Diagnostic> {
+pub fn parse_param_value(
+    program: &Program,
+    name: &str,
+    text: &str,
+) -> Result<Constant, Diagnostic> {
     let Some(id) = program.param_by_name(name) else {
         let names = program.params.values().map(|p| p.name.as_str());
         let mut d = Diagnostic::error("E0401", format!("the program has no parameter `{name}`"));
@@ -108,7 +122,12 @@ pub fn parse_param_value(program: &Program, name: &str, text: &str) -> Result<Co
             Some(s) => d.with_help(format!("did you mean `{s}`?")),
             None => d.with_help(format!(
                 "parameters: {}",
-                program.params.values().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                program
+                    .params
+                    .values()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         };
         return Err(d);
@@ -121,15 +140,27 @@ pub fn parse_param_value(program: &Program, name: &str, text: &str) -> Result<Co
         _ => text.parse::<f64>().ok().map(Constant::Float),
     };
     parsed.ok_or_else(|| {
-        Diagnostic::error("E0402", format!("`{text}` is not a valid `{}` for parameter `{name}`", param.ty))
-            .with_help(format!("give a `{}` value, e.g. `--set {name}={}`", param.ty, param.default))
+        Diagnostic::error(
+            "E0402",
+            format!(
+                "`{text}` is not a valid `{}` for parameter `{name}`",
+                param.ty
+            ),
+        )
+        .with_help(format!(
+            "give a `{}` value, e.g. `--set {name}={}`",
+            param.ty, param.default
+        ))
     })
 }
 
 /// Binds `checked` to parameter values (`values` override the defaults) and checks the
 /// concrete grid: positive extents, no overflow, regions inside the grid, reads that leave the
 /// grid only where a border mode answers them.
-pub fn bind(checked: Arc<CheckedProgram>, values: &[(String, Constant)]) -> Result<BoundProgram, Vec<Diagnostic>> {
+pub fn bind(
+    checked: Arc<CheckedProgram>,
+    values: &[(String, Constant)],
+) -> Result<BoundProgram, Vec<Diagnostic>> {
     let program = checked.program();
     let mut errors = Vec::new();
     let mut param_values: Vec<Constant> = program.params.values().map(|p| p.default).collect();
@@ -142,8 +173,14 @@ pub fn bind(checked: Arc<CheckedProgram>, values: &[(String, Constant)]) -> Resu
         match typed_value(param, *value) {
             Some(v) => param_values[id.index()] = v,
             None => errors.push(
-                Diagnostic::error("E0402", format!("`{value}` is not a valid `{}` for parameter `{name}`", param.ty))
-                    .with_secondary(param.span, "declared here"),
+                Diagnostic::error(
+                    "E0402",
+                    format!(
+                        "`{value}` is not a valid `{}` for parameter `{name}`",
+                        param.ty
+                    ),
+                )
+                .with_secondary(param.span, "declared here"),
             ),
         }
     }
@@ -170,31 +207,59 @@ pub fn bind(checked: Arc<CheckedProgram>, values: &[(String, Constant)]) -> Resu
         match e.eval(&lookup) {
             Some(v) if v >= 1 => extents.push(v as usize),
             Some(v) => errors.push(
-                Diagnostic::error("E0403", format!("the grid's extent along {} is {v}", axes[axis]))
-                    .with_primary(program.grid_span, format!("evaluates to {v} with {}", describe_params()))
-                    .with_help("every extent must be at least 1; set a positive size, e.g. `--set N=64`"),
+                Diagnostic::error(
+                    "E0403",
+                    format!("the grid's extent along {} is {v}", axes[axis]),
+                )
+                .with_primary(
+                    program.grid_span,
+                    format!("evaluates to {v} with {}", describe_params()),
+                )
+                .with_help(
+                    "every extent must be at least 1; set a positive size, e.g. `--set N=64`",
+                ),
             ),
             None => errors.push(
-                Diagnostic::error("E0404", format!("the grid's extent along {} overflows or divides by zero", axes[axis]))
-                    .with_primary(program.grid_span, format!("with {}", describe_params()))
-                    .with_help("use smaller sizes"),
+                Diagnostic::error(
+                    "E0404",
+                    format!(
+                        "the grid's extent along {} overflows or divides by zero",
+                        axes[axis]
+                    ),
+                )
+                .with_primary(program.grid_span, format!("with {}", describe_params()))
+                .with_help("use smaller sizes"),
             ),
         }
     }
     if !errors.is_empty() {
         return Err(errors);
     }
-    let cells = extents.iter().try_fold(1usize, |acc, &e| acc.checked_mul(e)).filter(|&c| c <= i64::MAX as usize);
+    let cells = extents
+        .iter()
+        .try_fold(1usize, |acc, &e| acc.checked_mul(e))
+        .filter(|&c| c <= i64::MAX as usize);
     if cells.is_none() {
         let dims: Vec<String> = extents.iter().map(|e| e.to_string()).collect();
-        return Err(vec![Diagnostic::error("E0405", format!("the grid {} has more points than fit in 64 bits", dims.join(" x ")))
+        return Err(vec![
+            Diagnostic::error(
+                "E0405",
+                format!(
+                    "the grid {} has more points than fit in 64 bits",
+                    dims.join(" x ")
+                ),
+            )
             .with_primary(program.grid_span, "")
-            .with_help("use smaller sizes")]);
+            .with_help("use smaller sizes"),
+        ]);
     }
     let grid = Rect::grid(&extents);
     let domain = |region: &Option<Region>, what: &str, errors: &mut Vec<Diagnostic>| -> Domain {
         match region {
-            None => Domain { rect: grid.clone(), stride: vec![1; extents.len()] },
+            None => Domain {
+                rect: grid.clone(),
+                stride: vec![1; extents.len()],
+            },
             Some(region) => eval_region(region, &extents, &lookup, what, &describe_params, errors),
         }
     };
@@ -208,7 +273,9 @@ pub fn bind(checked: Arc<CheckedProgram>, values: &[(String, Constant)]) -> Resu
         .values()
         .map(|r| match &r.placement {
             ReductionPlacement::InStage(s) => stage_domains[s.index()].clone(),
-            ReductionPlacement::AfterStep { region } => domain(region, &format!("reduction `{}`", r.name), &mut errors),
+            ReductionPlacement::AfterStep { region } => {
+                domain(region, &format!("reduction `{}`", r.name), &mut errors)
+            }
         })
         .collect();
     if !errors.is_empty() {
@@ -218,21 +285,49 @@ pub fn bind(checked: Arc<CheckedProgram>, values: &[(String, Constant)]) -> Resu
         let roots = stage_roots(program, id);
         for (field, fp) in checked.stage_footprints(id) {
             let border = stage.border_of(*field, program);
-            check_reads(program, &stage_domains[id.index()], *field, fp, border, &roots, &format!("stage `{}`", stage.name), stage.region.as_ref().map(|r| r.span).unwrap_or(stage.span), &extents, &mut errors);
+            check_reads(
+                program,
+                &stage_domains[id.index()],
+                *field,
+                fp,
+                border,
+                &roots,
+                &format!("stage `{}`", stage.name),
+                stage.region.as_ref().map(|r| r.span).unwrap_or(stage.span),
+                &extents,
+                &mut errors,
+            );
         }
     }
     for (id, reduction) in program.reductions.iter() {
         if let ReductionPlacement::AfterStep { region } = &reduction.placement {
             for (field, fp) in checked.reduction_footprints(id) {
                 let span = region.as_ref().map(|r| r.span).unwrap_or(reduction.span);
-                check_reads(program, &reduction_domains[id.index()], *field, fp, program.fields[*field].border, &[reduction.value], &format!("reduction `{}`", reduction.name), span, &extents, &mut errors);
+                check_reads(
+                    program,
+                    &reduction_domains[id.index()],
+                    *field,
+                    fp,
+                    program.fields[*field].border,
+                    &[reduction.value],
+                    &format!("reduction `{}`", reduction.name),
+                    span,
+                    &extents,
+                    &mut errors,
+                );
             }
         }
     }
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(BoundProgram { checked, param_values, extents, stage_domains, reduction_domains })
+    Ok(BoundProgram {
+        checked,
+        param_values,
+        extents,
+        stage_domains,
+        reduction_domains,
+    })
 }
 
 fn typed_value(param: &Param, value: Constant) -> Option<Constant> {
@@ -273,8 +368,11 @@ fn eval_region(
         };
         let (Some(l), Some(h)) = (l, h) else {
             errors.push(
-                Diagnostic::error("E0404", format!("a bound of the region of {what} overflows or divides by zero"))
-                    .with_primary(region.span, format!("with {}", describe_params())),
+                Diagnostic::error(
+                    "E0404",
+                    format!("a bound of the region of {what} overflows or divides by zero"),
+                )
+                .with_primary(region.span, format!("with {}", describe_params())),
             );
             continue;
         };
@@ -295,7 +393,10 @@ fn eval_region(
         hi[axis] = h;
         stride[axis] = s.max(1);
     }
-    Domain { rect: Rect::new(lo, hi), stride }
+    Domain {
+        rect: Rect::new(lo, hi),
+        stride,
+    }
 }
 
 /// The roots of every expression evaluated by a stage (body and in-stage reductions).
@@ -304,10 +405,17 @@ fn stage_roots(program: &Program, stage: Id<Stage>) -> Vec<ExprId> {
         .body
         .iter()
         .map(|s| match s {
-            tessera_ir::Statement::Let { value, .. } | tessera_ir::Statement::Assign { value, .. } => *value,
+            tessera_ir::Statement::Let { value, .. }
+            | tessera_ir::Statement::Assign { value, .. } => *value,
         })
         .collect();
-    roots.extend(program.reductions.values().filter(|r| r.placement == ReductionPlacement::InStage(stage)).map(|r| r.value));
+    roots.extend(
+        program
+            .reductions
+            .values()
+            .filter(|r| r.placement == ReductionPlacement::InStage(stage))
+            .map(|r| r.value),
+    );
     roots
 }
 
@@ -349,7 +457,11 @@ fn check_reads(
             }
             None if low < 0 || high >= extent => {
                 let bad = if low < 0 { fp.min[axis] } else { fp.max[axis] };
-                let (at, reads) = if low < 0 { (domain.rect.lo[axis], low) } else { (last[axis], high) };
+                let (at, reads) = if low < 0 {
+                    (domain.rect.lo[axis], low)
+                } else {
+                    (last[axis], high)
+                };
                 let access = find_read(program, roots, field, axis, bad);
                 let text = access_text(name, fp, axis, bad);
                 let mut d = Diagnostic::error(
@@ -360,7 +472,10 @@ fn check_reads(
                 if access.is_some() {
                     d = d.with_secondary(region_span, "over this region");
                 }
-                let (need_lo, need_hi) = (i64::from(-fp.min[axis]).max(0), i64::from(fp.max[axis]).max(0));
+                let (need_lo, need_hi) = (
+                    i64::from(-fp.min[axis]).max(0),
+                    i64::from(fp.max[axis]).max(0),
+                );
                 errors.push(d.with_help(format!(
                     "start the region at {need_lo} or later and end it {need_hi} or more before the extent along {}, or give `{name}` a border, e.g. `border clamp`",
                     axes[axis]
@@ -373,21 +488,36 @@ fn check_reads(
 }
 
 fn access_text(name: &str, fp: &Footprint, axis: usize, bad: i32) -> String {
-    let offset = fp.offsets.iter().find(|o| o[axis] == bad).cloned().unwrap_or_default();
+    let offset = fp
+        .offsets
+        .iter()
+        .find(|o| o[axis] == bad)
+        .cloned()
+        .unwrap_or_default();
     let parts: Vec<String> = offset.iter().map(|o| o.to_string()).collect();
     format!("{name}[{}]", parts.join(", "))
 }
 
-fn find_read(program: &Program, roots: &[ExprId], field: Id<Field>, axis: usize, offset: i32) -> Option<Span> {
+fn find_read(
+    program: &Program,
+    roots: &[ExprId],
+    field: Id<Field>,
+    axis: usize,
+    offset: i32,
+) -> Option<Span> {
     let mut found = None;
     for root in roots {
         visit(program, *root, &mut |e| {
-            if found.is_none() {
-                if let ExprKind::Read { field: f, offset: o } = &e.kind {
-                    if *f == field && o.get(axis) == Some(&offset) && e.span != Span::NONE {
-                        found = Some(e.span);
-                    }
-                }
+            if found.is_none()
+                && let ExprKind::Read {
+                    field: f,
+                    offset: o,
+                } = &e.kind
+                && *f == field
+                && o.get(axis) == Some(&offset)
+                && e.span != Span::NONE
+            {
+                found = Some(e.span);
             }
         });
     }

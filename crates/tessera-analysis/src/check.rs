@@ -17,9 +17,9 @@
 //! operand type, so backends never re-derive a rule.
 
 use tessera_ir::{
-    BinaryOp, Constant, Diagnostic, Expr, ExprId, ExprKind, Field, Id, Local, MathFn, Program,
-    Range, ReductionPlacement, Region, ScalarType, SizeExpr, Span, Stage, Statement, UnaryOp,
-    Arena,
+    Arena, BinaryOp, Constant, Diagnostic, Expr, ExprId, ExprKind, Field, Id, Local, MathFn,
+    Program, Range, ReductionPlacement, Region, ScalarType, SizeExpr, Span, Stage, Statement,
+    UnaryOp,
 };
 
 use crate::footprint::Footprint;
@@ -69,11 +69,17 @@ impl CheckedProgram {
 
     /// The footprint of `field` in `stage`, if the stage reads it.
     pub fn footprint(&self, stage: Id<Stage>, field: Id<Field>) -> Option<&Footprint> {
-        self.stage_footprints[stage.index()].iter().find(|(f, _)| *f == field).map(|(_, fp)| fp)
+        self.stage_footprints[stage.index()]
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, fp)| fp)
     }
 
     /// Fields read by a reduction, with their footprints.
-    pub fn reduction_footprints(&self, reduction: Id<tessera_ir::Reduction>) -> &[(Id<Field>, Footprint)] {
+    pub fn reduction_footprints(
+        &self,
+        reduction: Id<tessera_ir::Reduction>,
+    ) -> &[(Id<Field>, Footprint)] {
         &self.reduction_footprints[reduction.index()]
     }
 
@@ -117,34 +123,61 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
             match statement {
                 Statement::Let { local, value } => {
                     if let Some(elaborated_value) = checker.bind_local(&mut scope, *local, *value) {
-                        body.push(Statement::Let { local: *local, value: elaborated_value });
+                        body.push(Statement::Let {
+                            local: *local,
+                            value: elaborated_value,
+                        });
                     }
                 }
                 Statement::Assign { field, value, span } => {
                     let target = &program.fields[*field];
                     if target.readonly {
                         checker.error(
-                            Diagnostic::error("E0301", format!("stage `{}` writes the read-only field `{}`", stage.name, target.name))
-                                .with_primary(*span, "written here")
-                                .with_secondary(target.span, "declared `readonly` here")
-                                .with_help(format!("remove `readonly` from the declaration of `{}`", target.name)),
+                            Diagnostic::error(
+                                "E0301",
+                                format!(
+                                    "stage `{}` writes the read-only field `{}`",
+                                    stage.name, target.name
+                                ),
+                            )
+                            .with_primary(*span, "written here")
+                            .with_secondary(target.span, "declared `readonly` here")
+                            .with_help(format!(
+                                "remove `readonly` from the declaration of `{}`",
+                                target.name
+                            )),
                         );
                     }
-                    if let Some(value) = checker.lower_coerced(&mut scope, *value, target.ty, &format!("the value assigned to `{}`", target.name)) {
-                        body.push(Statement::Assign { field: *field, value, span: *span });
+                    if let Some(value) = checker.lower_coerced(
+                        &mut scope,
+                        *value,
+                        target.ty,
+                        &format!("the value assigned to `{}`", target.name),
+                    ) {
+                        body.push(Statement::Assign {
+                            field: *field,
+                            value,
+                            span: *span,
+                        });
                     }
                 }
             }
         }
         elaborated.stages[stage_id].body = body;
         for (reduction_id, reduction) in program.reductions.iter() {
-            if reduction.placement == ReductionPlacement::InStage(stage_id) {
-                if let Some(value) = checker.lower_reduction(&mut scope, reduction.value) {
-                    elaborated.reductions[reduction_id].value = value;
-                }
+            if reduction.placement == ReductionPlacement::InStage(stage_id)
+                && let Some(value) = checker.lower_reduction(&mut scope, reduction.value)
+            {
+                elaborated.reductions[reduction_id].value = value;
             }
         }
-        local_types.push(scope.local_types.iter().map(|t| t.unwrap_or(ScalarType::F64)).collect());
+        local_types.push(
+            scope
+                .local_types
+                .iter()
+                .map(|t| t.unwrap_or(ScalarType::F64))
+                .collect(),
+        );
     }
     for (reduction_id, reduction) in program.reductions.iter() {
         if let ReductionPlacement::AfterStep { .. } = reduction.placement {
@@ -156,7 +189,12 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
     }
     if let Some(until) = &program.until {
         let mut scope = Scope::until();
-        if let Some(condition) = checker.lower_coerced(&mut scope, until.condition, ScalarType::Bool, "the `until` condition") {
+        if let Some(condition) = checker.lower_coerced(
+            &mut scope,
+            until.condition,
+            ScalarType::Bool,
+            "the `until` condition",
+        ) {
             elaborated.until.as_mut().expect("until present").condition = condition;
         }
     }
@@ -169,7 +207,11 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
 }
 
 /// Computes footprints and roles of an elaborated program.
-fn finish(program: Program, expr_types: Vec<ScalarType>, local_types: Vec<Vec<ScalarType>>) -> CheckedProgram {
+fn finish(
+    program: Program,
+    expr_types: Vec<ScalarType>,
+    local_types: Vec<Vec<ScalarType>>,
+) -> CheckedProgram {
     let mut roles = vec![FieldRole::Unused; program.fields.len()];
     let mut stage_footprints = Vec::new();
     for (stage_id, stage) in program.stages.iter() {
@@ -207,16 +249,31 @@ fn finish(program: Program, expr_types: Vec<ScalarType>, local_types: Vec<Vec<Sc
             reads
         })
         .collect();
-    for (field, _) in stage_footprints.iter().chain(&reduction_footprints).flatten() {
+    for (field, _) in stage_footprints
+        .iter()
+        .chain(&reduction_footprints)
+        .flatten()
+    {
         if roles[field.index()] == FieldRole::Unused {
             roles[field.index()] = FieldRole::ReadOnly;
         }
     }
-    CheckedProgram { program, expr_types, local_types, stage_footprints, reduction_footprints, roles }
+    CheckedProgram {
+        program,
+        expr_types,
+        local_types,
+        stage_footprints,
+        reduction_footprints,
+        roles,
+    }
 }
 
 /// Adds every field read under `root` to `reads`.
-pub(crate) fn collect_reads(program: &Program, root: ExprId, reads: &mut Vec<(Id<Field>, Footprint)>) {
+pub(crate) fn collect_reads(
+    program: &Program,
+    root: ExprId,
+    reads: &mut Vec<(Id<Field>, Footprint)>,
+) {
     visit(program, root, &mut |expr| {
         if let ExprKind::Read { field, offset } = &expr.kind {
             match reads.iter_mut().find(|(f, _)| f == field) {
@@ -237,7 +294,11 @@ pub fn visit(program: &Program, root: ExprId, f: &mut dyn FnMut(&Expr)) {
             visit(program, *a, f);
             visit(program, *b, f);
         }
-        ExprKind::Select { cond, then, otherwise } => {
+        ExprKind::Select {
+            cond,
+            then,
+            otherwise,
+        } => {
             visit(program, *cond, f);
             visit(program, *then, f);
             visit(program, *otherwise, f);
@@ -291,7 +352,10 @@ impl<'p> Scope<'p> {
     }
 
     fn field_init(_field: &Field) -> Self {
-        Scope { allow_coords: true, ..Scope::base("an initial value") }
+        Scope {
+            allow_coords: true,
+            ..Scope::base("an initial value")
+        }
     }
 
     fn stage(id: Id<Stage>, stage: &'p Stage) -> Self {
@@ -309,11 +373,19 @@ impl<'p> Scope<'p> {
     }
 
     fn after_step() -> Self {
-        Scope { allow_reads: true, allow_step: true, allow_coords: true, ..Scope::base("a reduction") }
+        Scope {
+            allow_reads: true,
+            allow_step: true,
+            allow_coords: true,
+            ..Scope::base("a reduction")
+        }
     }
 
     fn until() -> Self {
-        Scope { allow_reduction_values: true, ..Scope::base("an `until` condition") }
+        Scope {
+            allow_reduction_values: true,
+            ..Scope::base("an `until` condition")
+        }
     }
 }
 
@@ -326,7 +398,12 @@ struct Checker<'p> {
 
 impl<'p> Checker<'p> {
     fn new(program: &'p Program) -> Self {
-        Checker { program, errors: Vec::new(), out: Arena::new(), out_types: Vec::new() }
+        Checker {
+            program,
+            errors: Vec::new(),
+            out: Arena::new(),
+            out_types: Vec::new(),
+        }
     }
 
     fn error(&mut self, diagnostic: Diagnostic) {
@@ -365,9 +442,15 @@ impl<'p> Checker<'p> {
             };
             if !ok {
                 self.error(
-                    Diagnostic::error("E0102", format!("the default of parameter `{}` is not a `{}`", param.name, param.ty))
-                        .with_primary(param.span, format!("`{}` declared here", param.name))
-                        .with_help(format!("give a default of type `{}`", param.ty)),
+                    Diagnostic::error(
+                        "E0102",
+                        format!(
+                            "the default of parameter `{}` is not a `{}`",
+                            param.name, param.ty
+                        ),
+                    )
+                    .with_primary(param.span, format!("`{}` declared here", param.name))
+                    .with_help(format!("give a default of type `{}`", param.ty)),
                 );
             }
         }
@@ -375,19 +458,35 @@ impl<'p> Checker<'p> {
             names.push((&field.name, field.span, "field"));
             if !field.ty.is_storable() {
                 self.error(
-                    Diagnostic::error("E0103", format!("field `{}` has type `bool`, which cannot be stored", field.name))
-                        .with_primary(field.span, "")
-                        .with_help("use `u8` and store 0 or 1"),
+                    Diagnostic::error(
+                        "E0103",
+                        format!(
+                            "field `{}` has type `bool`, which cannot be stored",
+                            field.name
+                        ),
+                    )
+                    .with_primary(field.span, "")
+                    .with_help("use `u8` and store 0 or 1"),
                 );
             }
-            if let Some(tessera_ir::Border::Constant(c)) = field.border {
-                if matches!(c, Constant::Float(_)) && field.ty.is_integer() || matches!(c, Constant::Bool(_)) {
-                    self.error(
-                        Diagnostic::error("E0104", format!("the border value of `{}` is not a `{}`", field.name, field.ty))
-                            .with_primary(field.span, "")
-                            .with_help(format!("write an integer constant for a `{}` field", field.ty)),
-                    );
-                }
+            if let Some(tessera_ir::Border::Constant(c)) = field.border
+                && (matches!(c, Constant::Float(_)) && field.ty.is_integer()
+                    || matches!(c, Constant::Bool(_)))
+            {
+                self.error(
+                    Diagnostic::error(
+                        "E0104",
+                        format!(
+                            "the border value of `{}` is not a `{}`",
+                            field.name, field.ty
+                        ),
+                    )
+                    .with_primary(field.span, "")
+                    .with_help(format!(
+                        "write an integer constant for a `{}` field",
+                        field.ty
+                    )),
+                );
             }
         }
         for stage in program.stages.values() {
@@ -400,12 +499,18 @@ impl<'p> Checker<'p> {
             names.push((&reduction.name, reduction.span, "reduction"));
             if reduction.every == 0 {
                 self.error(
-                    Diagnostic::error("E0105", format!("reduction `{}` has `every 0`", reduction.name))
-                        .with_primary(reduction.span, "")
-                        .with_help("use `every 1` to compute it after every step"),
+                    Diagnostic::error(
+                        "E0105",
+                        format!("reduction `{}` has `every 0`", reduction.name),
+                    )
+                    .with_primary(reduction.span, "")
+                    .with_help("use `every 1` to compute it after every step"),
                 );
             }
-            if let ReductionPlacement::AfterStep { region: Some(region) } = &reduction.placement {
+            if let ReductionPlacement::AfterStep {
+                region: Some(region),
+            } = &reduction.placement
+            {
                 self.check_region(region);
             }
         }
@@ -414,7 +519,10 @@ impl<'p> Checker<'p> {
                 self.error(
                     Diagnostic::error("E0106", format!("`{name}` is declared twice"))
                         .with_primary(*span, format!("{kind} `{name}` declared here"))
-                        .with_secondary(*first, format!("{first_kind} `{name}` first declared here"))
+                        .with_secondary(
+                            *first,
+                            format!("{first_kind} `{name}` first declared here"),
+                        )
                         .with_help("give each parameter, field, stage and reduction its own name"),
                 );
             }
@@ -425,9 +533,18 @@ impl<'p> Checker<'p> {
         let dims = self.program.dims();
         if region.ranges.len() != dims {
             self.error(
-                Diagnostic::error("E0107", format!("the region has {} axes but the grid has {dims}", region.ranges.len()))
-                    .with_primary(region.span, "")
-                    .with_help(format!("give one range per axis ({})", self.program.axis_names().join(", "))),
+                Diagnostic::error(
+                    "E0107",
+                    format!(
+                        "the region has {} axes but the grid has {dims}",
+                        region.ranges.len()
+                    ),
+                )
+                .with_primary(region.span, "")
+                .with_help(format!(
+                    "give one range per axis ({})",
+                    self.program.axis_names().join(", ")
+                )),
             );
         }
         for range in &region.ranges {
@@ -456,10 +573,16 @@ impl<'p> Checker<'p> {
                 let param = &self.program.params[*p];
                 if !param.ty.is_integer() {
                     self.error(
-                        Diagnostic::error("E0109", format!("`{}` is a `{}` parameter, but sizes and regions need integers", param.name, param.ty))
-                            .with_primary(span, "used here")
-                            .with_secondary(param.span, "declared here")
-                            .with_help(format!("declare it as `param {}: i64 = ...;`", param.name)),
+                        Diagnostic::error(
+                            "E0109",
+                            format!(
+                                "`{}` is a `{}` parameter, but sizes and regions need integers",
+                                param.name, param.ty
+                            ),
+                        )
+                        .with_primary(span, "used here")
+                        .with_secondary(param.span, "declared here")
+                        .with_help(format!("declare it as `param {}: i64 = ...;`", param.name)),
                     );
                 }
             }
@@ -503,7 +626,13 @@ impl<'p> Checker<'p> {
     }
 
     /// Elaborates `id` and converts it to `want`.
-    fn lower_coerced(&mut self, scope: &mut Scope, id: ExprId, want: ScalarType, what: &str) -> Option<ExprId> {
+    fn lower_coerced(
+        &mut self,
+        scope: &mut Scope,
+        id: ExprId,
+        want: ScalarType,
+        what: &str,
+    ) -> Option<ExprId> {
         self.infer(scope, id)?;
         let out = self.lower(scope, id, Some(want))?;
         self.coerce(out, want, what)
@@ -518,21 +647,34 @@ impl<'p> Checker<'p> {
         let span = self.out[out].span;
         if have == ScalarType::Bool || want == ScalarType::Bool {
             self.error(
-                Diagnostic::error("E0202", format!("type mismatch: {what} must be `{want}`, found `{have}`"))
-                    .with_primary(span, format!("this is `{have}`"))
-                    .with_help(if have == ScalarType::Bool {
-                        format!("convert explicitly: `{want}(...)` or `select(cond, 1, 0)`")
-                    } else {
-                        "compare it, e.g. `x != 0`".to_string()
-                    }),
+                Diagnostic::error(
+                    "E0202",
+                    format!("type mismatch: {what} must be `{want}`, found `{have}`"),
+                )
+                .with_primary(span, format!("this is `{have}`"))
+                .with_help(if have == ScalarType::Bool {
+                    format!("convert explicitly: `{want}(...)` or `select(cond, 1, 0)`")
+                } else {
+                    "compare it, e.g. `x != 0`".to_string()
+                }),
             );
             return None;
         }
         Some(self.emit(ExprKind::Cast(want, out), want, span))
     }
 
-    fn type_error(&mut self, span: Span, message: String, label: String, help: &str) -> Option<Inferred> {
-        self.error(Diagnostic::error("E0202", message).with_primary(span, label).with_help(help));
+    fn type_error(
+        &mut self,
+        span: Span,
+        message: String,
+        label: String,
+        help: &str,
+    ) -> Option<Inferred> {
+        self.error(
+            Diagnostic::error("E0202", message)
+                .with_primary(span, label)
+                .with_help(help),
+        );
         None
     }
 
@@ -545,7 +687,10 @@ impl<'p> Checker<'p> {
                 let other = if a == Typed(ScalarType::Bool) { b } else { a };
                 return self.type_error(
                     span,
-                    format!("type mismatch: `{op}` between a `bool` and {}", describe(other)),
+                    format!(
+                        "type mismatch: `{op}` between a `bool` and {}",
+                        describe(other)
+                    ),
                     "operands of different kinds".to_string(),
                     "convert the `bool` explicitly, e.g. `select(c, 1.0, 0.0)`",
                 );
@@ -582,9 +727,20 @@ impl<'p> Checker<'p> {
                 }
                 if offset.len() != program.dims() {
                     self.error(
-                        Diagnostic::error("E0204", format!("`{}` is read with {} offsets but the grid has {} axes", f.name, offset.len(), program.dims()))
-                            .with_primary(span, "")
-                            .with_help(format!("give one offset per axis ({})", program.axis_names().join(", "))),
+                        Diagnostic::error(
+                            "E0204",
+                            format!(
+                                "`{}` is read with {} offsets but the grid has {} axes",
+                                f.name,
+                                offset.len(),
+                                program.dims()
+                            ),
+                        )
+                        .with_primary(span, "")
+                        .with_help(format!(
+                            "give one offset per axis ({})",
+                            program.axis_names().join(", ")
+                        )),
                     );
                     return None;
                 }
@@ -594,9 +750,14 @@ impl<'p> Checker<'p> {
             ExprKind::Coord(axis) => {
                 if !scope.allow_coords || *axis >= program.dims() {
                     self.error(
-                        Diagnostic::error("E0205", format!("coordinates cannot be used in {}", scope.what))
-                            .with_primary(span, "")
-                            .with_help("coordinates exist only inside stages, reductions and initial values"),
+                        Diagnostic::error(
+                            "E0205",
+                            format!("coordinates cannot be used in {}", scope.what),
+                        )
+                        .with_primary(span, "")
+                        .with_help(
+                            "coordinates exist only inside stages, reductions and initial values",
+                        ),
                     );
                     return None;
                 }
@@ -605,16 +766,21 @@ impl<'p> Checker<'p> {
             ExprKind::Step => {
                 if !scope.allow_step {
                     self.error(
-                        Diagnostic::error("E0206", format!("the step counter `t` cannot be used in {}", scope.what))
-                            .with_primary(span, "")
-                            .with_help("`t` exists only inside stages and reductions"),
+                        Diagnostic::error(
+                            "E0206",
+                            format!("the step counter `t` cannot be used in {}", scope.what),
+                        )
+                        .with_primary(span, "")
+                        .with_help("`t` exists only inside stages and reductions"),
                     );
                     return None;
                 }
                 Some(Typed(ScalarType::I64))
             }
             ExprKind::Local(local) => {
-                let valid = scope.stage.is_some_and(|(_, s)| local.index() < s.locals.len());
+                let valid = scope
+                    .stage
+                    .is_some_and(|(_, s)| local.index() < s.locals.len());
                 if !valid || !scope.bound[local.index()] {
                     self.error(
                         Diagnostic::error("E0207", "a local is used before its `let`")
@@ -623,7 +789,10 @@ impl<'p> Checker<'p> {
                     );
                     return None;
                 }
-                match (scope.local_types[local.index()], scope.untyped_locals[local.index()]) {
+                match (
+                    scope.local_types[local.index()],
+                    scope.untyped_locals[local.index()],
+                ) {
                     (Some(ty), _) => Some(Typed(ty)),
                     (None, Some(value)) => self.infer(scope, value),
                     (None, None) => None,
@@ -633,9 +802,14 @@ impl<'p> Checker<'p> {
                 if !scope.allow_reduction_values {
                     let name = &program.reductions[*r].name;
                     self.error(
-                        Diagnostic::error("E0208", format!("the reduction `{name}` can only be used in an `until` condition"))
-                            .with_primary(span, "")
-                            .with_help("stages cannot read reduction values"),
+                        Diagnostic::error(
+                            "E0208",
+                            format!(
+                                "the reduction `{name}` can only be used in an `until` condition"
+                            ),
+                        )
+                        .with_primary(span, "")
+                        .with_help("stages cannot read reduction values"),
                     );
                     return None;
                 }
@@ -644,14 +818,24 @@ impl<'p> Checker<'p> {
             ExprKind::Unary(UnaryOp::Neg, a) => {
                 let t = self.infer(scope, *a)?;
                 if t == Typed(ScalarType::Bool) {
-                    return self.type_error(span, "type mismatch: cannot negate a `bool`".into(), "this is a `bool`".into(), "use `!` for logical not");
+                    return self.type_error(
+                        span,
+                        "type mismatch: cannot negate a `bool`".into(),
+                        "this is a `bool`".into(),
+                        "use `!` for logical not",
+                    );
                 }
                 Some(t)
             }
             ExprKind::Unary(UnaryOp::Not, a) => {
                 let t = self.infer(scope, *a)?;
                 if t != Typed(ScalarType::Bool) {
-                    return self.type_error(span, format!("type mismatch: `!` needs a `bool`, found {}", describe(t)), "".into(), "compare first, e.g. `!(x > 0)`");
+                    return self.type_error(
+                        span,
+                        format!("type mismatch: `!` needs a `bool`, found {}", describe(t)),
+                        "".into(),
+                        "compare first, e.g. `!(x > 0)`",
+                    );
                 }
                 Some(t)
             }
@@ -662,39 +846,81 @@ impl<'p> Checker<'p> {
                     for (t, e) in [(ta, *a), (tb, *b)] {
                         if t != Typed(ScalarType::Bool) {
                             let s = self.span(e);
-                            return self.type_error(s, format!("type mismatch: `{}` needs `bool` operands, found {}", op.symbol(), describe(t)), "not a `bool`".into(), "compare it, e.g. `x != 0`");
+                            return self.type_error(
+                                s,
+                                format!(
+                                    "type mismatch: `{}` needs `bool` operands, found {}",
+                                    op.symbol(),
+                                    describe(t)
+                                ),
+                                "not a `bool`".into(),
+                                "compare it, e.g. `x != 0`",
+                            );
                         }
                     }
                     return Some(Typed(ScalarType::Bool));
                 }
                 let unified = self.unify(ta, tb, span, op.symbol())?;
                 if op.is_comparison() {
-                    if unified == Typed(ScalarType::Bool) && !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
-                        return self.type_error(span, format!("type mismatch: `{}` cannot order `bool`s", op.symbol()), "".into(), "only `==` and `!=` compare `bool`s");
+                    if unified == Typed(ScalarType::Bool)
+                        && !matches!(op, BinaryOp::Eq | BinaryOp::Ne)
+                    {
+                        return self.type_error(
+                            span,
+                            format!("type mismatch: `{}` cannot order `bool`s", op.symbol()),
+                            "".into(),
+                            "only `==` and `!=` compare `bool`s",
+                        );
                     }
                     return Some(Typed(ScalarType::Bool));
                 }
                 if unified == Typed(ScalarType::Bool) {
-                    return self.type_error(span, format!("type mismatch: `{}` on `bool`s", op.symbol()), "".into(), "use `&&`, `||` or `!` for logic");
+                    return self.type_error(
+                        span,
+                        format!("type mismatch: `{}` on `bool`s", op.symbol()),
+                        "".into(),
+                        "use `&&`, `||` or `!` for logic",
+                    );
                 }
                 Some(unified)
             }
-            ExprKind::Select { cond, then, otherwise } => {
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let tc = self.infer(scope, *cond);
                 let (tt, to) = (self.infer(scope, *then), self.infer(scope, *otherwise));
                 let (tc, tt, to) = (tc?, tt?, to?);
                 if tc != Typed(ScalarType::Bool) {
                     let s = self.span(*cond);
-                    return self.type_error(s, format!("type mismatch: a condition must be `bool`, found {}", describe(tc)), "not a `bool`".into(), "compare it, e.g. `x != 0`");
+                    return self.type_error(
+                        s,
+                        format!(
+                            "type mismatch: a condition must be `bool`, found {}",
+                            describe(tc)
+                        ),
+                        "not a `bool`".into(),
+                        "compare it, e.g. `x != 0`",
+                    );
                 }
                 self.unify(tt, to, span, "select")
             }
             ExprKind::Call(f, args) => {
                 if args.len() != f.arity() {
                     self.error(
-                        Diagnostic::error("E0209", format!("`{}` takes {} argument{}, found {}", f.name(), f.arity(), if f.arity() == 1 { "" } else { "s" }, args.len()))
-                            .with_primary(span, "")
-                            .with_help(format!("call it as `{}`", signature(*f))),
+                        Diagnostic::error(
+                            "E0209",
+                            format!(
+                                "`{}` takes {} argument{}, found {}",
+                                f.name(),
+                                f.arity(),
+                                if f.arity() == 1 { "" } else { "s" },
+                                args.len()
+                            ),
+                        )
+                        .with_primary(span, "")
+                        .with_help(format!("call it as `{}`", signature(*f))),
                     );
                     return None;
                 }
@@ -709,7 +935,12 @@ impl<'p> Checker<'p> {
                     None => first,
                 };
                 match unified {
-                    Typed(ScalarType::Bool) => self.type_error(span, format!("type mismatch: `{}` of a `bool`", f.name()), "".into(), "convert it first"),
+                    Typed(ScalarType::Bool) => self.type_error(
+                        span,
+                        format!("type mismatch: `{}` of a `bool`", f.name()),
+                        "".into(),
+                        "convert it first",
+                    ),
                     Typed(ty) if ty.is_integer() && f.is_float_only() => self.type_error(
                         span,
                         format!("type mismatch: `{}` takes floats, found `{ty}`", f.name()),
@@ -750,11 +981,15 @@ impl<'p> Checker<'p> {
                 let value = self.literal(*c, ty, span)?;
                 self.emit(ExprKind::Literal(value), ty, span)
             }
-            ExprKind::Read { .. } | ExprKind::Param(_) | ExprKind::Coord(_) | ExprKind::Step | ExprKind::ReductionValue(_) => {
-                self.emit(expr.kind.clone(), ty, span)
-            }
+            ExprKind::Read { .. }
+            | ExprKind::Param(_)
+            | ExprKind::Coord(_)
+            | ExprKind::Step
+            | ExprKind::ReductionValue(_) => self.emit(expr.kind.clone(), ty, span),
             ExprKind::Local(local) => match scope.untyped_locals[local.index()] {
-                Some(value) if scope.local_types[local.index()].is_none() => self.lower(scope, value, Some(ty))?,
+                Some(value) if scope.local_types[local.index()].is_none() => {
+                    self.lower(scope, value, Some(ty))?
+                }
                 _ => self.emit(ExprKind::Local(*local), ty, span),
             },
             ExprKind::Unary(op, a) => {
@@ -778,14 +1013,29 @@ impl<'p> Checker<'p> {
                 let b = self.lower_as(scope, *b, operand_ty)?;
                 self.emit(ExprKind::Binary(*op, a, b), ty, span)
             }
-            ExprKind::Select { cond, then, otherwise } => {
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let cond = self.lower_as(scope, *cond, ScalarType::Bool)?;
                 let then = self.lower_as(scope, *then, ty)?;
                 let otherwise = self.lower_as(scope, *otherwise, ty)?;
-                self.emit(ExprKind::Select { cond, then, otherwise }, ty, span)
+                self.emit(
+                    ExprKind::Select {
+                        cond,
+                        then,
+                        otherwise,
+                    },
+                    ty,
+                    span,
+                )
             }
             ExprKind::Call(f, args) => {
-                let args = args.iter().map(|a| self.lower_as(scope, *a, ty)).collect::<Option<Vec<_>>>()?;
+                let args = args
+                    .iter()
+                    .map(|a| self.lower_as(scope, *a, ty))
+                    .collect::<Option<Vec<_>>>()?;
                 self.emit(ExprKind::Call(*f, args), ty, span)
             }
             ExprKind::Cast(target, a) => {
@@ -820,9 +1070,12 @@ impl<'p> Checker<'p> {
                 };
                 if !fits {
                     self.error(
-                        Diagnostic::error("E0210", format!("the literal {v} does not fit in `{t}`"))
-                            .with_primary(span, format!("used as `{t}` here"))
-                            .with_help("use a wider type, e.g. `i64(...)` or `f64(...)`"),
+                        Diagnostic::error(
+                            "E0210",
+                            format!("the literal {v} does not fit in `{t}`"),
+                        )
+                        .with_primary(span, format!("used as `{t}` here"))
+                        .with_help("use a wider type, e.g. `i64(...)` or `f64(...)`"),
                     );
                     return None;
                 }

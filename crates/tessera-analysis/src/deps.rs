@@ -35,7 +35,14 @@ pub fn dependencies(checked: &CheckedProgram) -> Vec<Dependency> {
     let writers: Vec<Vec<Id<Stage>>> = program
         .fields
         .ids()
-        .map(|f| program.stages.iter().filter(|(_, s)| s.outputs().contains(&f)).map(|(id, _)| id).collect())
+        .map(|f| {
+            program
+                .stages
+                .iter()
+                .filter(|(_, s)| s.outputs().contains(&f))
+                .map(|(id, _)| id)
+                .collect()
+        })
         .collect();
     let mut edges = Vec::new();
     for consumer in program.stages.ids() {
@@ -48,7 +55,11 @@ pub fn dependencies(checked: &CheckedProgram) -> Vec<Dependency> {
                     None => Producer::Input,
                 },
             };
-            edges.push(Dependency { consumer, field: *field, producer });
+            edges.push(Dependency {
+                consumer,
+                field: *field,
+                producer,
+            });
         }
     }
     edges

@@ -14,7 +14,11 @@ pub struct Footprint {
 impl Footprint {
     /// The footprint of a single offset.
     pub fn single(offset: &[i32]) -> Footprint {
-        Footprint { offsets: vec![offset.to_vec()], min: offset.to_vec(), max: offset.to_vec() }
+        Footprint {
+            offsets: vec![offset.to_vec()],
+            min: offset.to_vec(),
+            max: offset.to_vec(),
+        }
     }
 
     /// Adds an offset.
@@ -37,17 +41,27 @@ impl Footprint {
 
     /// Whether `offset` lies in the bounding box.
     pub fn box_contains(&self, offset: &[i32]) -> bool {
-        offset.iter().enumerate().all(|(a, &o)| self.min[a] <= o && o <= self.max[a])
+        offset
+            .iter()
+            .enumerate()
+            .all(|(a, &o)| self.min[a] <= o && o <= self.max[a])
     }
 
     /// The largest absolute offset over all axes (the stencil radius).
     pub fn radius(&self) -> u32 {
-        self.min.iter().chain(&self.max).map(|o| o.unsigned_abs()).max().unwrap_or(0)
+        self.min
+            .iter()
+            .chain(&self.max)
+            .map(|o| o.unsigned_abs())
+            .max()
+            .unwrap_or(0)
     }
 
     /// Whether some offset differs from zero on two or more axes (a "diagonal" access, as in
     /// box stencils).
     pub fn has_diagonal(&self) -> bool {
-        self.offsets.iter().any(|o| o.iter().filter(|&&v| v != 0).count() > 1)
+        self.offsets
+            .iter()
+            .any(|o| o.iter().filter(|&&v| v != 0).count() > 1)
     }
 }

@@ -16,8 +16,10 @@ pub mod check;
 pub mod deps;
 pub mod footprint;
 pub mod region;
+pub mod tiling;
 
-pub use bind::{bind, parse_param_value, BoundProgram, Domain};
-pub use check::{check, CheckedProgram, FieldRole};
+pub use bind::{BoundProgram, Domain, bind, parse_param_value};
+pub use check::{CheckedProgram, FieldRole, check};
 pub use footprint::Footprint;
 pub use region::Rect;
+pub use tiling::{TileRegions, tile_regions};

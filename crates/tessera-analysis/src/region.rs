@@ -19,7 +19,10 @@ impl Rect {
 
     /// The whole grid of the given extents.
     pub fn grid(extents: &[usize]) -> Rect {
-        Rect { lo: vec![0; extents.len()], hi: extents.iter().map(|&e| e as i64).collect() }
+        Rect {
+            lo: vec![0; extents.len()],
+            hi: extents.iter().map(|&e| e as i64).collect(),
+        }
     }
 
     /// Number of axes.
@@ -37,7 +40,11 @@ impl Rect {
         if self.is_empty() {
             return 0;
         }
-        self.lo.iter().zip(&self.hi).map(|(l, h)| (h - l) as u128).product()
+        self.lo
+            .iter()
+            .zip(&self.hi)
+            .map(|(l, h)| (h - l) as u128)
+            .product()
     }
 
     /// Extent along `axis` (0 when empty along it).
@@ -47,19 +54,33 @@ impl Rect {
 
     /// Whether `point` lies inside.
     pub fn contains(&self, point: &[i64]) -> bool {
-        point.iter().enumerate().all(|(a, &p)| self.lo[a] <= p && p < self.hi[a])
+        point
+            .iter()
+            .enumerate()
+            .all(|(a, &p)| self.lo[a] <= p && p < self.hi[a])
     }
 
     /// Whether every point of `other` lies inside (an empty `other` always does).
     pub fn contains_rect(&self, other: &Rect) -> bool {
-        other.is_empty() || (0..self.dims()).all(|a| self.lo[a] <= other.lo[a] && other.hi[a] <= self.hi[a])
+        other.is_empty()
+            || (0..self.dims()).all(|a| self.lo[a] <= other.lo[a] && other.hi[a] <= self.hi[a])
     }
 
     /// The common points.
     pub fn intersect(&self, other: &Rect) -> Rect {
         Rect {
-            lo: self.lo.iter().zip(&other.lo).map(|(a, b)| *a.max(b)).collect(),
-            hi: self.hi.iter().zip(&other.hi).map(|(a, b)| *a.min(b)).collect(),
+            lo: self
+                .lo
+                .iter()
+                .zip(&other.lo)
+                .map(|(a, b)| *a.max(b))
+                .collect(),
+            hi: self
+                .hi
+                .iter()
+                .zip(&other.hi)
+                .map(|(a, b)| *a.min(b))
+                .collect(),
         }
     }
 
@@ -73,8 +94,18 @@ impl Rect {
             return self.clone();
         }
         Rect {
-            lo: self.lo.iter().zip(&other.lo).map(|(a, b)| *a.min(b)).collect(),
-            hi: self.hi.iter().zip(&other.hi).map(|(a, b)| *a.max(b)).collect(),
+            lo: self
+                .lo
+                .iter()
+                .zip(&other.lo)
+                .map(|(a, b)| *a.min(b))
+                .collect(),
+            hi: self
+                .hi
+                .iter()
+                .zip(&other.hi)
+                .map(|(a, b)| *a.max(b))
+                .collect(),
         }
     }
 
@@ -85,8 +116,18 @@ impl Rect {
             return self.clone();
         }
         Rect {
-            lo: self.lo.iter().zip(min).map(|(l, m)| l + i64::from(*m)).collect(),
-            hi: self.hi.iter().zip(max).map(|(h, m)| h + i64::from(*m)).collect(),
+            lo: self
+                .lo
+                .iter()
+                .zip(min)
+                .map(|(l, m)| l + i64::from(*m))
+                .collect(),
+            hi: self
+                .hi
+                .iter()
+                .zip(max)
+                .map(|(h, m)| h + i64::from(*m))
+                .collect(),
         }
     }
 
@@ -99,7 +140,10 @@ impl Rect {
 
     /// The linear (row-major) index of `point` in a grid of `extents`.
     pub fn linear_index(point: &[i64], extents: &[usize]) -> usize {
-        point.iter().zip(extents).fold(0usize, |acc, (&p, &e)| acc * e + p as usize)
+        point
+            .iter()
+            .zip(extents)
+            .fold(0usize, |acc, (&p, &e)| acc * e + p as usize)
     }
 }
 

@@ -14,7 +14,10 @@ impl<T> Id<T> {
     /// Creates a handle from a raw index (used by arenas and by side tables indexed by id).
     pub fn from_index(index: usize) -> Self {
         let index = u32::try_from(index).expect("arena index exceeds u32");
-        Id { index, marker: PhantomData }
+        Id {
+            index,
+            marker: PhantomData,
+        }
     }
 
     /// The raw index of this handle, for side tables (`Vec<_>` indexed by id).
@@ -106,7 +109,10 @@ impl<T> Arena<T> {
 
     /// Handles and items in insertion order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (Id<T>, &T)> + '_ {
-        self.items.iter().enumerate().map(|(i, item)| (Id::from_index(i), item))
+        self.items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (Id::from_index(i), item))
     }
 
     /// Handles in insertion order.

@@ -19,7 +19,7 @@
 use crate::arena::Id;
 use crate::expr::{BinaryOp, Expr, ExprId, ExprKind, MathFn, UnaryOp};
 use crate::program::{
-    Border, Field, FieldGroup, Local, Param, Program, Reduction, ReduceOp, ReductionPlacement,
+    Border, Field, FieldGroup, Local, Param, Program, ReduceOp, Reduction, ReductionPlacement,
     Region, SizeExpr, Stage, Statement, StopCondition,
 };
 use crate::span::Span;
@@ -39,12 +39,24 @@ pub struct StageBuilder {
 impl ProgramBuilder {
     /// Starts a program with no grid yet.
     pub fn new(name: impl Into<String>) -> Self {
-        ProgramBuilder { program: Program::new(name, Vec::new()) }
+        ProgramBuilder {
+            program: Program::new(name, Vec::new()),
+        }
     }
 
     /// Declares a scalar parameter.
-    pub fn param(&mut self, name: impl Into<String>, ty: ScalarType, default: Constant) -> Id<Param> {
-        self.program.params.alloc(Param { name: name.into(), ty, default, span: Span::NONE })
+    pub fn param(
+        &mut self,
+        name: impl Into<String>,
+        ty: ScalarType,
+        default: Constant,
+    ) -> Id<Param> {
+        self.program.params.alloc(Param {
+            name: name.into(),
+            ty,
+            default,
+            span: Span::NONE,
+        })
     }
 
     /// Sets the grid extents, slowest axis first.
@@ -108,7 +120,10 @@ impl ProgramBuilder {
 
     /// Allocates an expression node.
     pub fn expr(&mut self, kind: ExprKind) -> ExprId {
-        self.program.exprs.alloc(Expr { kind, span: Span::NONE })
+        self.program.exprs.alloc(Expr {
+            kind,
+            span: Span::NONE,
+        })
     }
 
     /// A literal.
@@ -118,7 +133,10 @@ impl ProgramBuilder {
 
     /// A field read at an offset (slowest axis first).
     pub fn read(&mut self, field: Id<Field>, offset: &[i32]) -> ExprId {
-        self.expr(ExprKind::Read { field, offset: offset.to_vec() })
+        self.expr(ExprKind::Read {
+            field,
+            offset: offset.to_vec(),
+        })
     }
 
     /// A parameter's value.
@@ -148,7 +166,11 @@ impl ProgramBuilder {
 
     /// `cond ? then : otherwise`.
     pub fn select(&mut self, cond: ExprId, then: ExprId, otherwise: ExprId) -> ExprId {
-        self.expr(ExprKind::Select { cond, then, otherwise })
+        self.expr(ExprKind::Select {
+            cond,
+            then,
+            otherwise,
+        })
     }
 
     /// A math function call.
@@ -182,8 +204,16 @@ impl ProgramBuilder {
     }
 
     /// Binds `value` to a new local of `stage` and returns an expression reading it.
-    pub fn bind(&mut self, stage: &mut StageBuilder, name: impl Into<String>, value: ExprId) -> ExprId {
-        let local = stage.stage.locals.alloc(Local { name: name.into(), span: Span::NONE });
+    pub fn bind(
+        &mut self,
+        stage: &mut StageBuilder,
+        name: impl Into<String>,
+        value: ExprId,
+    ) -> ExprId {
+        let local = stage.stage.locals.alloc(Local {
+            name: name.into(),
+            span: Span::NONE,
+        });
         stage.stage.body.push(Statement::Let { local, value });
         self.expr(ExprKind::Local(local))
     }
@@ -225,7 +255,10 @@ impl ProgramBuilder {
 
     /// Sets the stop condition.
     pub fn until(&mut self, condition: ExprId) {
-        self.program.until = Some(StopCondition { condition, span: Span::NONE });
+        self.program.until = Some(StopCondition {
+            condition,
+            span: Span::NONE,
+        });
     }
 
     /// The finished program (not yet checked: see `tessera-analysis`).
@@ -249,12 +282,22 @@ impl StageBuilder {
 
     /// Assigns `value` to `field` at the current point.
     pub fn assign(&mut self, field: Id<Field>, value: ExprId) -> &mut Self {
-        self.stage.body.push(Statement::Assign { field, value, span: Span::NONE });
+        self.stage.body.push(Statement::Assign {
+            field,
+            value,
+            span: Span::NONE,
+        });
         self
     }
 
     /// Adds a reduction over this stage's points (may read its locals).
-    pub fn reduce(&mut self, name: impl Into<String>, op: ReduceOp, value: ExprId, every: u64) -> &mut Self {
+    pub fn reduce(
+        &mut self,
+        name: impl Into<String>,
+        op: ReduceOp,
+        value: ExprId,
+        every: u64,
+    ) -> &mut Self {
         self.reductions.push((name.into(), op, value, every));
         self
     }

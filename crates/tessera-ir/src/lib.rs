@@ -19,8 +19,8 @@ pub use diagnostic::{Diagnostic, Label, Severity};
 pub use expr::{BinaryOp, Expr, ExprId, ExprKind, MathFn, UnaryOp};
 pub use printer::{print_expr, print_program};
 pub use program::{
-    axis_names, Border, Field, FieldGroup, Local, Param, Program, Range, ReduceOp, Reduction,
-    ReductionPlacement, Region, SizeExpr, SizeOp, Stage, Statement, StopCondition,
+    Border, Field, FieldGroup, Local, Param, Program, Range, ReduceOp, Reduction,
+    ReductionPlacement, Region, SizeExpr, SizeOp, Stage, Statement, StopCondition, axis_names,
 };
 pub use span::Span;
 pub use types::{Constant, ScalarType};

@@ -12,10 +12,18 @@ use crate::types::Constant;
 /// Renders the whole program in canonical form.
 pub fn print_program(program: &Program) -> String {
     let mut out = String::new();
-    let p = Printer { program, locals: None };
+    let p = Printer {
+        program,
+        locals: None,
+    };
     writeln!(out, "program {};", program.name).unwrap();
     for param in program.params.values() {
-        writeln!(out, "param {}: {} = {};", param.name, param.ty, param.default).unwrap();
+        writeln!(
+            out,
+            "param {}: {} = {};",
+            param.name, param.ty, param.default
+        )
+        .unwrap();
     }
     let extents: Vec<String> = program.extents.iter().map(|e| p.size(e, 0)).collect();
     writeln!(out, "grid [{}];", extents.join(", ")).unwrap();
@@ -43,8 +51,14 @@ pub fn print_program(program: &Program) -> String {
     }
     for reduction in program.reductions.values() {
         if let ReductionPlacement::AfterStep { region } = &reduction.placement {
-            write!(out, "reduce {} = {}({})", reduction.name, reduction.op.name(), p.expr(reduction.value, 0))
-                .unwrap();
+            write!(
+                out,
+                "reduce {} = {}({})",
+                reduction.name,
+                reduction.op.name(),
+                p.expr(reduction.value, 0)
+            )
+            .unwrap();
             if let Some(region) = region {
                 write!(out, " over {}", p.region(region)).unwrap();
             }
@@ -59,7 +73,11 @@ pub fn print_program(program: &Program) -> String {
 
 /// Renders one expression of `program` (outside any stage, locals print as `local#i`).
 pub fn print_expr(program: &Program, expr: ExprId) -> String {
-    Printer { program, locals: None }.expr(expr, 0)
+    Printer {
+        program,
+        locals: None,
+    }
+    .expr(expr, 0)
 }
 
 struct Printer<'a> {
@@ -83,7 +101,10 @@ impl Printer<'_> {
     }
 
     fn stage(&self, out: &mut String, id: Id<Stage>, stage: &Stage) {
-        let p = Printer { program: self.program, locals: Some(stage) };
+        let p = Printer {
+            program: self.program,
+            locals: Some(stage),
+        };
         write!(out, "stage {}", stage.name).unwrap();
         if let Some(region) = &stage.region {
             write!(out, " over {}", p.region(region)).unwrap();
@@ -99,12 +120,20 @@ impl Printer<'_> {
         out.push_str(" {\n");
         for statement in &stage.body {
             match statement {
-                Statement::Let { local, value } => {
-                    writeln!(out, "    let {} = {};", stage.locals[*local].name, p.expr(*value, 0)).unwrap()
-                }
-                Statement::Assign { field, value, .. } => {
-                    writeln!(out, "    {} = {};", self.program.fields[*field].name, p.expr(*value, 0)).unwrap()
-                }
+                Statement::Let { local, value } => writeln!(
+                    out,
+                    "    let {} = {};",
+                    stage.locals[*local].name,
+                    p.expr(*value, 0)
+                )
+                .unwrap(),
+                Statement::Assign { field, value, .. } => writeln!(
+                    out,
+                    "    {} = {};",
+                    self.program.fields[*field].name,
+                    p.expr(*value, 0)
+                )
+                .unwrap(),
             }
         }
         for reduction in self.program.reductions.values() {
@@ -155,9 +184,22 @@ impl Printer<'_> {
             SizeExpr::Param(p) => self.program.params[*p].name.clone(),
             SizeExpr::Neg(inner) => format!("-{}", self.size(inner, 6)),
             SizeExpr::Binary(op, a, b) => {
-                let prec = if matches!(op, crate::SizeOp::Add | crate::SizeOp::Sub) { 4 } else { 5 };
-                let text = format!("{} {} {}", self.size(a, prec), op.symbol(), self.size(b, prec + 1));
-                if prec < parent { format!("({text})") } else { text }
+                let prec = if matches!(op, crate::SizeOp::Add | crate::SizeOp::Sub) {
+                    4
+                } else {
+                    5
+                };
+                let text = format!(
+                    "{} {} {}",
+                    self.size(a, prec),
+                    op.symbol(),
+                    self.size(b, prec + 1)
+                );
+                if prec < parent {
+                    format!("({text})")
+                } else {
+                    text
+                }
             }
         }
     }
@@ -196,10 +238,23 @@ impl Printer<'_> {
                 let prec = op.precedence();
                 // Comparisons do not chain, so both operands of one bind tighter.
                 let left = if op.is_comparison() { prec + 1 } else { prec };
-                let text = format!("{} {} {}", self.expr(*a, left), op.symbol(), self.expr(*b, prec + 1));
-                if prec < parent { format!("({text})") } else { text }
+                let text = format!(
+                    "{} {} {}",
+                    self.expr(*a, left),
+                    op.symbol(),
+                    self.expr(*b, prec + 1)
+                );
+                if prec < parent {
+                    format!("({text})")
+                } else {
+                    text
+                }
             }
-            ExprKind::Select { cond, then, otherwise } => format!(
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => format!(
                 "select({}, {}, {})",
                 self.expr(*cond, 0),
                 self.expr(*then, 0),

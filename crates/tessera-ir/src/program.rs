@@ -62,17 +62,26 @@ impl Program {
 
     /// Finds a parameter by name.
     pub fn param_by_name(&self, name: &str) -> Option<Id<Param>> {
-        self.params.iter().find(|(_, p)| p.name == name).map(|(id, _)| id)
+        self.params
+            .iter()
+            .find(|(_, p)| p.name == name)
+            .map(|(id, _)| id)
     }
 
     /// Finds a field by name (`E.ex` for a component of a group).
     pub fn field_by_name(&self, name: &str) -> Option<Id<Field>> {
-        self.fields.iter().find(|(_, f)| f.name == name).map(|(id, _)| id)
+        self.fields
+            .iter()
+            .find(|(_, f)| f.name == name)
+            .map(|(id, _)| id)
     }
 
     /// Finds a reduction by name.
     pub fn reduction_by_name(&self, name: &str) -> Option<Id<Reduction>> {
-        self.reductions.iter().find(|(_, r)| r.name == name).map(|(id, _)| id)
+        self.reductions
+            .iter()
+            .find(|(_, r)| r.name == name)
+            .map(|(id, _)| id)
     }
 
     /// Names of the coordinate variables for this dimension, slowest first (`["z", "y", "x"]` in 3D).
@@ -205,7 +214,11 @@ impl SizeExpr {
                     SizeOp::Div => {
                         let q = a.checked_div(b)?;
                         let inexact = a.checked_rem(b)? != 0;
-                        Some(if inexact && ((a < 0) != (b < 0)) { q - 1 } else { q })
+                        Some(if inexact && ((a < 0) != (b < 0)) {
+                            q - 1
+                        } else {
+                            q
+                        })
                     }
                 }
             }
@@ -232,7 +245,11 @@ pub enum Range {
 impl Range {
     /// The whole axis (`..` or `all`).
     pub fn all() -> Self {
-        Range::Span { lo: None, hi: None, stride: 1 }
+        Range::Span {
+            lo: None,
+            hi: None,
+            stride: 1,
+        }
     }
 }
 
@@ -297,10 +314,10 @@ impl Stage {
     pub fn outputs(&self) -> Vec<Id<Field>> {
         let mut out = Vec::new();
         for statement in &self.body {
-            if let Statement::Assign { field, .. } = statement {
-                if !out.contains(field) {
-                    out.push(*field);
-                }
+            if let Statement::Assign { field, .. } = statement
+                && !out.contains(field)
+            {
+                out.push(*field);
             }
         }
         out

@@ -16,7 +16,10 @@ impl Span {
     /// A span from byte offsets.
     pub fn new(start: usize, end: usize) -> Self {
         let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-        Span { start: clamp(start), end: clamp(end.max(start)) }
+        Span {
+            start: clamp(start),
+            end: clamp(end.max(start)),
+        }
     }
 
     /// The smallest span covering both.
@@ -27,7 +30,10 @@ impl Span {
         if other == Span::NONE {
             return self;
         }
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     /// As a `Range<usize>`, for diagnostic renderers.

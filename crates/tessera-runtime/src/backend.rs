@@ -111,5 +111,9 @@ pub trait Backend {
     fn name(&self) -> &'static str;
 
     /// Plans and compiles `program` for this backend.
-    fn prepare(&self, program: &BoundProgram, options: &RunOptions) -> Result<Box<dyn Executable>, BackendError>;
+    fn prepare(
+        &self,
+        program: &BoundProgram,
+        options: &RunOptions,
+    ) -> Result<Box<dyn Executable>, BackendError>;
 }

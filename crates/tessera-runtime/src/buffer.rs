@@ -101,7 +101,12 @@ impl Buffer {
     pub fn as_bytes_mut(&mut self) -> &mut [u8] {
         fn bytes<T>(v: &mut [T]) -> &mut [u8] {
             // SAFETY: every bit pattern is a valid value of these plain number types.
-            unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+            unsafe {
+                std::slice::from_raw_parts_mut(
+                    v.as_mut_ptr().cast::<u8>(),
+                    std::mem::size_of_val(v),
+                )
+            }
         }
         match self {
             Buffer::U8(v) => v,
@@ -132,8 +137,16 @@ impl FieldSet {
     /// declared initial values).
     pub fn zeros(program: &BoundProgram) -> FieldSet {
         let len = program.cell_count();
-        let buffers = program.program().fields.values().map(|f| Buffer::zeros(f.ty, len)).collect();
-        FieldSet { shape: program.extents.clone(), buffers }
+        let buffers = program
+            .program()
+            .fields
+            .values()
+            .map(|f| Buffer::zeros(f.ty, len))
+            .collect();
+        FieldSet {
+            shape: program.extents.clone(),
+            buffers,
+        }
     }
 
     /// Number of points of the grid.

@@ -8,5 +8,7 @@ pub mod backend;
 pub mod buffer;
 pub mod reduce;
 
-pub use backend::{Backend, BackendError, Executable, Progress, RunOptions, RunReport, ReductionRecord};
+pub use backend::{
+    Backend, BackendError, Executable, Progress, ReductionRecord, RunOptions, RunReport,
+};
 pub use buffer::{Buffer, FieldSet};

@@ -46,7 +46,9 @@ pub fn combine(op: ReduceOp, acc: f64, value: f64) -> f64 {
 
 /// Folds values (one row's points, or row partials in row order) in the fixed order.
 pub fn fold(op: ReduceOp, values: impl IntoIterator<Item = f64>) -> f64 {
-    values.into_iter().fold(identity(op), |acc, v| combine(op, acc, v))
+    values
+        .into_iter()
+        .fold(identity(op), |acc, v| combine(op, acc, v))
 }
 
 #[cfg(test)]

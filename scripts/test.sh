@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs every test of Tessera: formatting, lints, the whole workspace with the GPU features
+# (OpenCL through PoCL on the CPU, CUDA compiled with NVRTC + ptxas without a GPU), and the
+# heavy or instrumented suites (sanitizers, >2^31-cell grid).
+#
+# Installs what the tests need when it is missing: PoCL + the OpenCL ICD loader (apt-get) and
+# NVRTC + ptxas (pip). With CI=true a missing piece is an error, never a silent skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\n==> %s\n' "$*"; }
+
+need_apt=()
+command -v cc >/dev/null || need_apt+=(gcc)
+[ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || [ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 ] || need_apt+=(ocl-icd-opencl-dev)
+ls /etc/OpenCL/vendors/*pocl* >/dev/null 2>&1 || need_apt+=(pocl-opencl-icd)
+command -v clinfo >/dev/null || need_apt+=(clinfo)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  say "installing ${need_apt[*]}"
+  if [ "$(id -u)" = 0 ]; then apt_get=(apt-get); else apt_get=(sudo apt-get); fi
+  "${apt_get[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+python=$(command -v python3 || command -v python)
+nvidia_dir() { "$python" - <<'PY' 2>/dev/null
+import importlib.util, os
+spec = importlib.util.find_spec("nvidia")
+print(list(spec.submodule_search_locations)[0] if spec else "")
+PY
+}
+cu=""
+for d in "$(nvidia_dir)"/cu13 "$(nvidia_dir)"/cuda_nvrtc; do [ -e "$d/lib/libnvrtc.so.13" ] && cu=$d; done
+if [ -z "$cu" ] || [ ! -x "$(nvidia_dir)/cu13/bin/ptxas" ]; then
+  say "installing NVRTC and ptxas from PyPI"
+  "$python" -m pip install -q nvidia-cuda-nvrtc nvidia-cuda-nvcc
+  cu="$(nvidia_dir)/cu13"
+fi
+export TESSERA_CUDA_HOME="$cu"
+export LD_LIBRARY_PATH="$cu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$cu/bin:$PATH"
+# A fresh, private kernel cache per run keeps the cache tests honest.
+export TESSERA_CACHE_DIR="${TESSERA_CACHE_DIR:-$(mktemp -d)/tessera-cache}"
+
+say "formatting"
+cargo fmt --all -- --check
+
+say "lints"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+say "tests (workspace, all features)"
+cargo test --workspace --all-features
+
+say "heavy and instrumented tests"
+cargo test --workspace --all-features -- --ignored
