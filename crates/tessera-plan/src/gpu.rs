@@ -1,1 +1,504 @@
-//! GPU plans and the resource model (Rawat §2): block shapes, time tiles, occupancy.
+//! GPU plans and the resource model (Rawat §2): block shapes, elements per thread, streaming,
+//! and the occupancy a kernel reaches under a device's limits.
+//!
+//! A [`GpuPlan`] is plain data chosen by a user, a default or a tuner; the kernel generator
+//! (`tessera-codegen`) lowers a program under it and reports what each kernel needs
+//! ([`KernelResources`]); [`check_kernel`] refuses a kernel over the device's
+//! [`DeviceLimits`] with a suggestion, and computes its [`Occupancy`] otherwise.
+
+use std::fmt;
+
+/// A GPU code generation strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GpuStrategy {
+    /// One thread per point of the two fastest axes; slower axes are looped by each thread;
+    /// loads through the read-only cache.
+    Naive,
+    /// Spatial tiles in shared memory: halos loaded cooperatively, barrier, compute.
+    Tiled,
+    /// 2.5D streaming (cached plane sweep): a block sweeps the slowest tiled axis, keeping the
+    /// streamed planes in registers and the current plane in shared memory.
+    Streaming,
+}
+
+impl GpuStrategy {
+    /// Every strategy, in the order of [`GpuStrategy::name`]s listed to users.
+    pub const ALL: [GpuStrategy; 3] = [GpuStrategy::Naive, GpuStrategy::Tiled, GpuStrategy::Streaming];
+
+    /// The name used on the command line (`--strategy NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuStrategy::Naive => "naive",
+            GpuStrategy::Tiled => "tiled",
+            GpuStrategy::Streaming => "streaming",
+        }
+    }
+
+    /// Looks a strategy up by name.
+    pub fn from_name(name: &str) -> Option<GpuStrategy> {
+        GpuStrategy::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// How a program is lowered to GPU kernels: plain data, hashed into cache keys.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GpuPlan {
+    /// The strategy.
+    pub strategy: GpuStrategy,
+    /// Threads per block along x (the fastest grid axis), y and z.
+    pub block: [u32; 3],
+    /// Points computed by each thread along the block's y axis (Holewinski's E); tiles are
+    /// `block.y * elements_per_thread` points high.
+    pub elements_per_thread: u32,
+    /// Streaming only: points of the streamed axis swept by one block. `None` = the whole
+    /// axis (serial streaming); `Some(n)` = blocks sweep `n`-point chunks concurrently.
+    pub stream_chunk: Option<u32>,
+    /// Steps computed per launch (Holewinski's T); only 1 is supported so far.
+    pub time_tile: u32,
+    /// Bitwise-reproducible mode: no FMA contraction (OpenCL `FP_CONTRACT OFF`, NVRTC
+    /// `--fmad=false`).
+    pub exact: bool,
+}
+
+impl GpuPlan {
+    /// A plan of `strategy` with a 32x8 block, one point per thread, serial streaming, no
+    /// time tiling, exact mode.
+    pub fn new(strategy: GpuStrategy) -> GpuPlan {
+        GpuPlan { strategy, block: [32, 8, 1], elements_per_thread: 1, stream_chunk: None, time_tile: 1, exact: true }
+    }
+
+    /// Threads per block.
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.iter().map(|&b| u64::from(b)).product()
+    }
+
+    /// A one-line summary: `tiled block=32x8x1 E=1`.
+    pub fn describe(&self) -> String {
+        let [x, y, z] = self.block;
+        let mut text = format!("{} block={x}x{y}x{z} E={}", self.strategy.name(), self.elements_per_thread);
+        if self.strategy == GpuStrategy::Streaming {
+            match self.stream_chunk {
+                Some(n) => text.push_str(&format!(" chunk={n}")),
+                None => text.push_str(" chunk=all"),
+            }
+        }
+        if self.time_tile != 1 {
+            text.push_str(&format!(" T={}", self.time_tile));
+        }
+        text
+    }
+
+    /// Checks the parameters that make no sense on any device (zeros, unsupported depths).
+    pub fn check(&self) -> Result<(), PlanError> {
+        for (axis, &b) in ["x", "y", "z"].iter().zip(&self.block) {
+            if b == 0 {
+                return Err(PlanError::Zero { what: format!("the block size along {axis}") });
+            }
+        }
+        if self.elements_per_thread == 0 {
+            return Err(PlanError::Zero { what: "the number of elements per thread".into() });
+        }
+        if self.stream_chunk == Some(0) {
+            return Err(PlanError::Zero { what: "the streaming chunk".into() });
+        }
+        if self.time_tile == 0 {
+            return Err(PlanError::Zero { what: "the time tile".into() });
+        }
+        if self.time_tile != 1 {
+            return Err(PlanError::Unsupported(format!(
+                "strategy `{}` computes one step per launch; a time tile of {} needs overlapped time tiling, which this build does not have: use a time tile of 1",
+                self.strategy.name(),
+                self.time_tile
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What a device allows, as reported by its runtime (CUDA device attributes, OpenCL device
+/// info). Rawat's `T_sm`, `T_b`, `M_sm`, `B_sm`, `R_sm`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DeviceLimits {
+    /// Device name, for messages.
+    pub name: String,
+    /// Most threads in one block (`T_b`).
+    pub max_threads_per_block: u32,
+    /// Most threads per block along x, y, z.
+    pub max_block_dims: [u32; 3],
+    /// Most blocks along x, y, z of a launch grid.
+    pub max_grid_dims: [u64; 3],
+    /// Shared (local) memory one block may use, in bytes.
+    pub shared_bytes_per_block: usize,
+    /// Shared memory of one multiprocessor, in bytes (`M_sm`).
+    pub shared_bytes_per_sm: usize,
+    /// Most resident threads per multiprocessor (`T_sm`).
+    pub max_threads_per_sm: u32,
+    /// Most resident blocks per multiprocessor (`B_sm`).
+    pub max_blocks_per_sm: u32,
+    /// 32-bit registers of one multiprocessor (`R_sm`).
+    pub registers_per_sm: u32,
+    /// Most registers one thread may use.
+    pub max_registers_per_thread: u32,
+    /// Threads per warp (wavefront); 1 for CPU devices.
+    pub warp_size: u32,
+    /// Number of multiprocessors (compute units).
+    pub multiprocessors: u32,
+    /// Global memory, in bytes.
+    pub global_bytes: u64,
+}
+
+impl DeviceLimits {
+    /// Limits of a typical current NVIDIA GPU (compute capability 8.x/9.x, 48 KiB of static
+    /// shared memory per block), for planning without a device at hand.
+    pub fn typical_gpu() -> DeviceLimits {
+        DeviceLimits {
+            name: "typical GPU".into(),
+            max_threads_per_block: 1024,
+            max_block_dims: [1024, 1024, 64],
+            max_grid_dims: [(1 << 31) - 1, 65535, 65535],
+            shared_bytes_per_block: 48 * 1024,
+            shared_bytes_per_sm: 100 * 1024,
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 32,
+            registers_per_sm: 65536,
+            max_registers_per_thread: 255,
+            warp_size: 32,
+            multiprocessors: 80,
+            global_bytes: 16 << 30,
+        }
+    }
+}
+
+/// What one kernel of a lowered program needs per block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelResources {
+    /// Kernel name, for messages.
+    pub kernel: String,
+    /// Threads per block along x, y, z.
+    pub block: [u32; 3],
+    /// Blocks along x, y, z.
+    pub grid: [u64; 3],
+    /// Static shared memory per block, in bytes.
+    pub shared_bytes: usize,
+    /// Estimated registers per thread.
+    pub registers_per_thread: u32,
+}
+
+impl KernelResources {
+    /// Threads per block.
+    pub fn threads(&self) -> u64 {
+        self.block.iter().map(|&b| u64::from(b)).product()
+    }
+}
+
+/// Which limit bounds the number of resident blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limiter {
+    /// The per-multiprocessor block limit `B_sm`.
+    Blocks,
+    /// The per-multiprocessor thread limit `T_sm`.
+    Threads,
+    /// Shared memory `M_sm`.
+    SharedMemory,
+    /// The register file `R_sm`.
+    Registers,
+}
+
+/// Rawat §2: resident blocks per multiprocessor and the resulting occupancy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Occupancy {
+    /// `min(B_sm, T_sm / sz_b, M_sm / (c sz_b), R_sm / (t_reg sz_b))`.
+    pub blocks_per_sm: u32,
+    /// Active warps over the most warps a multiprocessor holds (0..=1).
+    pub occupancy: f64,
+    /// The binding limit.
+    pub limited_by: Limiter,
+}
+
+/// Computes the occupancy of a kernel (Rawat's `min_b`); a kernel that fits no block at all
+/// gets 0 blocks.
+pub fn occupancy(limits: &DeviceLimits, kernel: &KernelResources) -> Occupancy {
+    let threads = kernel.threads().max(1);
+    let warp = u64::from(limits.warp_size.max(1));
+    let warps_per_block = threads.div_ceil(warp);
+    let candidates = [
+        (u64::from(limits.max_blocks_per_sm), Limiter::Blocks),
+        (u64::from(limits.max_threads_per_sm) / (warps_per_block * warp), Limiter::Threads),
+        (
+            if kernel.shared_bytes == 0 { u64::MAX } else { (limits.shared_bytes_per_sm / kernel.shared_bytes) as u64 },
+            Limiter::SharedMemory,
+        ),
+        (
+            u64::from(limits.registers_per_sm) / (u64::from(kernel.registers_per_thread.max(1)) * warps_per_block * warp),
+            Limiter::Registers,
+        ),
+    ];
+    let (blocks, limited_by) = candidates.into_iter().min_by_key(|(b, _)| *b).unwrap_or((0, Limiter::Blocks));
+    let max_warps = (u64::from(limits.max_threads_per_sm) / warp).max(1);
+    let occupancy = (blocks * warps_per_block) as f64 / max_warps as f64;
+    Occupancy { blocks_per_sm: u32::try_from(blocks).unwrap_or(u32::MAX), occupancy: occupancy.min(1.0), limited_by }
+}
+
+/// Refuses a kernel over the device's thread, block-shape, grid or shared-memory limits (with
+/// a suggestion), else returns its occupancy.
+pub fn check_kernel(limits: &DeviceLimits, kernel: &KernelResources) -> Result<Occupancy, PlanError> {
+    let threads = kernel.threads();
+    if threads > u64::from(limits.max_threads_per_block) {
+        return Err(PlanError::Threads {
+            kernel: kernel.kernel.clone(),
+            block: kernel.block,
+            max: limits.max_threads_per_block,
+            device: limits.name.clone(),
+        });
+    }
+    for axis in 0..3 {
+        if kernel.block[axis] > limits.max_block_dims[axis] {
+            return Err(PlanError::BlockShape {
+                kernel: kernel.kernel.clone(),
+                axis,
+                size: kernel.block[axis],
+                max: limits.max_block_dims[axis],
+                device: limits.name.clone(),
+            });
+        }
+        if kernel.grid[axis] > limits.max_grid_dims[axis] {
+            return Err(PlanError::Grid {
+                kernel: kernel.kernel.clone(),
+                axis,
+                blocks: kernel.grid[axis],
+                max: limits.max_grid_dims[axis],
+            });
+        }
+    }
+    if kernel.shared_bytes > limits.shared_bytes_per_block {
+        return Err(PlanError::SharedMemory {
+            kernel: kernel.kernel.clone(),
+            needs: kernel.shared_bytes,
+            has: limits.shared_bytes_per_block,
+            device: limits.name.clone(),
+        });
+    }
+    let occupancy = occupancy(limits, kernel);
+    if occupancy.blocks_per_sm == 0 {
+        return Err(PlanError::Registers {
+            kernel: kernel.kernel.clone(),
+            registers: kernel.registers_per_thread,
+            threads,
+            available: limits.registers_per_sm,
+        });
+    }
+    Ok(occupancy)
+}
+
+/// Refuses a program whose buffers exceed the device's global memory, before allocation.
+pub fn check_memory(limits: &DeviceLimits, bytes: u64) -> Result<(), PlanError> {
+    if bytes > limits.global_bytes {
+        return Err(PlanError::DeviceMemory { needs: bytes, has: limits.global_bytes, device: limits.name.clone() });
+    }
+    Ok(())
+}
+
+/// Why a plan cannot run, with what to change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanError {
+    /// A size parameter is zero.
+    Zero {
+        /// Which parameter.
+        what: String,
+    },
+    /// A block has more threads than the device allows.
+    Threads {
+        /// Kernel name.
+        kernel: String,
+        /// The block shape (x, y, z).
+        block: [u32; 3],
+        /// The device's limit.
+        max: u32,
+        /// Device name.
+        device: String,
+    },
+    /// A block is larger than the device allows along one axis.
+    BlockShape {
+        /// Kernel name.
+        kernel: String,
+        /// 0 = x, 1 = y, 2 = z.
+        axis: usize,
+        /// The block's size along it.
+        size: u32,
+        /// The device's limit.
+        max: u32,
+        /// Device name.
+        device: String,
+    },
+    /// A launch needs more blocks along one axis than the device allows.
+    Grid {
+        /// Kernel name.
+        kernel: String,
+        /// 0 = x, 1 = y, 2 = z.
+        axis: usize,
+        /// Blocks needed.
+        blocks: u64,
+        /// The device's limit.
+        max: u64,
+    },
+    /// A block needs more shared memory than the device gives one block.
+    SharedMemory {
+        /// Kernel name.
+        kernel: String,
+        /// Bytes needed.
+        needs: usize,
+        /// Bytes available per block.
+        has: usize,
+        /// Device name.
+        device: String,
+    },
+    /// Not even one block fits in a multiprocessor's register file.
+    Registers {
+        /// Kernel name.
+        kernel: String,
+        /// Estimated registers per thread.
+        registers: u32,
+        /// Threads per block.
+        threads: u64,
+        /// Registers per multiprocessor.
+        available: u32,
+    },
+    /// The buffers do not fit in device memory.
+    DeviceMemory {
+        /// Bytes needed.
+        needs: u64,
+        /// Bytes the device has.
+        has: u64,
+        /// Device name.
+        device: String,
+    },
+    /// The plan asks for something the strategy cannot do (what, and what to use instead).
+    Unsupported(String),
+}
+
+const AXES: [&str; 3] = ["x", "y", "z"];
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::Zero { what } => write!(f, "{what} is 0; it must be at least 1"),
+            PlanError::Threads { kernel, block, max, device } => {
+                let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
+                write!(
+                    f,
+                    "kernel `{kernel}`: a block of {}x{}x{} = {threads} threads exceeds the {max} threads per block of {device}; use a smaller block, e.g. {}",
+                    block[0],
+                    block[1],
+                    block[2],
+                    suggest_block(*block, u64::from(*max))
+                )
+            }
+            PlanError::BlockShape { kernel, axis, size, max, device } => write!(
+                f,
+                "kernel `{kernel}`: a block of {size} threads along {} exceeds the limit of {max} of {device}; use at most {max}",
+                AXES[*axis]
+            ),
+            PlanError::Grid { kernel, axis, blocks, max } => write!(
+                f,
+                "kernel `{kernel}` needs {blocks} blocks along {} but the device allows {max}; use a larger block or more elements per thread along that axis",
+                AXES[*axis]
+            ),
+            PlanError::SharedMemory { kernel, needs, has, device } => write!(
+                f,
+                "kernel `{kernel}`: the tile needs {needs} bytes of shared memory per block, but {device} gives a block {has} bytes; use a smaller block or fewer elements per thread (about {:.0}% of the current tile)",
+                100.0 * *has as f64 / *needs as f64
+            ),
+            PlanError::Registers { kernel, registers, threads, available } => write!(
+                f,
+                "kernel `{kernel}`: {threads} threads of about {registers} registers each exceed the {available} registers of a multiprocessor; use a smaller block"
+            ),
+            PlanError::DeviceMemory { needs, has, device } => write!(
+                f,
+                "the program needs {} of device memory, {device} has {}; use a smaller grid or another device",
+                gib(*needs),
+                gib(*has)
+            ),
+            PlanError::Unsupported(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// Halves the largest axes of `block` until it holds at most `max` threads.
+fn suggest_block(mut block: [u32; 3], max: u64) -> String {
+    while block.iter().map(|&b| u64::from(b)).product::<u64>() > max.max(1) {
+        let largest = (0..3).max_by_key(|&a| (block[a], 3 - a)).unwrap_or(0);
+        block[largest] = (block[largest] / 2).max(1);
+    }
+    format!("--block {}x{}x{}", block[0], block[1], block[2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(block: [u32; 3], shared_bytes: usize, registers_per_thread: u32) -> KernelResources {
+        KernelResources { kernel: "k".into(), block, grid: [1, 1, 1], shared_bytes, registers_per_thread }
+    }
+
+    #[test]
+    fn occupancy_follows_rawat_min_b() {
+        // Rawat's K20c example: 32x16 blocks with 8 KiB of shared memory -> 4 blocks, all threads.
+        let k20 = DeviceLimits {
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 16,
+            shared_bytes_per_sm: 48 * 1024,
+            registers_per_sm: 65536,
+            ..DeviceLimits::typical_gpu()
+        };
+        let o = occupancy(&k20, &kernel([32, 16, 1], 8192, 32));
+        assert_eq!(o.blocks_per_sm, 4);
+        assert_eq!(o.occupancy, 1.0);
+        // 128 threads, 2 KiB: 16 blocks, bounded by B_sm.
+        let o = occupancy(&k20, &kernel([128, 1, 1], 2048, 16));
+        assert_eq!((o.blocks_per_sm, o.limited_by), (16, Limiter::Blocks));
+        // Shared memory bound: 40 KiB per block leaves one block of 256 threads.
+        let o = occupancy(&k20, &kernel([32, 8, 1], 40 * 1024, 16));
+        assert_eq!((o.blocks_per_sm, o.limited_by), (1, Limiter::SharedMemory));
+        assert_eq!(o.occupancy, 0.125);
+    }
+
+    #[test]
+    fn refusals_name_the_limit_and_suggest_a_fix() {
+        let limits = DeviceLimits::typical_gpu();
+        let e = check_kernel(&limits, &kernel([64, 32, 1], 0, 32)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "kernel `k`: a block of 64x32x1 = 2048 threads exceeds the 1024 threads per block of typical GPU; use a smaller block, e.g. --block 32x32x1"
+        );
+        let e = check_kernel(&limits, &kernel([32, 8, 1], 64 * 1024, 32)).unwrap_err();
+        assert!(e.to_string().contains("needs 65536 bytes of shared memory per block, but typical GPU gives a block 49152 bytes; use a smaller block"), "{e}");
+        let e = check_kernel(&limits, &kernel([32, 8, 128], 0, 32)).unwrap_err();
+        assert!(matches!(e, PlanError::Threads { .. }), "{e}");
+        let e = check_kernel(&limits, &kernel([1, 1, 128], 0, 32)).unwrap_err();
+        assert!(e.to_string().contains("128 threads along z exceeds the limit of 64"), "{e}");
+        let e = check_memory(&limits, 40 << 30).unwrap_err();
+        assert_eq!(e.to_string(), "the program needs 40.00 GiB of device memory, typical GPU has 16.00 GiB; use a smaller grid or another device");
+        assert!(check_kernel(&limits, &kernel([32, 8, 1], 4096, 32)).is_ok());
+    }
+
+    #[test]
+    fn plan_checks_zeros_and_time_tiles() {
+        let mut plan = GpuPlan::new(GpuStrategy::Tiled);
+        assert!(plan.check().is_ok());
+        plan.block[1] = 0;
+        assert_eq!(plan.check().unwrap_err().to_string(), "the block size along y is 0; it must be at least 1");
+        plan.block[1] = 8;
+        plan.time_tile = 0;
+        assert_eq!(plan.check().unwrap_err().to_string(), "the time tile is 0; it must be at least 1");
+        plan.time_tile = 3;
+        assert!(plan.check().unwrap_err().to_string().contains("use a time tile of 1"));
+        assert_eq!(GpuStrategy::from_name("streaming"), Some(GpuStrategy::Streaming));
+        assert_eq!(GpuPlan::new(GpuStrategy::Streaming).describe(), "streaming block=32x8x1 E=1 chunk=all");
+    }
+}

@@ -1,1 +1,527 @@
 //! The GPU kernel IR, strategies lowering stencil programs into it, and the CUDA/OpenCL printers.
+//!
+//! # The contract with the GPU runtimes
+//!
+//! [`lower`] turns a bound program and a [`GpuPlan`] into a [`KernelProgram`]: device kernels
+//! ([`Kernel`]) and a [`HostProgram`] saying how to run them. [`print_cuda`] and
+//! [`print_opencl`] print all kernels of a program as one self-contained source (CUDA: NVRTC
+//! compilable alone, `extern "C" __global__` kernels, no includes; OpenCL C 1.2 `__kernel`s).
+//!
+//! A runtime executes a [`HostProgram`] as follows:
+//!
+//! 1. Allocate every [`BufferDecl`] (`len` elements of `ty`; contents unspecified). Upload each
+//!    field to its [`BufferRole::Field`] buffer (row-major, fastest axis last — the layout of
+//!    `tessera_runtime::Buffer`).
+//! 2. For each step `t` (from the run's first step; `steps_per_iteration` is 1 for now), run
+//!    [`HostProgram::step`]'s operations in order, skipping those with `every = K` unless
+//!    `(t + 1) % K == 0`:
+//!    - [`HostOp::Launch`]: launch the kernel with `grid` blocks of `block` threads (x, y, z;
+//!      OpenCL's global size is `grid * block` per axis) and the arguments in order
+//!      ([`LaunchArg::Buffer`]: the buffer now bound to that id; [`LaunchArg::Step`]: `t` as a
+//!      64-bit signed integer);
+//!    - [`HostOp::Copy`]: copy a whole buffer to another on the device;
+//!    - [`HostOp::Swap`]: exchange the allocations bound to two buffer ids (ping-pong);
+//!    - [`HostOp::Reduce`]: read the `rows` f64 partials back and fold them in index order
+//!      with `tessera_runtime::reduce::fold` (THE fixed order); record the value for step `t`.
+//! 3. After a step in which a reduction was recorded, evaluate the program's `until` condition
+//!    (once every reduction it names has a value) and stop when it holds.
+//! 4. Download each field from the buffer then bound to its [`BufferRole::Field`] id.
+//!
+//! Kernels never depend on the launch order within an op, only on the op order.
+
+mod examples;
+mod lower;
+mod print;
+mod resources;
+
+use std::sync::Arc;
+
+use tessera_analysis::{BoundProgram, CheckedProgram};
+use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ScalarType, Stage, UnaryOp};
+pub use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy, PlanError};
+
+pub use examples::{example_programs, test_matrix, test_plans, ExampleProgram, TestCase};
+pub use lower::{default_plan, lower};
+pub use print::{print_cuda, print_opencl};
+pub use resources::{kernel_resources, validate};
+
+/// The names of the GPU strategies, as accepted by [`GpuStrategy::from_name`].
+pub fn strategies() -> &'static [&'static str] {
+    const NAMES: [&str; 3] = ["naive", "tiled", "streaming"];
+    &NAMES
+}
+
+/// A program lowered for a GPU: its kernels and the host program that runs them.
+#[derive(Clone, Debug)]
+pub struct KernelProgram {
+    /// Program name (kernel names start with it).
+    pub name: String,
+    /// The checked program whose expressions [`Stmt::Stage`] and [`Stmt::Reduce`] refer to.
+    pub checked: Arc<CheckedProgram>,
+    /// The bound parameter values (inlined as literals by the printers).
+    pub param_values: Vec<Constant>,
+    /// Grid extents, slowest axis first.
+    pub extents: Vec<usize>,
+    /// The plan it was lowered with.
+    pub plan: GpuPlan,
+    /// The integer type of coordinates and linear indices: `i64` when a linear index can
+    /// reach 2^31, else `i32`.
+    pub index_ty: ScalarType,
+    /// Device kernels, in the order they are first launched.
+    pub kernels: Vec<Kernel>,
+    /// How to run them.
+    pub host: HostProgram,
+    /// Decisions a user may want to know about (a stage lowered by another strategy, and why).
+    pub notes: Vec<String>,
+}
+
+impl KernelProgram {
+    /// Whether any kernel or buffer uses `f64` (OpenCL then needs `cl_khr_fp64`).
+    pub fn uses_f64(&self) -> bool {
+        self.host.buffers.iter().any(|b| b.ty == ScalarType::F64)
+            || (0..self.checked.program().exprs.len()).any(|i| self.checked.ty(Id::from_index(i)) == ScalarType::F64)
+    }
+
+    /// The kernel of a given name.
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+/// One device kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// Function name (unique in the program, a C identifier).
+    pub name: String,
+    /// The strategy that produced it (`naive`, `tiled`, `streaming`, `reduction`).
+    pub strategy: &'static str,
+    /// What it computes, for the comment above it.
+    pub doc: String,
+    /// Parameters in launch-argument order.
+    pub params: Vec<KernelParam>,
+    /// Shared (local) memory arrays, declared at the top of the body.
+    pub shared: Vec<SharedArray>,
+    /// The threads per block it is written for (x, y, z); launches use exactly this.
+    pub block: [u32; 3],
+    /// The body.
+    pub body: Vec<Stmt>,
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelParam {
+    /// Name in the kernel (a C identifier).
+    pub name: String,
+    /// What it is.
+    pub kind: ParamKind,
+}
+
+/// The kind of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A pointer to a global buffer of `ty` elements. Every buffer parameter is `restrict`
+    /// (no two parameters of a launch alias); `read_only` ones are also `const` and loaded
+    /// through the read-only cache when [`Expr::Load::cached`] says so.
+    Buffer {
+        /// Element type.
+        ty: ScalarType,
+        /// Never written by the kernel.
+        read_only: bool,
+    },
+    /// A scalar passed by value (the step counter `t` is an `i64`).
+    Scalar(ScalarType),
+}
+
+/// A shared (OpenCL: local) memory array of a kernel; several dimensions, slowest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedArray {
+    /// Name.
+    pub name: String,
+    /// Element type.
+    pub ty: ScalarType,
+    /// Extent per dimension, slowest first.
+    pub dims: Vec<usize>,
+}
+
+impl SharedArray {
+    /// Bytes it occupies.
+    pub fn bytes(&self) -> usize {
+        self.dims.iter().product::<usize>() * self.ty.size_bytes()
+    }
+}
+
+/// A statement of a kernel body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `ty var = value;` (uninitialised without a value). Register queues are plain variables.
+    Declare {
+        /// Variable name.
+        var: String,
+        /// Its type.
+        ty: ScalarType,
+        /// Initial value.
+        value: Option<Expr>,
+    },
+    /// `var = value;`
+    Assign {
+        /// Variable name.
+        var: String,
+        /// New value.
+        value: Expr,
+    },
+    /// `buffer[index] = value;` on a global buffer parameter.
+    Store {
+        /// Buffer parameter name.
+        buffer: String,
+        /// Linear element index.
+        index: Expr,
+        /// Value (of the buffer's element type).
+        value: Expr,
+    },
+    /// `array[i0][i1]... = value;` on a shared array.
+    SharedStore {
+        /// Shared array name.
+        array: String,
+        /// One index per dimension, slowest first.
+        index: Vec<Expr>,
+        /// Value.
+        value: Expr,
+    },
+    /// `if (cond) { then } else { otherwise }`.
+    If {
+        /// Condition (bool).
+        cond: Expr,
+        /// Taken when it holds.
+        then: Vec<Stmt>,
+        /// Taken otherwise (may be empty).
+        otherwise: Vec<Stmt>,
+    },
+    /// `for (ty var = start; var < end; var += step) { body }`.
+    For {
+        /// Loop variable.
+        var: String,
+        /// Its type.
+        ty: ScalarType,
+        /// First value.
+        start: Expr,
+        /// Exclusive bound.
+        end: Expr,
+        /// Increment (positive).
+        step: Expr,
+        /// Body.
+        body: Vec<Stmt>,
+    },
+    /// A block-wide barrier with a shared-memory fence (`__syncthreads()`,
+    /// `barrier(CLK_LOCAL_MEM_FENCE)`); never inside divergent control flow.
+    Barrier,
+    /// Evaluates one stage at one point: its `let`s, then assigns each output's final value to
+    /// a variable and each in-stage reduction's value (as `f64`) to a variable.
+    Stage(StageEval),
+    /// Evaluates an after-step reduction's value (as `f64`) at one point into a variable.
+    Reduce(ReductionEval),
+    /// `{ body }`: a scope for the variables of one point.
+    Block(Vec<Stmt>),
+    /// A comment line.
+    Comment(String),
+}
+
+/// How the leaves of program expressions are spelled at one point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramEnv {
+    /// Every `(field, offset)` read, and the expression giving its value (usually a variable
+    /// loaded beforehand).
+    pub reads: Vec<ReadBinding>,
+    /// The current point's coordinate per axis, slowest first (in [`KernelProgram::index_ty`]).
+    pub coords: Vec<Expr>,
+    /// The step counter `t` (an `i64`).
+    pub step: Expr,
+}
+
+/// The value of one read of a program expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadBinding {
+    /// The field read.
+    pub field: Id<Field>,
+    /// The offset, slowest axis first.
+    pub offset: Vec<i32>,
+    /// Its value, of the field's type.
+    pub value: Expr,
+}
+
+/// [`Stmt::Stage`]: one stage evaluated at one point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageEval {
+    /// The stage.
+    pub stage: Id<Stage>,
+    /// Its leaves.
+    pub env: ProgramEnv,
+    /// Per output field, the (already declared) variable receiving its new value.
+    pub outputs: Vec<(Id<Field>, String)>,
+    /// Per in-stage reduction evaluated here, the (already declared, `f64`) variable receiving
+    /// its value.
+    pub reductions: Vec<(Id<Reduction>, String)>,
+}
+
+/// [`Stmt::Reduce`]: an after-step reduction's value at one point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReductionEval {
+    /// The reduction.
+    pub reduction: Id<Reduction>,
+    /// Its leaves.
+    pub env: ProgramEnv,
+    /// The (already declared, `f64`) variable receiving the value.
+    pub var: String,
+}
+
+/// A kernel expression (index arithmetic, loads, register values). Program values appear
+/// only through [`Stmt::Stage`] and [`Stmt::Reduce`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A literal of a type.
+    Literal(Constant, ScalarType),
+    /// A variable or scalar parameter.
+    Var(String),
+    /// A thread's index in its block along x (0), y (1), z (2), in the index type.
+    ThreadIdx(usize),
+    /// The block's index in the grid along x, y, z, in the index type.
+    BlockIdx(usize),
+    /// A load from a global buffer parameter.
+    Load {
+        /// Buffer parameter name.
+        buffer: String,
+        /// Linear element index.
+        index: Box<Expr>,
+        /// Through the read-only data cache (`__ldg` on CUDA; a `const restrict` load on
+        /// OpenCL).
+        cached: bool,
+    },
+    /// A load from a shared array, one index per dimension.
+    SharedLoad {
+        /// Shared array name.
+        array: String,
+        /// Indices, slowest first.
+        index: Vec<Expr>,
+    },
+    /// A unary operation (on indices: plain C semantics; never overflows by construction).
+    Unary(UnaryOp, Box<Expr>),
+    /// A binary operation in plain C semantics (indices never overflow nor divide by zero).
+    Binary(KernelOp, Box<Expr>, Box<Expr>),
+    /// `cond ? then : otherwise` (only the chosen side is evaluated).
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// A C conversion.
+    Cast(ScalarType, Box<Expr>),
+}
+
+/// Binary operators of kernel expressions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (positive divisors only)
+    Div,
+    /// `%` (positive divisors only)
+    Rem,
+    /// The smaller operand.
+    Min,
+    /// The larger operand.
+    Max,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `&&`
+    And,
+    /// `||`
+    Or,
+}
+
+impl Expr {
+    /// An integer literal of type `ty`.
+    pub fn int(value: i64, ty: ScalarType) -> Expr {
+        Expr::Literal(Constant::Int(value), ty)
+    }
+
+    /// A variable.
+    pub fn var(name: impl Into<String>) -> Expr {
+        Expr::Var(name.into())
+    }
+
+    /// `op(self, other)`.
+    pub fn op(self, op: KernelOp, other: Expr) -> Expr {
+        Expr::Binary(op, Box::new(self), Box::new(other))
+    }
+
+    /// `self + other`, folding a zero literal away.
+    pub fn add(self, other: Expr) -> Expr {
+        match (&self, &other) {
+            (_, Expr::Literal(Constant::Int(0), _)) => self,
+            (Expr::Literal(Constant::Int(0), _), _) => other,
+            _ => self.op(KernelOp::Add, other),
+        }
+    }
+
+    /// `self * other`, folding a literal one away.
+    pub fn mul(self, other: Expr) -> Expr {
+        match (&self, &other) {
+            (_, Expr::Literal(Constant::Int(1), _)) => self,
+            (Expr::Literal(Constant::Int(1), _), _) => other,
+            _ => self.op(KernelOp::Mul, other),
+        }
+    }
+}
+
+/// The host side: buffers and the operations of one step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostProgram {
+    /// Device buffers, addressed by their index ([`BufferId`]).
+    pub buffers: Vec<BufferDecl>,
+    /// Steps computed by one pass over `step` (1 until time tiling; `LaunchArg::Step` is the
+    /// first of them).
+    pub steps_per_iteration: u64,
+    /// The operations of one iteration, in order.
+    pub step: Vec<HostOp>,
+}
+
+impl HostProgram {
+    /// The buffer holding a field's current values.
+    pub fn field_buffer(&self, field: Id<Field>) -> Option<BufferId> {
+        self.buffers
+            .iter()
+            .position(|b| b.role == BufferRole::Field { field })
+            .map(BufferId)
+    }
+
+    /// Total device memory, in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.buffers.iter().map(|b| (b.len * b.ty.size_bytes()) as u64).sum()
+    }
+}
+
+/// The index of a buffer in [`HostProgram::buffers`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufferId(pub usize);
+
+/// A device buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferDecl {
+    /// Name, for messages and debugging (`A`, `A.next`, `partials.total`).
+    pub name: String,
+    /// Element type.
+    pub ty: ScalarType,
+    /// Number of elements.
+    pub len: usize,
+    /// What it holds.
+    pub role: BufferRole,
+}
+
+/// What a buffer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferRole {
+    /// A field's current values: uploaded before the run, downloaded after it.
+    Field {
+        /// The field.
+        field: Id<Field>,
+    },
+    /// The ping-pong partner of a field's buffer (new values are written here, then swapped).
+    Next {
+        /// The field.
+        field: Id<Field>,
+    },
+    /// Per-row partial results (`f64`) of a reduction, in row order.
+    Partials {
+        /// The reduction.
+        reduction: Id<Reduction>,
+    },
+}
+
+/// One host operation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostOp {
+    /// Launch a kernel.
+    Launch(Launch),
+    /// Copy all of `from` into `to` (same type and length).
+    Copy {
+        /// Source.
+        from: BufferId,
+        /// Destination.
+        to: BufferId,
+    },
+    /// Exchange the allocations bound to two buffer ids.
+    Swap(BufferId, BufferId),
+    /// Read a reduction's partials back and fold them in order.
+    Reduce(ReduceReadback),
+}
+
+/// [`HostOp::Launch`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    /// Kernel name.
+    pub kernel: String,
+    /// Blocks along x, y, z.
+    pub grid: [u64; 3],
+    /// Threads per block along x, y, z (the kernel's [`Kernel::block`]).
+    pub block: [u32; 3],
+    /// Arguments, in the kernel's parameter order.
+    pub args: Vec<LaunchArg>,
+    /// Run only in steps `t` with `(t + 1) % every == 0` (1 = every step).
+    pub every: u64,
+}
+
+/// An argument of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchArg {
+    /// The buffer currently bound to this id.
+    Buffer(BufferId),
+    /// The step counter `t` (first step of the iteration), as an `i64`.
+    Step,
+}
+
+/// [`HostOp::Reduce`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReduceReadback {
+    /// The reduction.
+    pub reduction: Id<Reduction>,
+    /// Its name, as reported.
+    pub name: String,
+    /// The combining operation (fold with `tessera_runtime::reduce::fold`).
+    pub op: ReduceOp,
+    /// The partials buffer.
+    pub partials: BufferId,
+    /// Number of partials (rows) to read and fold, in index order.
+    pub rows: usize,
+    /// Run only in steps `t` with `(t + 1) % every == 0`.
+    pub every: u64,
+}
+
+/// Why a program could not be lowered under a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LowerError(pub PlanError);
+
+impl std::fmt::Display for LowerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for LowerError {}
+
+impl From<PlanError> for LowerError {
+    fn from(error: PlanError) -> Self {
+        LowerError(error)
+    }
+}
+
+/// Lowers and prints a bound program in both dialects (convenience for tests and tools).
+pub fn generate(bound: &BoundProgram, plan: &GpuPlan) -> Result<(KernelProgram, String, String), LowerError> {
+    let program = lower(bound, plan)?;
+    let (cuda, opencl) = (print_cuda(&program), print_opencl(&program));
+    Ok((program, cuda, opencl))
+}

@@ -1,0 +1,309 @@
+//! What every strategy shares: the index type, linear indices, border-index functions,
+//! a stage's kernel parameters, and the code evaluating a stage at one point.
+
+use tessera_analysis::{BoundProgram, Domain, Footprint};
+use tessera_ir::{Border, Field, Id, ScalarType, Stage};
+use tessera_plan::gpu::GpuPlan;
+
+use super::super::{Expr, KernelOp, KernelParam, ParamKind, ProgramEnv, ReadBinding, StageEval, Stmt};
+
+/// The lowering context: the program, the plan and the index type.
+pub struct Ctx<'a> {
+    /// The program.
+    pub bound: &'a BoundProgram,
+    /// The plan.
+    pub plan: &'a GpuPlan,
+    /// Type of coordinates and linear indices.
+    pub ity: ScalarType,
+}
+
+impl<'a> Ctx<'a> {
+    /// The context of `bound` under `plan`; 64-bit indices once a linear index (or a
+    /// coordinate of a tile overhanging the grid) can reach 2^31.
+    pub fn new(bound: &'a BoundProgram, plan: &'a GpuPlan) -> Ctx<'a> {
+        let cells = bound.cell_count() as u128;
+        let ity = if cells * 2 >= 1u128 << 31 { ScalarType::I64 } else { ScalarType::I32 };
+        Ctx { bound, plan, ity }
+    }
+
+    /// Number of grid axes.
+    pub fn dims(&self) -> usize {
+        self.bound.extents.len()
+    }
+
+    /// Number of grid points.
+    pub fn cells(&self) -> usize {
+        self.bound.cell_count()
+    }
+
+    /// Extent of `axis`.
+    pub fn extent(&self, axis: usize) -> i64 {
+        self.bound.extents[axis] as i64
+    }
+
+    /// An index literal.
+    pub fn lit(&self, value: i64) -> Expr {
+        Expr::int(value, self.ity)
+    }
+
+    /// The domain of a stage.
+    pub fn domain(&self, stage: Id<Stage>) -> &Domain {
+        self.bound.stage_domain(stage)
+    }
+
+    /// Whether a stage updates every grid point.
+    pub fn covers_grid(&self, stage: Id<Stage>) -> bool {
+        let d = self.domain(stage);
+        d.is_dense() && d.rect == tessera_analysis::Rect::grid(&self.bound.extents)
+    }
+
+    /// Points of `domain` along `axis`.
+    pub fn count(domain: &Domain, axis: usize) -> i64 {
+        if domain.rect.is_empty() { 0 } else { (domain.rect.hi[axis] - 1 - domain.rect.lo[axis]) / domain.stride[axis] + 1 }
+    }
+
+    /// `c + offset` (a subtraction for negative offsets, `c` itself for 0).
+    pub fn offset(&self, c: Expr, offset: i64) -> Expr {
+        match offset {
+            0 => c,
+            o if o < 0 => c.op(KernelOp::Sub, self.lit(-o)),
+            o => c.op(KernelOp::Add, self.lit(o)),
+        }
+    }
+
+    /// `coords + offset`, per axis.
+    pub fn shifted(&self, coords: &[Expr], offset: &[i32]) -> Vec<Expr> {
+        coords.iter().zip(offset).map(|(c, o)| self.offset(c.clone(), i64::from(*o))).collect()
+    }
+
+    /// The row-major linear index of in-grid coordinates (slowest first).
+    pub fn linear(&self, coords: &[Expr]) -> Expr {
+        let mut index = coords[0].clone();
+        for (axis, c) in coords.iter().enumerate().skip(1) {
+            index = index.mul(self.lit(self.extent(axis))).add(c.clone());
+        }
+        index
+    }
+
+    /// The border that answers `field`'s out-of-grid reads in `stage` (a field's own border for
+    /// after-step reductions).
+    pub fn border(&self, stage: Option<Id<Stage>>, field: Id<Field>) -> Option<Border> {
+        let program = self.bound.program();
+        match stage {
+            Some(s) => program.stages[s].border_of(field, program),
+            None => program.fields[field].border,
+        }
+    }
+
+    /// Maps a coordinate along `axis` into the grid by a (non-constant) border mode. Mirror
+    /// and periodic results are exact for any reach the binder accepts; positions further out
+    /// (tile overhang, whose values are never used) are clamped to stay in bounds.
+    fn resolve_axis(&self, c: Expr, axis: usize, border: Border) -> Expr {
+        let n = self.extent(axis);
+        let clamp = |e: Expr| e.op(KernelOp::Min, self.lit(n - 1)).op(KernelOp::Max, self.lit(0));
+        match border {
+            Border::Periodic => c.op(KernelOp::Rem, self.lit(n)).add(self.lit(n)).op(KernelOp::Rem, self.lit(n)),
+            Border::Mirror => {
+                let below = c.clone().op(KernelOp::Lt, self.lit(0));
+                let above = self.lit(n - 1).op(KernelOp::Lt, c.clone());
+                let reflected = Expr::Select(
+                    Box::new(below),
+                    Box::new(Expr::Unary(tessera_ir::UnaryOp::Neg, Box::new(c.clone()))),
+                    Box::new(Expr::Select(Box::new(above), Box::new(self.lit(2 * (n - 1)).op(KernelOp::Sub, c.clone())), Box::new(c))),
+                );
+                clamp(reflected)
+            }
+            Border::Clamp | Border::Constant(_) => clamp(c),
+        }
+    }
+
+    /// The value of `field` at grid position `coords` (possibly outside the grid along the
+    /// axes flagged in `resolve`), answered by `border` there; `None` means the position is
+    /// known to be inside.
+    pub fn load(&self, buffer: &str, cached: bool, field: Id<Field>, coords: &[Expr], resolve: &[bool], border: Option<Border>) -> Expr {
+        let load = |coords: &[Expr]| Expr::Load { buffer: buffer.to_string(), index: Box::new(self.linear(coords)), cached };
+        let Some(border) = border.filter(|_| resolve.iter().any(|&r| r)) else {
+            return load(coords);
+        };
+        let resolved: Vec<Expr> = coords
+            .iter()
+            .enumerate()
+            .map(|(axis, c)| if resolve[axis] { self.resolve_axis(c.clone(), axis, border) } else { c.clone() })
+            .collect();
+        match border {
+            Border::Constant(value) => {
+                let inside = coords
+                    .iter()
+                    .enumerate()
+                    .filter(|(axis, _)| resolve[*axis])
+                    .map(|(axis, c)| {
+                        self.lit(0).op(KernelOp::Le, c.clone()).op(KernelOp::And, c.clone().op(KernelOp::Lt, self.lit(self.extent(axis))))
+                    })
+                    .reduce(|a, b| a.op(KernelOp::And, b))
+                    .expect("some axis is resolved");
+                let ty = self.bound.program().fields[field].ty;
+                Expr::Select(Box::new(inside), Box::new(load(&resolved)), Box::new(Expr::Literal(value, ty)))
+            }
+            _ => load(&resolved),
+        }
+    }
+
+    /// `lo[a] <= coords[a] < hi[a]` over the axes where the bound is not implied (`None`).
+    pub fn within(&self, coords: &[Expr], lo: &[Option<i64>], hi: &[Option<i64>]) -> Option<Expr> {
+        let mut terms = Vec::new();
+        for (axis, c) in coords.iter().enumerate() {
+            if let Some(l) = lo[axis] {
+                terms.push(self.lit(l).op(KernelOp::Le, c.clone()));
+            }
+            if let Some(h) = hi[axis] {
+                terms.push(c.clone().op(KernelOp::Lt, self.lit(h)));
+            }
+        }
+        terms.into_iter().reduce(|a, b| a.op(KernelOp::And, b))
+    }
+
+    /// The names of the coordinate variables, slowest first.
+    pub fn axis_names(&self) -> Vec<&'static str> {
+        tessera_ir::axis_names(self.dims())
+    }
+
+    /// Code evaluating `stage` at `coords` and storing its outputs there: reads are loaded into
+    /// variables by `read` first, then the stage is evaluated, then outputs are stored.
+    pub fn point(&self, io: &StageIo, coords: &[Expr], read: &mut dyn FnMut(Id<Field>, &[i32]) -> Expr) -> Stmt {
+        let program = self.bound.program();
+        let mut body = Vec::new();
+        let mut reads = Vec::new();
+        for (field, fp) in &io.reads {
+            for offset in &fp.offsets {
+                let var = format!("r{}", reads.len());
+                body.push(Stmt::Declare { var: var.clone(), ty: program.fields[*field].ty, value: Some(read(*field, offset)) });
+                reads.push(ReadBinding { field: *field, offset: offset.clone(), value: Expr::var(var) });
+            }
+        }
+        let mut outputs = Vec::new();
+        for (k, (field, _)) in io.outputs.iter().enumerate() {
+            let var = format!("o{k}");
+            body.push(Stmt::Declare { var: var.clone(), ty: program.fields[*field].ty, value: None });
+            outputs.push((*field, var));
+        }
+        let env = ProgramEnv { reads, coords: coords.to_vec(), step: Expr::var("t") };
+        body.push(Stmt::Stage(StageEval { stage: io.stage, env, outputs: outputs.clone(), reductions: Vec::new() }));
+        for (field, var) in outputs {
+            body.push(Stmt::Store { buffer: io.output(field).to_string(), index: self.linear(coords), value: Expr::var(var) });
+        }
+        Stmt::Block(body)
+    }
+}
+
+/// A stage's reads, outputs and kernel parameters.
+pub struct StageIo {
+    /// The stage.
+    pub stage: Id<Stage>,
+    /// Fields read (body and in-stage reductions) with their footprints.
+    pub reads: Vec<(Id<Field>, Footprint)>,
+    /// Output fields and whether each is written in place.
+    pub outputs: Vec<(Id<Field>, bool)>,
+    params: Vec<IoParam>,
+}
+
+/// One kernel parameter of a stage kernel and the buffer bound to it.
+pub struct IoParam {
+    /// The parameter.
+    pub param: KernelParam,
+    /// The field and whether its ping-pong partner (`true`) or its own buffer is bound;
+    /// `None` for the step counter.
+    pub buffer: Option<(Id<Field>, bool)>,
+}
+
+/// A C identifier for a field: `f3_E_ex` for field 3 named `E.ex`.
+pub fn field_ident(ctx: &Ctx, field: Id<Field>) -> String {
+    format!("f{}_{}", field.index(), ident(&ctx.bound.program().fields[field].name))
+}
+
+impl StageIo {
+    /// The reads, outputs and parameters of `stage`.
+    pub fn new(ctx: &Ctx, stage: Id<Stage>) -> StageIo {
+        let checked = ctx.bound.checked();
+        let reads = checked.stage_footprints(stage).to_vec();
+        let outputs: Vec<(Id<Field>, bool)> = ctx.bound.program().stages[stage]
+            .outputs()
+            .into_iter()
+            .map(|f| {
+                let own_point_only =
+                    checked.footprint(stage, f).is_none_or(|fp| fp.offsets.iter().all(|o| o.iter().all(|&v| v == 0)));
+                (f, own_point_only)
+            })
+            .collect();
+        let mut fields: Vec<Id<Field>> = reads.iter().map(|(f, _)| *f).chain(outputs.iter().map(|(f, _)| *f)).collect();
+        fields.sort();
+        fields.dedup();
+        let mut params = Vec::new();
+        for field in fields {
+            let ty = ctx.bound.program().fields[field].ty;
+            let name = field_ident(ctx, field);
+            let is_read = reads.iter().any(|(f, _)| *f == field);
+            let buffer = |name: String, read_only: bool, next: bool| IoParam {
+                param: KernelParam { name, kind: ParamKind::Buffer { ty, read_only } },
+                buffer: Some((field, next)),
+            };
+            match outputs.iter().find(|(f, _)| *f == field) {
+                Some((_, true)) => params.push(buffer(name, false, false)),
+                Some((_, false)) => {
+                    if is_read {
+                        params.push(buffer(name.clone(), true, false));
+                    }
+                    params.push(buffer(format!("{name}_next"), false, true));
+                }
+                None => params.push(buffer(name, true, false)),
+            }
+        }
+        params.push(IoParam { param: KernelParam { name: "t".into(), kind: ParamKind::Scalar(ScalarType::I64) }, buffer: None });
+        StageIo { stage, reads, outputs, params }
+    }
+
+    /// Output fields and whether each is written in place.
+    pub fn outputs(&self) -> Vec<(Id<Field>, bool)> {
+        self.outputs.clone()
+    }
+
+    /// The kernel parameters with their buffers, in order.
+    pub fn params(&self) -> &[IoParam] {
+        &self.params
+    }
+
+    /// The kernel parameters.
+    pub fn kernel_params(&self) -> Vec<KernelParam> {
+        self.params.iter().map(|p| p.param.clone()).collect()
+    }
+
+    /// The parameter `field` is read from.
+    pub fn input(&self, field: Id<Field>) -> &str {
+        self.params.iter().find(|p| p.buffer == Some((field, false))).map_or("", |p| p.param.name.as_str())
+    }
+
+    /// Whether reads of `field` may use the read-only cache (the kernel never writes it).
+    pub fn cached(&self, field: Id<Field>) -> bool {
+        self.params
+            .iter()
+            .find(|p| p.buffer == Some((field, false)))
+            .is_some_and(|p| matches!(p.param.kind, ParamKind::Buffer { read_only: true, .. }))
+    }
+
+    /// The parameter `field`'s new values are written to.
+    pub fn output(&self, field: Id<Field>) -> &str {
+        let in_place = self.outputs.iter().any(|(f, p)| *f == field && *p);
+        self.params.iter().find(|p| p.buffer == Some((field, !in_place))).map_or("", |p| p.param.name.as_str())
+    }
+}
+
+
+/// A C identifier made of `name`'s letters and digits (others become `_`).
+pub fn ident(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+}
+
+/// The name of `stage`'s kernel under a strategy: `ts_heat_s0_diffuse_tiled`.
+pub fn kernel_name(ctx: &Ctx, stage: Id<Stage>, strategy: &str) -> String {
+    let program = ctx.bound.program();
+    format!("ts_{}_s{}_{}_{strategy}", ident(&program.name), stage.index(), ident(&program.stages[stage].name))
+}

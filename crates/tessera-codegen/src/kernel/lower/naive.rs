@@ -1,0 +1,118 @@
+//! The naive strategy (Physis, Schäfer's baseline): one thread per point of the two fastest
+//! axes, each thread looping over the slower axes; loads through the read-only cache, border
+//! handling only off the interior fast path.
+
+use tessera_ir::{Id, Stage};
+
+use super::super::{Expr, Kernel, KernelOp, Stmt};
+use super::common::{kernel_name, Ctx, StageIo};
+
+/// The naive kernel of `stage` and its launch grid.
+pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
+    let d = ctx.dims();
+    let domain = ctx.domain(stage).clone();
+    let names = ctx.axis_names();
+    let ity = ctx.ity;
+    let bx = ctx.plan.block[0];
+    let (by, elements) = if d >= 2 { (ctx.plan.block[1], ctx.plan.elements_per_thread) } else { (1, 1) };
+    let coords: Vec<Expr> = names.iter().map(|n| Expr::var(*n)).collect();
+    let thread_coord = |axis: usize, k: &str| Stmt::Declare {
+        var: names[axis].to_string(),
+        ty: ity,
+        value: Some(ctx.offset(Expr::var(k).mul(ctx.lit(domain.stride[axis])), domain.rect.lo[axis])),
+    };
+    let mut point = point_with_borders(ctx, stage, io, &coords);
+    for axis in (0..d.saturating_sub(2)).rev() {
+        point = vec![Stmt::For {
+            var: names[axis].to_string(),
+            ty: ity,
+            start: ctx.lit(domain.rect.lo[axis]),
+            end: ctx.lit(domain.rect.hi[axis]),
+            step: ctx.lit(domain.stride[axis]),
+            body: point,
+        }];
+    }
+    let x = d - 1;
+    let count_x = Ctx::count(&domain, x);
+    let mut inner = Vec::new();
+    if d >= 2 {
+        let y = d - 2;
+        let count_y = Ctx::count(&domain, y);
+        for e in 0..elements {
+            let ky = Expr::BlockIdx(1)
+                .mul(ctx.lit(i64::from(by) * i64::from(elements)))
+                .add(ctx.lit(i64::from(e) * i64::from(by)))
+                .add(Expr::ThreadIdx(1));
+            inner.push(Stmt::Block(vec![
+                Stmt::Declare { var: "ky".into(), ty: ity, value: Some(ky) },
+                thread_coord(y, "ky"),
+                Stmt::If { cond: Expr::var("ky").op(KernelOp::Lt, ctx.lit(count_y)), then: point.clone(), otherwise: Vec::new() },
+            ]));
+        }
+    } else {
+        inner = point;
+    }
+    let kx = Expr::BlockIdx(0).mul(ctx.lit(i64::from(bx))).add(Expr::ThreadIdx(0));
+    let body = vec![
+        Stmt::Declare { var: "kx".into(), ty: ity, value: Some(kx) },
+        thread_coord(x, "kx"),
+        Stmt::If { cond: Expr::var("kx").op(KernelOp::Lt, ctx.lit(count_x)), then: inner, otherwise: Vec::new() },
+    ];
+    let grid_y = if d >= 2 { blocks(Ctx::count(&domain, d - 2), u64::from(by) * u64::from(elements)) } else { 1 };
+    let program = ctx.bound.program();
+    let kernel = Kernel {
+        name: kernel_name(ctx, stage, "naive"),
+        strategy: "naive",
+        doc: format!("stage `{}`: one thread per point, slower axes looped", program.stages[stage].name),
+        params: io.kernel_params(),
+        shared: Vec::new(),
+        block: [bx, by, 1],
+        body,
+    };
+    (kernel, [blocks(count_x, u64::from(bx)), grid_y, 1])
+}
+
+/// Blocks of `per_block` covering `count` points.
+pub fn blocks(count: i64, per_block: u64) -> u64 {
+    (count.max(0) as u64).div_ceil(per_block.max(1))
+}
+
+/// The point code of `stage` at `coords` (in the grid): plain loads where no read can leave
+/// the grid, border-resolved loads elsewhere.
+fn point_with_borders(ctx: &Ctx, stage: Id<Stage>, io: &StageIo, coords: &[Expr]) -> Vec<Stmt> {
+    let d = ctx.dims();
+    let domain = ctx.domain(stage);
+    let last = domain.last();
+    let (mut lo, mut hi) = (vec![None; d], vec![None; d]);
+    for (field, fp) in &io.reads {
+        if ctx.border(Some(stage), *field).is_none() {
+            continue;
+        }
+        for axis in 0..d {
+            let need_lo = -i64::from(fp.min[axis]);
+            if need_lo > domain.rect.lo[axis] {
+                lo[axis] = Some(lo[axis].unwrap_or(0).max(need_lo));
+            }
+            let need_hi = ctx.extent(axis) - i64::from(fp.max[axis]);
+            if need_hi <= last[axis] {
+                hi[axis] = Some(hi[axis].unwrap_or(i64::MAX).min(need_hi));
+            }
+        }
+    }
+    let mut direct = |field, offset: &[i32]| {
+        ctx.load(io.input(field), io.cached(field), field, &ctx.shifted(coords, offset), &vec![false; d], None)
+    };
+    let interior = ctx.point(io, coords, &mut direct);
+    match ctx.within(coords, &lo, &hi) {
+        None => vec![interior],
+        Some(cond) => {
+            let mut bordered = |field, offset: &[i32]| {
+                let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
+                let border = ctx.border(Some(stage), field);
+                ctx.load(io.input(field), io.cached(field), field, &ctx.shifted(coords, offset), &resolve, border)
+            };
+            let boundary = ctx.point(io, coords, &mut bordered);
+            vec![Stmt::If { cond, then: vec![interior], otherwise: vec![boundary] }]
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! The kernel printer: one printer for CUDA C and OpenCL C, parameterised by the C-family
+//! [`Dialect`]; the dialects differ only in qualifiers, index intrinsics, barriers, read-only
+//! loads and type names. Program expressions are printed by [`crate::cfamily`].
+
+use std::fmt::Write as _;
+
+use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage, UnaryOp};
+
+use super::{Expr, Kernel, KernelOp, KernelProgram, ParamKind, ProgramEnv, Stmt};
+use crate::cfamily::{print_reduction_value, print_stage, Dialect, ReadRenderer};
+
+/// CUDA C source of every kernel of `program`: NVRTC-compilable alone (no includes).
+pub fn print_cuda(program: &KernelProgram) -> String {
+    print_source(program, Dialect::Cuda)
+}
+
+/// OpenCL C source of every kernel of `program`.
+pub fn print_opencl(program: &KernelProgram) -> String {
+    print_source(program, Dialect::OpenCl)
+}
+
+fn print_source(program: &KernelProgram, dialect: Dialect) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "// Tessera kernels for `{}`: {}", program.name, program.plan.describe());
+    let extents: Vec<String> = program.extents.iter().map(|e| e.to_string()).collect();
+    let _ = writeln!(out, "// grid {}, {} indexing", extents.join(" x "), program.index_ty);
+    for note in &program.notes {
+        let _ = writeln!(out, "// note: {note}");
+    }
+    if dialect == Dialect::OpenCl && !program.uses_f64() {
+        // The preamble's helpers use `double`: devices without fp64 still need the extension.
+        out.push_str("// the helpers below need cl_khr_fp64\n");
+    }
+    out.push_str(&dialect.preamble());
+    if dialect == Dialect::OpenCl && !program.plan.exact {
+        out.push_str("#pragma OPENCL FP_CONTRACT ON\n");
+    }
+    for kernel in &program.kernels {
+        out.push('\n');
+        Printer { dialect, program, out: &mut out }.kernel(kernel);
+    }
+    out
+}
+
+struct Printer<'a> {
+    dialect: Dialect,
+    program: &'a KernelProgram,
+    out: &'a mut String,
+}
+
+impl Printer<'_> {
+    fn ty(&self, ty: ScalarType) -> &'static str {
+        self.dialect.scalar_type(ty)
+    }
+
+    fn kernel(&mut self, kernel: &Kernel) {
+        let _ = writeln!(self.out, "// {} ({})", kernel.doc, kernel.strategy);
+        let params: Vec<String> = kernel
+            .params
+            .iter()
+            .map(|p| match p.kind {
+                ParamKind::Buffer { ty, read_only } => {
+                    let constness = if read_only { "const " } else { "" };
+                    match self.dialect {
+                        Dialect::OpenCl => format!("__global {constness}{}* restrict {}", self.ty(ty), p.name),
+                        _ => format!("{constness}{}* __restrict__ {}", self.ty(ty), p.name),
+                    }
+                }
+                ParamKind::Scalar(ty) => format!("{} {}", self.ty(ty), p.name),
+            })
+            .collect();
+        let [bx, by, bz] = kernel.block;
+        match self.dialect {
+            Dialect::OpenCl => {
+                let _ = writeln!(self.out, "__kernel __attribute__((reqd_work_group_size({bx}, {by}, {bz})))");
+                let _ = writeln!(self.out, "void {}({}) {{", kernel.name, params.join(", "));
+            }
+            _ => {
+                let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
+                let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__({threads})");
+                let _ = writeln!(self.out, "{}({}) {{", kernel.name, params.join(", "));
+            }
+        }
+        let qualifier = if self.dialect == Dialect::OpenCl { "__local" } else { "__shared__" };
+        for array in &kernel.shared {
+            let dims: String = array.dims.iter().map(|d| format!("[{d}]")).collect();
+            let _ = writeln!(self.out, "    {qualifier} {} {}{dims};", self.ty(array.ty), array.name);
+        }
+        self.block(&kernel.body, 1);
+        self.out.push_str("}\n");
+    }
+
+    fn line(&mut self, depth: usize, text: &str) {
+        for _ in 0..depth {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn block(&mut self, body: &[Stmt], depth: usize) {
+        for stmt in body {
+            self.stmt(stmt, depth);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, depth: usize) {
+        match stmt {
+            Stmt::Declare { var, ty, value } => {
+                let text = match value {
+                    Some(v) => format!("{} {var} = {};", self.ty(*ty), self.expr(v)),
+                    None => format!("{} {var};", self.ty(*ty)),
+                };
+                self.line(depth, &text);
+            }
+            Stmt::Assign { var, value } => {
+                let text = format!("{var} = {};", self.expr(value));
+                self.line(depth, &text);
+            }
+            Stmt::Store { buffer, index, value } => {
+                let text = format!("{buffer}[{}] = {};", self.expr(index), self.expr(value));
+                self.line(depth, &text);
+            }
+            Stmt::SharedStore { array, index, value } => {
+                let text = format!("{array}{} = {};", self.indices(index), self.expr(value));
+                self.line(depth, &text);
+            }
+            Stmt::If { cond, then, otherwise } => {
+                let text = format!("if ({}) {{", self.expr(cond));
+                self.line(depth, &text);
+                self.block(then, depth + 1);
+                if otherwise.is_empty() {
+                    self.line(depth, "}");
+                } else {
+                    self.line(depth, "} else {");
+                    self.block(otherwise, depth + 1);
+                    self.line(depth, "}");
+                }
+            }
+            Stmt::For { var, ty, start, end, step, body } => {
+                let text = format!(
+                    "for ({} {var} = {}; {var} < {}; {var} += {}) {{",
+                    self.ty(*ty),
+                    self.expr(start),
+                    self.expr(end),
+                    self.expr(step)
+                );
+                self.line(depth, &text);
+                self.block(body, depth + 1);
+                self.line(depth, "}");
+            }
+            Stmt::Barrier => {
+                let text = match self.dialect {
+                    Dialect::OpenCl => "barrier(CLK_LOCAL_MEM_FENCE);",
+                    _ => "__syncthreads();",
+                };
+                self.line(depth, text);
+            }
+            Stmt::Block(body) => {
+                self.line(depth, "{");
+                self.block(body, depth + 1);
+                self.line(depth, "}");
+            }
+            Stmt::Comment(text) => self.line(depth, &format!("// {text}")),
+            Stmt::Stage(eval) => {
+                let checked = self.program.checked.clone();
+                let printed = {
+                    let mut leaves = Leaves { printer: self, env: &eval.env, stage: Some(eval.stage) };
+                    print_stage(leaves.printer.dialect, &checked, eval.stage, &mut leaves)
+                };
+                self.line(depth, "{");
+                for text in &printed.lets {
+                    self.line(depth + 1, text);
+                }
+                for (field, var) in &eval.outputs {
+                    if let Some((_, value)) = printed.outputs.iter().find(|(f, _)| f == field) {
+                        self.line(depth + 1, &format!("{var} = {value};"));
+                    }
+                }
+                for (reduction, var) in &eval.reductions {
+                    if let Some((_, value)) = printed.reductions.iter().find(|(r, _)| r == reduction) {
+                        self.line(depth + 1, &format!("{var} = {value};"));
+                    }
+                }
+                self.line(depth, "}");
+            }
+            Stmt::Reduce(eval) => {
+                let checked = self.program.checked.clone();
+                let value = checked.program().reductions[eval.reduction].value;
+                let printed = {
+                    let mut leaves = Leaves { printer: self, env: &eval.env, stage: None };
+                    print_reduction_value(leaves.printer.dialect, &checked, value, &mut leaves)
+                };
+                self.line(depth, &format!("{} = {printed};", eval.var));
+            }
+        }
+    }
+
+    fn indices(&self, index: &[Expr]) -> String {
+        index.iter().map(|i| format!("[{}]", self.expr(i))).collect()
+    }
+
+    fn index_cast(&self, text: &str) -> String {
+        format!("(({}){text})", self.ty(self.program.index_ty))
+    }
+
+    fn expr(&self, expr: &Expr) -> String {
+        const AXES: [&str; 3] = ["x", "y", "z"];
+        match expr {
+            Expr::Literal(value, ty) => self.dialect.literal(*value, *ty),
+            Expr::Var(name) => name.clone(),
+            Expr::ThreadIdx(axis) => match self.dialect {
+                Dialect::OpenCl => self.index_cast(&format!("get_local_id({axis})")),
+                _ => self.index_cast(&format!("threadIdx.{}", AXES[*axis])),
+            },
+            Expr::BlockIdx(axis) => match self.dialect {
+                Dialect::OpenCl => self.index_cast(&format!("get_group_id({axis})")),
+                _ => self.index_cast(&format!("blockIdx.{}", AXES[*axis])),
+            },
+            Expr::Load { buffer, index, cached } => {
+                let index = self.expr(index);
+                if *cached && self.dialect == Dialect::Cuda {
+                    format!("__ldg(&{buffer}[{index}])")
+                } else {
+                    format!("{buffer}[{index}]")
+                }
+            }
+            Expr::SharedLoad { array, index } => format!("{array}{}", self.indices(index)),
+            Expr::Unary(op, a) => {
+                let a = self.expr(a);
+                match op {
+                    UnaryOp::Neg => format!("(-{a})"),
+                    UnaryOp::Not => format!("(!{a})"),
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (self.expr(a), self.expr(b));
+                let symbol = match op {
+                    KernelOp::Min => return format!("({a} < {b} ? {a} : {b})"),
+                    KernelOp::Max => return format!("({a} > {b} ? {a} : {b})"),
+                    KernelOp::Add => "+",
+                    KernelOp::Sub => "-",
+                    KernelOp::Mul => "*",
+                    KernelOp::Div => "/",
+                    KernelOp::Rem => "%",
+                    KernelOp::Lt => "<",
+                    KernelOp::Le => "<=",
+                    KernelOp::Eq => "==",
+                    KernelOp::Ne => "!=",
+                    KernelOp::And => "&&",
+                    KernelOp::Or => "||",
+                };
+                format!("({a} {symbol} {b})")
+            }
+            Expr::Select(c, a, b) => format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b)),
+            Expr::Cast(ty, a) => format!("(({}){})", self.ty(*ty), self.expr(a)),
+        }
+    }
+}
+
+/// Spells the leaves of program expressions from a [`ProgramEnv`].
+struct Leaves<'p, 'a> {
+    printer: &'p Printer<'a>,
+    env: &'p ProgramEnv,
+    stage: Option<Id<Stage>>,
+}
+
+impl ReadRenderer for Leaves<'_, '_> {
+    fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String {
+        match self.env.reads.iter().find(|r| r.field == field && r.offset == offset) {
+            Some(binding) => self.printer.expr(&binding.value),
+            None => panic!("kernel lowering bound no value to a read of field #{} at {offset:?}", field.index()),
+        }
+    }
+
+    fn local(&mut self, local: Id<Local>) -> String {
+        format!("l{}_{}", self.stage.map_or(0, |s| s.index()), local.index())
+    }
+
+    fn coord(&mut self, axis: usize) -> String {
+        let text = self.printer.expr(&self.env.coords[axis]);
+        if self.printer.program.index_ty == ScalarType::I64 {
+            text
+        } else {
+            format!("(({}){text})", self.printer.ty(ScalarType::I64))
+        }
+    }
+
+    fn step(&mut self) -> String {
+        self.printer.expr(&self.env.step)
+    }
+
+    fn param(&mut self, param: Id<Param>) -> String {
+        let ty = self.printer.program.checked.program().params[param].ty;
+        self.printer.dialect.literal(self.printer.program.param_values[param.index()], ty)
+    }
+
+    fn reduction_value(&mut self, reduction: Id<Reduction>) -> String {
+        panic!("reduction value #{} used in a kernel: only `until` reads reduction values", reduction.index())
+    }
+}

@@ -1,0 +1,47 @@
+//! What a lowered program needs from a device, checked against its limits (Rawat §2).
+
+use tessera_plan::gpu::{check_kernel, check_memory, DeviceLimits, KernelResources, Occupancy, PlanError};
+
+use super::{HostOp, Kernel, KernelProgram, Launch, ScalarType, Stmt};
+
+/// The resources of one launch of `kernel`: block, grid, shared memory and an estimate of
+/// its registers per thread (a base of 16 plus one per 32-bit variable, two per 64-bit one).
+pub fn kernel_resources(kernel: &Kernel, launch: &Launch) -> KernelResources {
+    fn registers(body: &[Stmt]) -> u32 {
+        body.iter()
+            .map(|s| match s {
+                Stmt::Declare { ty, .. } => {
+                    if ty.size_bytes() == 8 { 2 } else { 1 }
+                }
+                Stmt::If { then, otherwise, .. } => registers(then).max(registers(otherwise)),
+                Stmt::For { body, .. } | Stmt::Block(body) => 1 + registers(body),
+                _ => 0,
+            })
+            .sum()
+    }
+    let index_registers = if kernel.params.iter().any(|p| p.kind == super::ParamKind::Scalar(ScalarType::I64)) { 2 } else { 0 };
+    KernelResources {
+        kernel: kernel.name.clone(),
+        block: launch.block,
+        grid: launch.grid,
+        shared_bytes: kernel.shared.iter().map(|s| s.bytes()).sum(),
+        registers_per_thread: 16 + index_registers + registers(&kernel.body),
+    }
+}
+
+/// Checks a lowered program against a device: its buffers must fit in device memory, every
+/// launch within the thread, block, grid and shared-memory limits. Returns each kernel's
+/// occupancy, in launch order.
+pub fn validate(program: &KernelProgram, limits: &DeviceLimits) -> Result<Vec<(String, Occupancy)>, PlanError> {
+    check_memory(limits, program.host.bytes())?;
+    let mut report = Vec::new();
+    for op in &program.host.step {
+        if let HostOp::Launch(launch) = op {
+            let kernel = program
+                .kernel(&launch.kernel)
+                .ok_or_else(|| PlanError::Unsupported(format!("the host program launches an unknown kernel `{}`", launch.kernel)))?;
+            report.push((kernel.name.clone(), check_kernel(limits, &kernel_resources(kernel, launch))?));
+        }
+    }
+    Ok(report)
+}
