@@ -1,1 +1,501 @@
 //! The C-family printer shared by the C, CUDA and OpenCL back ends.
+//!
+//! It prints expressions of a [`CheckedProgram`] so that, compiled without floating-point
+//! contraction or fast-math, they compute bitwise what the reference backend computes (THE
+//! semantics, see `docs/language.md`):
+//!
+//! - every node is evaluated in its elaborated type and printed fully parenthesised, with every
+//!   conversion explicit;
+//! - integer `+ - *` and negation wrap (computed on unsigned types), integer `/` and `%` by zero
+//!   give 0 and `MIN / -1` wraps: the helpers of [`Dialect::preamble`] do this;
+//! - float-to-integer conversions truncate and saturate, NaN gives 0 (Rust `as`);
+//! - float literals are spelled so that they round-trip bitwise (`f32` values with an `f`
+//!   suffix, non-finite values from their bit patterns);
+//! - `min`/`max` on floats are `fmin`/`fmax`, float `%` is `fmod`, `rsqrt(x)` is `1 / sqrt(x)`.
+//!
+//! How a field read, a local, a coordinate, `t`, a parameter or a reduction value is spelled
+//! depends on the code generation strategy; it supplies a [`ReadRenderer`].
+
+use std::fmt::Write as _;
+
+use tessera_analysis::CheckedProgram;
+use tessera_ir::{
+    BinaryOp, Constant, ExprId, ExprKind, Field, Id, Local, MathFn, Param, Reduction, ScalarType,
+    Stage, Statement, UnaryOp,
+};
+
+/// The target language of the printer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// C11 (the CPU backend; compiled by the system C compiler).
+    C,
+    /// CUDA C++ device code (compiled by NVRTC, no standard headers).
+    Cuda,
+    /// OpenCL C 1.2.
+    OpenCl,
+}
+
+/// Spells the leaves of an expression that depend on the code generation strategy.
+pub trait ReadRenderer {
+    /// A read of `field` at `offset` (slowest axis first) from the current point.
+    fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String;
+    /// A `let` binding of the stage being printed.
+    fn local(&mut self, local: Id<Local>) -> String;
+    /// The current point's index along `axis` (0 = slowest), as an `int64_t` expression.
+    fn coord(&mut self, axis: usize) -> String;
+    /// The step counter `t`, as an `int64_t` expression.
+    fn step(&mut self) -> String;
+    /// A parameter's value, in the parameter's type.
+    fn param(&mut self, param: Id<Param>) -> String;
+    /// The latest value of a reduction (only in `until` conditions), as a `double` expression.
+    fn reduction_value(&mut self, reduction: Id<Reduction>) -> String;
+}
+
+impl Dialect {
+    /// The name of a scalar type (`int32_t` in C and CUDA, `int` in OpenCL).
+    pub fn scalar_type(self, ty: ScalarType) -> &'static str {
+        match (self, ty) {
+            (_, ScalarType::Bool) => "bool",
+            (_, ScalarType::F32) => "float",
+            (_, ScalarType::F64) => "double",
+            (Dialect::OpenCl, ScalarType::U8) => "uchar",
+            (Dialect::OpenCl, ScalarType::I32) => "int",
+            (Dialect::OpenCl, ScalarType::I64) => "long",
+            (_, ScalarType::U8) => "uint8_t",
+            (_, ScalarType::I32) => "int32_t",
+            (_, ScalarType::I64) => "int64_t",
+        }
+    }
+
+    /// The unsigned type of the same width as an integer type (wrapping arithmetic is done in it).
+    fn unsigned_type(self, ty: ScalarType) -> &'static str {
+        match (self, ty) {
+            (Dialect::OpenCl, ScalarType::U8) => "uchar",
+            (Dialect::OpenCl, ScalarType::I32) => "uint",
+            (Dialect::OpenCl, ScalarType::I64) => "ulong",
+            (_, ScalarType::U8) => "uint8_t",
+            (_, ScalarType::I32) => "uint32_t",
+            (_, ScalarType::I64) => "uint64_t",
+            _ => unreachable!("unsigned_type of a non-integer type"),
+        }
+    }
+
+    /// The name of a one- or two-argument math function on floats of type `ty` (`sqrtf`,
+    /// `fmin`, ...). OpenCL names are overloaded; C and CUDA use the `f` suffix for `f32`.
+    /// `rsqrt` is not a library call (it is printed as `1 / sqrt(x)`).
+    pub fn float_function(self, function: MathFn, ty: ScalarType) -> &'static str {
+        let base = match function {
+            MathFn::Sqrt | MathFn::Rsqrt => "sqrt",
+            MathFn::Exp => "exp",
+            MathFn::Log => "log",
+            MathFn::Pow => "pow",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Atan2 => "atan2",
+            MathFn::Abs => "fabs",
+            MathFn::Min => "fmin",
+            MathFn::Max => "fmax",
+            MathFn::Floor => "floor",
+        };
+        if self == Dialect::OpenCl || ty == ScalarType::F64 {
+            return base;
+        }
+        match base {
+            "sqrt" => "sqrtf",
+            "exp" => "expf",
+            "log" => "logf",
+            "pow" => "powf",
+            "sin" => "sinf",
+            "cos" => "cosf",
+            "atan2" => "atan2f",
+            "fabs" => "fabsf",
+            "fmin" => "fminf",
+            "fmax" => "fmaxf",
+            _ => "floorf",
+        }
+    }
+
+    /// The name of the float remainder function (`fmodf`/`fmod`).
+    fn fmod(self, ty: ScalarType) -> &'static str {
+        if self == Dialect::OpenCl || ty == ScalarType::F64 {
+            "fmod"
+        } else {
+            "fmodf"
+        }
+    }
+
+    /// A literal of type `ty`, spelled so that the compiler reads back exactly the value the
+    /// reference backend uses (`f32` literals are the `f64` constant rounded once to `f32`).
+    pub fn literal(self, value: Constant, ty: ScalarType) -> String {
+        match ty {
+            ScalarType::Bool => match value {
+                Constant::Bool(true) => "true".into(),
+                Constant::Bool(false) => "false".into(),
+                other => (other.as_f64() != 0.0).to_string(),
+            },
+            ScalarType::F32 => {
+                let v = value.as_f64() as f32;
+                if v.is_finite() {
+                    format!("{v:?}f")
+                } else {
+                    format!("ts_f32_from_bits(0x{:08x}u)", v.to_bits())
+                }
+            }
+            ScalarType::F64 => {
+                let v = value.as_f64();
+                if v.is_finite() {
+                    format!("{v:?}")
+                } else {
+                    format!("ts_f64_from_bits(0x{:016x}ull)", v.to_bits())
+                }
+            }
+            ScalarType::U8 | ScalarType::I32 | ScalarType::I64 => {
+                let v = match value {
+                    Constant::Int(v) => v,
+                    other => other.as_f64() as i64,
+                };
+                self.int_literal(v, ty)
+            }
+        }
+    }
+
+    /// An integer literal of an integer type; the most negative values are spelled as `-MAX - 1`.
+    fn int_literal(self, v: i64, ty: ScalarType) -> String {
+        let name = self.scalar_type(ty);
+        let suffix = match (ty, self) {
+            (ScalarType::I64, Dialect::OpenCl) => "L",
+            (ScalarType::I64, _) => "LL",
+            _ => "",
+        };
+        if v >= 0 {
+            format!("(({name}){v}{suffix})")
+        } else if v == i64::MIN {
+            format!("(({name})(-9223372036854775807{suffix} - 1))")
+        } else {
+            format!("(({name})(-{}{suffix}))", v.unsigned_abs())
+        }
+    }
+
+    /// Headers and helper functions every generated file starts with: the integer semantics
+    /// (wrapping, division by zero), saturating conversions and bit casts. All helpers are
+    /// `static inline` (CUDA: `__device__`) and prefixed `ts_`.
+    pub fn preamble(self) -> String {
+        let mut out = String::new();
+        let q = match self {
+            Dialect::C => {
+                out.push_str("#include <stdint.h>\n#include <stdbool.h>\n#include <string.h>\n#include <math.h>\n\n");
+                "static inline"
+            }
+            Dialect::Cuda => {
+                out.push_str(
+                    "typedef unsigned char uint8_t;\ntypedef int int32_t;\ntypedef unsigned int uint32_t;\n\
+                     typedef long long int64_t;\ntypedef unsigned long long uint64_t;\n\n",
+                );
+                "static __device__ __forceinline__"
+            }
+            Dialect::OpenCl => {
+                out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#pragma OPENCL FP_CONTRACT OFF\n\n");
+                "static inline"
+            }
+        };
+        self.bit_cast_helpers(q, &mut out);
+        for ty in [ScalarType::U8, ScalarType::I32, ScalarType::I64] {
+            self.integer_helpers(q, ty, &mut out);
+        }
+        for from in [ScalarType::F32, ScalarType::F64] {
+            for to in [ScalarType::U8, ScalarType::I32, ScalarType::I64] {
+                self.saturating_cast_helper(q, from, to, &mut out);
+            }
+        }
+        out
+    }
+
+    fn bit_cast_helpers(self, q: &str, out: &mut String) {
+        for (ty, bits) in [
+            (ScalarType::F32, ScalarType::I32),
+            (ScalarType::F64, ScalarType::I64),
+        ] {
+            let (name, ubits) = (self.scalar_type(ty), self.unsigned_type(bits));
+            let body = match self {
+                Dialect::C => format!("{name} v; memcpy(&v, &bits, sizeof v); return v;"),
+                Dialect::Cuda if ty == ScalarType::F32 => {
+                    "return __int_as_float((int)bits);".into()
+                }
+                Dialect::Cuda => "return __longlong_as_double((long long)bits);".into(),
+                Dialect::OpenCl => format!("return as_{name}(bits);"),
+            };
+            let _ = writeln!(
+                out,
+                "{q} {name} ts_{ty}_from_bits({ubits} bits) {{ {body} }}"
+            );
+        }
+    }
+
+    fn integer_helpers(self, q: &str, ty: ScalarType, out: &mut String) {
+        let (t, u) = (self.scalar_type(ty), self.unsigned_type(ty));
+        for (name, op) in [("add", "+"), ("sub", "-"), ("mul", "*")] {
+            let _ = writeln!(
+                out,
+                "{q} {t} ts_{name}_{ty}({t} a, {t} b) {{ return ({t})(({u})a {op} ({u})b); }}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{q} {t} ts_neg_{ty}({t} a) {{ return ({t})(({u})0 - ({u})a); }}"
+        );
+        if ty == ScalarType::U8 {
+            let _ = writeln!(
+                out,
+                "{q} {t} ts_div_{ty}({t} a, {t} b) {{ return b == 0 ? ({t})0 : ({t})(a / b); }}"
+            );
+            let _ = writeln!(
+                out,
+                "{q} {t} ts_rem_{ty}({t} a, {t} b) {{ return b == 0 ? ({t})0 : ({t})(a % b); }}"
+            );
+            let _ = writeln!(out, "{q} {t} ts_abs_{ty}({t} a) {{ return a; }}");
+        } else {
+            let min = self.int_literal(
+                if ty == ScalarType::I32 {
+                    i64::from(i32::MIN)
+                } else {
+                    i64::MIN
+                },
+                ty,
+            );
+            let minus_one = self.int_literal(-1, ty);
+            let _ = writeln!(
+                out,
+                "{q} {t} ts_div_{ty}({t} a, {t} b) {{ return b == 0 ? ({t})0 : (a == {min} && b == {minus_one}) ? a : ({t})(a / b); }}"
+            );
+            let _ = writeln!(
+                out,
+                "{q} {t} ts_rem_{ty}({t} a, {t} b) {{ return (b == 0 || b == {minus_one}) ? ({t})0 : ({t})(a % b); }}"
+            );
+            let _ = writeln!(
+                out,
+                "{q} {t} ts_abs_{ty}({t} a) {{ return a < 0 ? ts_neg_{ty}(a) : a; }}"
+            );
+        }
+    }
+
+    fn saturating_cast_helper(self, q: &str, from: ScalarType, to: ScalarType, out: &mut String) {
+        let (f, t) = (self.scalar_type(from), self.scalar_type(to));
+        // Bounds are powers of two (exact in both float types): x >= 2^bits saturates high,
+        // x < -2^(bits-1) (signed) or x < 0 (u8, where (-1, 0) truncates to 0 anyway) low.
+        let (high, low, max, min) = match to {
+            ScalarType::U8 => (
+                "256.0",
+                "0.0",
+                self.int_literal(255, to),
+                self.int_literal(0, to),
+            ),
+            ScalarType::I32 => (
+                "2147483648.0",
+                "-2147483648.0",
+                self.int_literal(i64::from(i32::MAX), to),
+                self.int_literal(i64::from(i32::MIN), to),
+            ),
+            _ => (
+                "9223372036854775808.0",
+                "-9223372036854775808.0",
+                self.int_literal(i64::MAX, to),
+                self.int_literal(i64::MIN, to),
+            ),
+        };
+        let sfx = if from == ScalarType::F32 { "f" } else { "" };
+        let _ = writeln!(
+            out,
+            "{q} {t} ts_{from}_to_{to}({f} x) {{ return x != x ? ({t})0 : x >= {high}{sfx} ? {max} : x < {low}{sfx} ? {min} : ({t})x; }}"
+        );
+    }
+}
+
+/// Prints `expr` of `checked` in `dialect`; leaves are spelled by `leaves`.
+///
+/// The result is one fully parenthesised C expression of the node's elaborated type.
+pub fn print_expr(
+    dialect: Dialect,
+    checked: &CheckedProgram,
+    expr: ExprId,
+    leaves: &mut dyn ReadRenderer,
+) -> String {
+    ExprPrinter {
+        dialect,
+        checked,
+        leaves,
+    }
+    .print(expr)
+}
+
+struct ExprPrinter<'a> {
+    dialect: Dialect,
+    checked: &'a CheckedProgram,
+    leaves: &'a mut dyn ReadRenderer,
+}
+
+impl ExprPrinter<'_> {
+    fn print(&mut self, id: ExprId) -> String {
+        let ty = self.checked.ty(id);
+        match &self.checked.program().exprs[id].kind {
+            ExprKind::Literal(c) => self.dialect.literal(*c, ty),
+            ExprKind::Read { field, offset } => self.leaves.read(*field, offset),
+            ExprKind::Param(p) => self.leaves.param(*p),
+            ExprKind::Coord(axis) => self.leaves.coord(*axis),
+            ExprKind::Step => self.leaves.step(),
+            ExprKind::Local(local) => self.leaves.local(*local),
+            ExprKind::ReductionValue(r) => self.leaves.reduction_value(*r),
+            ExprKind::Unary(op, a) => {
+                let a = self.print(*a);
+                match op {
+                    UnaryOp::Not => format!("(!{a})"),
+                    UnaryOp::Neg if ty.is_integer() => format!("ts_neg_{ty}({a})"),
+                    UnaryOp::Neg => format!("(-{a})"),
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let operand_ty = self.checked.ty(*a);
+                let (a, b) = (self.print(*a), self.print(*b));
+                self.binary(*op, operand_ty, a, b)
+            }
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let (c, a, b) = (self.print(*cond), self.print(*then), self.print(*otherwise));
+                format!("({c} ? {a} : {b})")
+            }
+            ExprKind::Call(function, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.print(*a)).collect();
+                self.call(*function, ty, &args)
+            }
+            ExprKind::Cast(target, a) => {
+                let from = self.checked.ty(*a);
+                let a = self.print(*a);
+                self.cast(from, *target, a)
+            }
+        }
+    }
+
+    fn binary(&self, op: BinaryOp, ty: ScalarType, a: String, b: String) -> String {
+        let integer_helper = match op {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::Rem => "rem",
+            _ => "",
+        };
+        match op {
+            // `&` and `|` on bools: both sides are evaluated and no branch is needed.
+            BinaryOp::And => format!("({a} & {b})"),
+            BinaryOp::Or => format!("({a} | {b})"),
+            _ if op.is_comparison() => format!("({a} {} {b})", op.symbol()),
+            _ if ty.is_integer() => format!("ts_{integer_helper}_{ty}({a}, {b})"),
+            BinaryOp::Rem => format!("{}({a}, {b})", self.dialect.fmod(ty)),
+            _ => format!("({a} {} {b})", op.symbol()),
+        }
+    }
+
+    fn call(&self, function: MathFn, ty: ScalarType, args: &[String]) -> String {
+        if ty.is_integer() {
+            return match function {
+                MathFn::Abs => format!("ts_abs_{ty}({})", args[0]),
+                MathFn::Min => format!("({0} < {1} ? {0} : {1})", args[0], args[1]),
+                MathFn::Max => format!("({0} > {1} ? {0} : {1})", args[0], args[1]),
+                _ => unreachable!("the checker allows only abs/min/max on integers"),
+            };
+        }
+        let name = self.dialect.float_function(function, ty);
+        if function == MathFn::Rsqrt {
+            let one = self.dialect.literal(Constant::Float(1.0), ty);
+            return format!("({one} / {name}({}))", args[0]);
+        }
+        format!("{name}({})", args.join(", "))
+    }
+
+    fn cast(&self, from: ScalarType, to: ScalarType, a: String) -> String {
+        if from == to {
+            return a;
+        }
+        let target = self.dialect.scalar_type(to);
+        if from.is_float() && to.is_integer() {
+            format!("ts_{from}_to_{to}({a})")
+        } else if to == ScalarType::Bool {
+            format!("({a} != 0)")
+        } else {
+            format!("(({target}){a})")
+        }
+    }
+}
+
+/// A stage body printed in a dialect: its `let` definitions, the final value of each output
+/// field and the value of each in-stage reduction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrintedStage {
+    /// One declaration per `let`, in order: `const TYPE NAME = EXPR;` (names from the renderer).
+    pub lets: Vec<String>,
+    /// Per output field (in first-assignment order), the value of its last assignment, in the
+    /// field's type.
+    pub outputs: Vec<(Id<Field>, String)>,
+    /// Per in-stage reduction of this stage, its value converted to `double`.
+    pub reductions: Vec<(Id<Reduction>, String)>,
+}
+
+/// Prints the body of `stage`: `let`s, output values and in-stage reductions.
+pub fn print_stage(
+    dialect: Dialect,
+    checked: &CheckedProgram,
+    stage: Id<Stage>,
+    leaves: &mut dyn ReadRenderer,
+) -> PrintedStage {
+    let program = checked.program();
+    let mut lets = Vec::new();
+    let mut outputs: Vec<(Id<Field>, String)> = Vec::new();
+    for statement in &program.stages[stage].body {
+        match statement {
+            Statement::Let { local, value } => {
+                let ty = dialect.scalar_type(checked.local_ty(stage, *local));
+                let name = leaves.local(*local);
+                let value = print_expr(dialect, checked, *value, leaves);
+                lets.push(format!("const {ty} {name} = {value};"));
+            }
+            Statement::Assign { field, value, .. } => {
+                let value = print_expr(dialect, checked, *value, leaves);
+                match outputs.iter_mut().find(|(f, _)| f == field) {
+                    Some(slot) => slot.1 = value,
+                    None => outputs.push((*field, value)),
+                }
+            }
+        }
+    }
+    let reductions = checked
+        .stage_reductions(stage)
+        .into_iter()
+        .map(|r| {
+            (
+                r,
+                print_reduction_value(dialect, checked, program.reductions[r].value, leaves),
+            )
+        })
+        .collect();
+    PrintedStage {
+        lets,
+        outputs,
+        reductions,
+    }
+}
+
+/// Prints a reduction's value expression converted to `double` (the accumulation type).
+pub fn print_reduction_value(
+    dialect: Dialect,
+    checked: &CheckedProgram,
+    value: ExprId,
+    leaves: &mut dyn ReadRenderer,
+) -> String {
+    let printed = print_expr(dialect, checked, value, leaves);
+    match checked.ty(value) {
+        ScalarType::F64 => printed,
+        _ => format!("((double){printed})"),
+    }
+}
