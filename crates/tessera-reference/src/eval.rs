@@ -1,0 +1,222 @@
+//! The expression evaluator: one elaborated expression over one row of points, node by node in
+//! each node's elaborated type (see [`crate::ops`] for the element semantics).
+
+use tessera_analysis::BoundProgram;
+use tessera_ir::{Border, ExprId, ExprKind, Field, Id, ScalarType, Stage};
+use tessera_runtime::{BackendError, Buffer};
+
+use crate::border::{Landing, land};
+use crate::ops;
+use crate::precision::Precision;
+use crate::rows::Row;
+use crate::value::{Column, Element, Value, internal, with_element_type};
+
+/// Sees every field read the evaluator performs (used to trace footprints).
+pub(crate) trait ReadObserver: Sync {
+    /// The evaluator read `field` at `offset` from every point of a row, in `stage` (`None` for
+    /// after-step reductions).
+    fn record(&self, stage: Option<Id<Stage>>, field: Id<Field>, offset: &[i32]);
+}
+
+/// Everything an expression may refer to, fixed for one stage (or reduction, initial value,
+/// stop condition) of one step.
+pub(crate) struct Evaluator<'a> {
+    bound: &'a BoundProgram,
+    precision: Precision,
+    fields: &'a [Buffer],
+    borders: Vec<Option<Border>>,
+    stage: Option<Id<Stage>>,
+    step: u64,
+    reduction_values: &'a [Option<f64>],
+    observer: Option<&'a dyn ReadObserver>,
+}
+
+impl<'a> Evaluator<'a> {
+    /// An evaluator reading `fields` (the interpreter's storage, or none) with the fields' own
+    /// borders, at step 0, with no reduction values.
+    pub(crate) fn new(bound: &'a BoundProgram, precision: Precision, fields: &'a [Buffer]) -> Self {
+        let borders = bound.program().fields.values().map(|f| f.border).collect();
+        Evaluator {
+            bound,
+            precision,
+            fields,
+            borders,
+            stage: None,
+            step: 0,
+            reduction_values: &[],
+            observer: None,
+        }
+    }
+
+    /// Reads as `stage` does (its border overrides apply).
+    pub(crate) fn in_stage(mut self, stage: Id<Stage>) -> Self {
+        let program = self.bound.program();
+        self.borders = program
+            .fields
+            .ids()
+            .map(|f| program.stages[stage].border_of(f, program))
+            .collect();
+        self.stage = Some(stage);
+        self
+    }
+
+    /// Sets the step counter `t`.
+    pub(crate) fn at_step(mut self, step: u64) -> Self {
+        self.step = step;
+        self
+    }
+
+    /// Sets the latest reduction values (by reduction index) for stop conditions.
+    pub(crate) fn with_reduction_values(mut self, values: &'a [Option<f64>]) -> Self {
+        self.reduction_values = values;
+        self
+    }
+
+    /// Reports every read to `observer`.
+    pub(crate) fn observed_by(mut self, observer: Option<&'a dyn ReadObserver>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    /// The type `expr` is evaluated in.
+    pub(crate) fn ty(&self, expr: ExprId) -> ScalarType {
+        self.precision.ty(self.bound.checked().ty(expr))
+    }
+
+    /// Evaluates `expr` at every point of `row`; `locals` are the stage's bound `let`s.
+    pub(crate) fn eval(
+        &self,
+        row: &Row,
+        locals: &[Option<Column>],
+        expr: ExprId,
+    ) -> Result<Column, BackendError> {
+        let ty = self.ty(expr);
+        let column = match &self.bound.program().exprs[expr].kind {
+            ExprKind::Literal(c) => Column::splat(Value::from_constant(*c, ty), row.len),
+            ExprKind::Param(p) => {
+                Column::splat(Value::from_constant(self.bound.param(*p), ty), row.len)
+            }
+            ExprKind::Read { field, offset } => self.read(row, *field, offset)?,
+            ExprKind::Coord(axis) => coordinate(row, *axis),
+            ExprKind::Step => Column::splat(Value::I64(self.step as i64), row.len),
+            ExprKind::Local(local) => locals
+                .get(local.index())
+                .and_then(Option::as_ref)
+                .cloned()
+                .ok_or_else(|| {
+                    internal(format!("local #{} read before its `let`", local.index()))
+                })?,
+            ExprKind::ReductionValue(r) => {
+                let value = self.reduction_values.get(r.index()).copied().flatten();
+                let value = value.ok_or_else(|| {
+                    internal(format!("reduction #{} has no value yet", r.index()))
+                })?;
+                Column::splat(Value::F64(value), row.len)
+            }
+            ExprKind::Unary(op, a) => ops::unary(*op, &self.eval(row, locals, *a)?)?,
+            ExprKind::Binary(op, a, b) => {
+                let a = self.eval(row, locals, *a)?;
+                let b = self.eval(row, locals, *b)?;
+                ops::binary(*op, &a, &b)?
+            }
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let cond = self.eval(row, locals, *cond)?;
+                let then = self.eval(row, locals, *then)?;
+                let otherwise = self.eval(row, locals, *otherwise)?;
+                ops::select(&cond, &then, &otherwise)?
+            }
+            ExprKind::Call(function, args) => {
+                let args = args
+                    .iter()
+                    .map(|a| self.eval(row, locals, *a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                ops::call(*function, &args)?
+            }
+            ExprKind::Cast(_, a) => ops::cast(&self.eval(row, locals, *a)?, ty)?,
+        };
+        if column.ty() != ty {
+            return Err(internal(format!(
+                "expression #{} gave `{}` values, elaborated as `{ty}`",
+                expr.index(),
+                column.ty()
+            )));
+        }
+        Ok(column)
+    }
+
+    /// The values of `field` at `offset` from every point of `row`, borders applied per axis.
+    fn read(&self, row: &Row, field: Id<Field>, offset: &[i32]) -> Result<Column, BackendError> {
+        if let Some(observer) = self.observer {
+            observer.record(self.stage, field, offset);
+        }
+        let extents = &self.bound.extents;
+        let dims = extents.len();
+        let border = self.borders[field.index()];
+        let buffer = self
+            .fields
+            .get(field.index())
+            .ok_or_else(|| internal("a read with no field storage"))?;
+        let program = self.bound.program();
+        let out_of_grid = |axis: usize, index: i64| {
+            internal(format!(
+                "`{}` read at index {index} along axis {axis} (extent {}) without border handling",
+                program.fields[field].name, extents[axis]
+            ))
+        };
+        // Slow axes: the same landing for the whole row.
+        let mut slow = Some(0usize);
+        for axis in 0..dims - 1 {
+            let index = row.prefix[axis] + i64::from(offset[axis]);
+            slow =
+                match land(index, extents[axis], border).ok_or_else(|| out_of_grid(axis, index))? {
+                    Landing::Inside(i) => slow.map(|s| s * extents[axis] + i),
+                    Landing::Constant => None,
+                };
+        }
+        let fast = dims - 1;
+        let mut indices = Vec::with_capacity(row.len);
+        for k in 0..row.len {
+            let index = row.x(k) + i64::from(offset[fast]);
+            let landing =
+                land(index, extents[fast], border).ok_or_else(|| out_of_grid(fast, index))?;
+            indices.push(match (slow, landing) {
+                (Some(s), Landing::Inside(i)) => Some(s * extents[fast] + i),
+                _ => None,
+            });
+        }
+        let constant = match border {
+            Some(Border::Constant(c)) => Value::from_constant(c, buffer.ty()),
+            _ => Value::from_constant(tessera_ir::Constant::Int(0), buffer.ty()),
+        };
+        with_element_type!(buffer.ty(), T => gather::<T>(buffer, &indices, constant),
+            bool => Err(internal("a `bool` field buffer")))
+    }
+}
+
+/// `buffer[i]` for every `Some(i)`, the border constant for every `None`.
+fn gather<T: Element>(
+    buffer: &Buffer,
+    indices: &[Option<usize>],
+    constant: Value,
+) -> Result<Column, BackendError> {
+    let values = T::of_buffer(buffer).ok_or_else(|| internal("buffer type changed"))?;
+    let constant = T::from_value(constant);
+    Ok(T::column(
+        indices
+            .iter()
+            .map(|i| i.map_or(constant, |i| values[i]))
+            .collect(),
+    ))
+}
+
+/// The index along `axis` of every point of `row`, as `i64`.
+fn coordinate(row: &Row, axis: usize) -> Column {
+    match row.prefix.get(axis) {
+        Some(&index) => Column::I64(vec![index; row.len]),
+        None => Column::I64((0..row.len).map(|k| row.x(k)).collect()),
+    }
+}

@@ -1,0 +1,60 @@
+//! Initial field values: each field's declared `init` expression at every point, or 0.
+
+use rayon::prelude::*;
+use tessera_analysis::{BoundProgram, Domain, Rect};
+use tessera_ir::{Field, Id};
+use tessera_runtime::{BackendError, Buffer, FieldSet};
+
+use crate::eval::Evaluator;
+use crate::precision::Precision;
+use crate::rows::rows;
+use crate::step::write_row;
+
+/// Every field's initial values: fields with `given[field]` false get their declared initial
+/// value (0 when none); given fields (and those past the end of `given`) are zero-filled for the
+/// caller to overwrite with inputs.
+pub fn initial_fields(bound: &BoundProgram, given: &[bool]) -> FieldSet {
+    let mut fields = FieldSet::zeros(bound);
+    for field in bound.program().fields.ids() {
+        if !given.get(field.index()).copied().unwrap_or(false) {
+            initialize(bound, &mut fields, field.index());
+        }
+    }
+    fields
+}
+
+/// Overwrites field `field_index` of `fields` with its declared initial value (0 when none).
+///
+/// Panics when `field_index` is not a field of the program.
+pub fn initialize(bound: &BoundProgram, fields: &mut FieldSet, field_index: usize) {
+    let field = Id::from_index(field_index);
+    fields.buffers[field_index] = initial_buffer(bound, Precision::Exact, field)
+        .expect("checked initial values read no fields and always evaluate");
+}
+
+/// The initial values of `field`, evaluated and stored in `precision`.
+pub(crate) fn initial_buffer(
+    bound: &BoundProgram,
+    precision: Precision,
+    field: Id<Field>,
+) -> Result<Buffer, BackendError> {
+    let declared = &bound.program().fields[field];
+    let mut buffer = Buffer::zeros(precision.ty(declared.ty), bound.cell_count());
+    let Some(init) = declared.init else {
+        return Ok(buffer);
+    };
+    let grid = Domain {
+        rect: Rect::grid(&bound.extents),
+        stride: vec![1; bound.extents.len()],
+    };
+    let grid_rows = rows(&grid);
+    let evaluator = Evaluator::new(bound, precision, &[]);
+    let columns: Vec<_> = grid_rows
+        .par_iter()
+        .map(|row| evaluator.eval(row, &[], init))
+        .collect::<Result<_, _>>()?;
+    for (row, column) in grid_rows.iter().zip(&columns) {
+        write_row(&mut buffer, row, &bound.extents, column)?;
+    }
+    Ok(buffer)
+}

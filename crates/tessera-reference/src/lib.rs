@@ -1,0 +1,29 @@
+//! Tessera's reference backend: a plain interpreter of checked, bound programs. It defines the
+//! semantics every other backend reproduces bitwise in exact mode, and is the oracle of their
+//! tests.
+//!
+//! How it evaluates: a domain is split into rows (points sharing every index but the fastest);
+//! each expression node is evaluated over a whole row at once, element by element in the node's
+//! elaborated type ([`ops`](crate) holds the element semantics). Rows run in parallel; results
+//! are written after the whole stage was evaluated (Jacobi semantics), and reductions combine
+//! per-row partials in row order (`tessera_runtime::reduce`).
+//!
+//! Entry points: [`ReferenceBackend`] (the `Backend`), [`run_exact`], [`run_f64`] (f64 accuracy
+//! mode with unrounded results), [`initial_fields`]/[`initialize`] (declared initial values) and
+//! [`trace_reads`] (the offsets actually read, for footprint tests).
+
+mod backend;
+mod border;
+mod eval;
+mod init;
+mod ops;
+mod precision;
+mod rows;
+mod step;
+mod trace;
+mod value;
+
+pub use backend::{ReferenceBackend, ReferenceExecutable, run_exact, run_f64};
+pub use init::{initial_fields, initialize};
+pub use precision::Precision;
+pub use trace::{TracedRead, trace_reads};

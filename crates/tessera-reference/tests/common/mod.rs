@@ -1,0 +1,123 @@
+//! Helpers shared by the reference backend's tests: build, check, bind, run, read fields.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use tessera_analysis::{BoundProgram, bind, check};
+use tessera_ir::builder::ProgramBuilder;
+use tessera_ir::{BinaryOp, Constant, ExprId, Field, Id, Program, Range, Region, SizeExpr, Span};
+use tessera_reference::{ReferenceBackend, initial_fields};
+use tessera_runtime::{Backend, Buffer, FieldSet, RunOptions, RunReport};
+
+/// Checks and binds `program` with parameter overrides; panics with the diagnostics.
+pub fn bound_with(program: Program, values: &[(&str, Constant)]) -> BoundProgram {
+    let checked = check(&program).unwrap_or_else(|d| panic!("check failed: {d:#?}"));
+    let values: Vec<(String, Constant)> = values.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    bind(Arc::new(checked), &values).unwrap_or_else(|d| panic!("bind failed: {d:#?}"))
+}
+
+/// Checks and binds `program` with default parameters.
+pub fn bound(program: Program) -> BoundProgram {
+    bound_with(program, &[])
+}
+
+/// Runs `steps` steps from `first_step` with the reference backend.
+pub fn run_from(
+    bound: &BoundProgram,
+    fields: &mut FieldSet,
+    first_step: u64,
+    steps: u64,
+) -> RunReport {
+    let mut exe = ReferenceBackend
+        .prepare(bound, &RunOptions::default())
+        .expect("prepare");
+    exe.run(fields, first_step, steps, &mut ()).expect("run")
+}
+
+/// Runs `steps` steps from step 0.
+pub fn run(bound: &BoundProgram, fields: &mut FieldSet, steps: u64) -> RunReport {
+    run_from(bound, fields, 0, steps)
+}
+
+/// Fields with declared initial values.
+pub fn init(bound: &BoundProgram) -> FieldSet {
+    initial_fields(bound, &[])
+}
+
+/// A field's values as f64.
+pub fn values(fields: &FieldSet, field: Id<Field>) -> Vec<f64> {
+    let b = fields.buffer(field.index());
+    (0..b.len()).map(|i| b.get_f64(i)).collect()
+}
+
+/// Sets a field from f64 values converted to its type (Rust `as`).
+pub fn set(fields: &mut FieldSet, field: Id<Field>, values: &[f64]) {
+    let buffer = match fields.buffer(field.index()) {
+        Buffer::U8(_) => Buffer::U8(values.iter().map(|&v| v as u8).collect()),
+        Buffer::I32(_) => Buffer::I32(values.iter().map(|&v| v as i32).collect()),
+        Buffer::I64(_) => Buffer::I64(values.iter().map(|&v| v as i64).collect()),
+        Buffer::F32(_) => Buffer::F32(values.iter().map(|&v| v as f32).collect()),
+        Buffer::F64(_) => Buffer::F64(values.to_vec()),
+    };
+    assert_eq!(buffer.len(), fields.cell_count());
+    fields.buffers[field.index()] = buffer;
+}
+
+/// Fills a field with its poison value.
+pub fn poison(fields: &mut FieldSet, field: Id<Field>) {
+    let b = fields.buffer(field.index());
+    fields.buffers[field.index()] = Buffer::poisoned(b.ty(), b.len());
+}
+
+/// Literal extents.
+pub fn extents(sizes: &[i64]) -> Vec<SizeExpr> {
+    sizes.iter().map(|&s| SizeExpr::Const(s)).collect()
+}
+
+/// A region of literal `lo..hi by stride` spans.
+pub fn region(spans: &[(i64, i64, u32)]) -> Region {
+    Region {
+        ranges: spans
+            .iter()
+            .map(|&(lo, hi, stride)| Range::Span {
+                lo: Some(SizeExpr::Const(lo)),
+                hi: Some(SizeExpr::Const(hi)),
+                stride,
+            })
+            .collect(),
+        span: Span::NONE,
+    }
+}
+
+/// `a op b`.
+pub fn bin(b: &mut ProgramBuilder, op: BinaryOp, x: ExprId, y: ExprId) -> ExprId {
+    b.binary(op, x, y)
+}
+
+/// An integer literal.
+pub fn int(b: &mut ProgramBuilder, v: i64) -> ExprId {
+    b.lit(Constant::Int(v))
+}
+
+/// A float literal.
+pub fn float(b: &mut ProgramBuilder, v: f64) -> ExprId {
+    b.lit(Constant::Float(v))
+}
+
+/// Deterministic pseudo-random values in [-1, 1) (xorshift), seeded.
+pub fn random(seed: u64, n: usize) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect()
+}
+
+/// Linear index of `point` in row-major `shape`.
+pub fn at(shape: &[usize], point: &[usize]) -> usize {
+    point.iter().zip(shape).fold(0, |acc, (&p, &e)| acc * e + p)
+}
