@@ -1,0 +1,300 @@
+//! NumPy `.npy` files: read into a field (shape and dtype checked first), write any field.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
+use ndarray_npy::npy::header::Header;
+use ndarray_npy::{
+    ReadNpyError, ReadNpyExt, ReadableElement, WritableElement, WriteNpyError, WriteNpyExt,
+};
+use tessera_ir::ScalarType;
+use tessera_runtime::Buffer;
+
+use crate::atomic::write_atomic;
+use crate::describe::{descriptor_name, grid, numpy_name, numpy_shape};
+use crate::error::IoError;
+
+/// Reads `path` as the values of `field`, of element type `ty` on a grid of `shape` (slowest
+/// axis first). The file must hold exactly that shape and element type (either byte order,
+/// C or Fortran order); anything else is an error naming both.
+pub fn read_npy(
+    path: &Path,
+    field: &str,
+    ty: ScalarType,
+    shape: &[usize],
+) -> Result<Buffer, IoError> {
+    let file = File::open(path).map_err(|source| IoError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut reader = BufReader::new(file);
+    let header = Header::from_reader(&mut reader).map_err(|e| malformed(path, e.to_string()))?;
+    let descr = header
+        .type_descriptor
+        .as_string()
+        .cloned()
+        .unwrap_or_else(|| header.type_descriptor.to_string());
+    let found = scalar_type_of(&descr);
+    if found != Some(ty) || header.shape != shape {
+        let hint = if header.shape == shape {
+            format!(
+                "; convert it with `numpy.save(\"{}\", a.astype(numpy.{}))`",
+                path.display(),
+                numpy_name(ty)
+            )
+        } else {
+            String::new()
+        };
+        return Err(IoError::Mismatch {
+            path: path.to_path_buf(),
+            found: format!(
+                "shape {} and dtype {}",
+                numpy_shape(&header.shape),
+                descriptor_name(&descr)
+            ),
+            field: field.to_string(),
+            expected: format!("is {ty} on a {} grid", grid(shape)),
+            hint,
+        });
+    }
+    reader
+        .seek(SeekFrom::Start(0))
+        .map_err(|source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let values = match ty {
+        ScalarType::U8 => Buffer::U8(read_values(path, reader)?),
+        ScalarType::I32 => Buffer::I32(read_values(path, reader)?),
+        ScalarType::I64 => Buffer::I64(read_values(path, reader)?),
+        ScalarType::F32 => Buffer::F32(read_values(path, reader)?),
+        ScalarType::F64 => Buffer::F64(read_values(path, reader)?),
+        ScalarType::Bool => unreachable!("no .npy descriptor maps to bool"),
+    };
+    Ok(values)
+}
+
+/// Writes `buffer`, a field on a grid of `shape`, to `path` as a C-order `.npy` file (atomically).
+pub fn write_npy(path: &Path, buffer: &Buffer, shape: &[usize]) -> Result<(), IoError> {
+    write_atomic(path, |out| match buffer {
+        Buffer::U8(v) => write_values(out, v, shape),
+        Buffer::I32(v) => write_values(out, v, shape),
+        Buffer::I64(v) => write_values(out, v, shape),
+        Buffer::F32(v) => write_values(out, v, shape),
+        Buffer::F64(v) => write_values(out, v, shape),
+    })
+}
+
+/// The storable element type of a dtype descriptor, ignoring byte order.
+fn scalar_type_of(descr: &str) -> Option<ScalarType> {
+    let code = descr.trim_start_matches(['<', '>', '|', '=']);
+    [
+        ScalarType::U8,
+        ScalarType::I32,
+        ScalarType::I64,
+        ScalarType::F32,
+        ScalarType::F64,
+    ]
+    .into_iter()
+    .find(|t| &t.numpy_descr()[1..] == code)
+}
+
+fn read_values<T: ReadableElement + Copy>(
+    path: &Path,
+    reader: impl Read,
+) -> Result<Vec<T>, IoError> {
+    let array = ArrayD::<T>::read_npy(reader).map_err(|e| match e {
+        ReadNpyError::Io(source) => IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
+        ReadNpyError::MissingData => malformed(
+            path,
+            "the file ends before all the values its header declares".into(),
+        ),
+        other => malformed(path, other.to_string()),
+    })?;
+    Ok(array.iter().copied().collect())
+}
+
+fn write_values<T: WritableElement>(
+    out: &mut dyn Write,
+    values: &[T],
+    shape: &[usize],
+) -> io::Result<()> {
+    let view = ArrayViewD::from_shape(IxDyn(shape), values).map_err(|e| {
+        io::Error::other(format!(
+            "{} values do not fill a {} grid: {e}",
+            values.len(),
+            grid(shape)
+        ))
+    })?;
+    view.write_npy(out).map_err(|e| match e {
+        WriteNpyError::Io(e) => e,
+        other => io::Error::other(other.to_string()),
+    })
+}
+
+fn malformed(path: &Path, reason: String) -> IoError {
+    IoError::Malformed {
+        path: path.to_path_buf(),
+        format: ".npy",
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::ShapeBuilder;
+
+    use super::*;
+
+    fn every_type(len: usize) -> Vec<Buffer> {
+        vec![
+            Buffer::U8((0..len).map(|i| (i * 37 % 256) as u8).collect()),
+            Buffer::I32((0..len).map(|i| i as i32 * -7919).collect()),
+            Buffer::I64((0..len).map(|i| i as i64 * 1_000_000_007).collect()),
+            Buffer::F32((0..len).map(|i| i as f32 / 3.0 - 1.5).collect()),
+            Buffer::F64((0..len).map(|i| (i as f64).sin()).collect()),
+        ]
+    }
+
+    #[test]
+    fn every_storable_type_round_trips_on_awkward_shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        for shape in [vec![7], vec![3, 5], vec![2, 3, 5], vec![1, 2, 1, 3]] {
+            let len = shape.iter().product();
+            for buffer in every_type(len) {
+                let path = dir.path().join(format!("{}.npy", buffer.ty()));
+                write_npy(&path, &buffer, &shape).unwrap();
+                assert_eq!(read_npy(&path, "A", buffer.ty(), &shape).unwrap(), buffer);
+            }
+        }
+    }
+
+    #[test]
+    fn writes_files_numpy_understands() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.npy");
+        write_npy(
+            &path,
+            &Buffer::F32(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+            &[2, 3],
+        )
+        .unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[..6], b"\x93NUMPY");
+        let header = String::from_utf8_lossy(&bytes[10..bytes.len() - 24]);
+        assert!(
+            header.contains("'descr': '<f4'") && header.contains("'shape': (2, 3)"),
+            "{header}"
+        );
+        assert!(header.contains("'fortran_order': False"), "{header}");
+        assert_eq!(&bytes[bytes.len() - 4..], 6.0f32.to_le_bytes());
+    }
+
+    #[test]
+    fn reads_fortran_order_and_big_endian_files_in_grid_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.npy");
+        let f = ndarray::Array2::from_shape_vec((2, 3).f(), vec![1.0f64, 4.0, 2.0, 5.0, 3.0, 6.0])
+            .unwrap();
+        ndarray_npy::write_npy(&path, &f).unwrap();
+        assert_eq!(
+            read_npy(&path, "A", ScalarType::F64, &[2, 3]).unwrap(),
+            Buffer::F64(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+        );
+        let big = dir.path().join("big.npy");
+        let header = "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let padded = format!("{header:<117}\n");
+        bytes.extend_from_slice(&(padded.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(padded.as_bytes());
+        bytes.extend_from_slice(&7i32.to_be_bytes());
+        bytes.extend_from_slice(&(-9i32).to_be_bytes());
+        std::fs::write(&big, bytes).unwrap();
+        assert_eq!(
+            read_npy(&big, "A", ScalarType::I32, &[2]).unwrap(),
+            Buffer::I32(vec![7, -9])
+        );
+    }
+
+    #[test]
+    fn a_wrong_shape_names_both_shapes_and_types() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.npy");
+        write_npy(&path, &Buffer::F64(vec![0.0; 66 * 67]), &[66, 67]).unwrap();
+        let err = read_npy(&path, "A", ScalarType::F32, &[67, 67]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} has shape (66, 67) and dtype float64, but field `A` is f32 on a 67x67 grid",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_wrong_dtype_says_how_to_convert() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.npy");
+        write_npy(&path, &Buffer::I64(vec![0; 4]), &[4]).unwrap();
+        let err = read_npy(&path, "k", ScalarType::F64, &[4]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{p} has shape (4,) and dtype int64, but field `k` is f64 on a 4 grid; convert it with `numpy.save(\"{p}\", a.astype(numpy.float64))`",
+                p = path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn missing_truncated_and_foreign_files_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.npy");
+        let err = read_npy(&missing, "A", ScalarType::F32, &[2]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("cannot read {}: ", missing.display())),
+            "{err}"
+        );
+
+        let short = dir.path().join("short.npy");
+        write_npy(&short, &Buffer::F32(vec![1.0; 8]), &[8]).unwrap();
+        let bytes = std::fs::read(&short).unwrap();
+        std::fs::write(&short, &bytes[..bytes.len() - 5]).unwrap();
+        let err = read_npy(&short, "A", ScalarType::F32, &[8]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} is not a valid .npy file: the file ends before all the values its header declares",
+                short.display()
+            )
+        );
+
+        let text = dir.path().join("text.npy");
+        std::fs::write(&text, "1 2 3\n").unwrap();
+        let err = read_npy(&text, "A", ScalarType::F32, &[3]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{} is not a valid .npy file: ", text.display())),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn writing_into_a_missing_directory_fails_without_leaving_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nope").join("a.npy");
+        let err = write_npy(&path, &Buffer::U8(vec![1, 2]), &[2]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("cannot write {}: ", path.display())),
+            "{err}"
+        );
+        assert!(!path.exists());
+    }
+}
