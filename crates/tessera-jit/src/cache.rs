@@ -1,0 +1,349 @@
+//! The on-disk kernel cache: layout, keys, manifests, verification, atomic writes, clearing.
+//!
+//! Layout: `<root>/v1/<key>.so` (the library), `<key>.json` (its [`Manifest`]), `<key>.c` (the
+//! source), `<key>.log` (the last compiler output) and `<key>.lock` (the per-key lock file).
+//! Every file is written to a temporary name in the same directory and renamed into place, the
+//! manifest last, so a reader never sees a half-written file and an existing inode (possibly
+//! mapped by another process) is never modified. A manifest is trusted only when the library
+//! beside it has the recorded size and blake3 hash; anything else is deleted and rebuilt.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::JitError;
+
+/// Name of the versioned subdirectory; bump when the layout or manifest format changes.
+pub(crate) const LAYOUT_VERSION: &str = "v1";
+
+/// The cache root: `TESSERA_CACHE_DIR`, else `<user cache dir>/tessera`, else `<tmp>/tessera-cache`.
+///
+/// Entries live in the `v1` subdirectory of this root.
+pub fn cache_dir() -> PathBuf {
+    match std::env::var_os("TESSERA_CACHE_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => dirs::cache_dir()
+            .map(|dir| dir.join("tessera"))
+            .unwrap_or_else(|| std::env::temp_dir().join("tessera-cache")),
+    }
+}
+
+/// Removes every cache entry under [`cache_dir`]; returns how many entries were removed.
+pub fn clear_cache() -> io::Result<u64> {
+    clear_cache_in(&cache_dir())
+}
+
+/// Removes every cache entry under the cache root `root`; returns how many entries were removed.
+///
+/// Only files named like cache files in `root/v1` are touched, so pointing this at a wrong
+/// directory cannot delete anything else. Kernels already loaded by running processes stay valid.
+pub fn clear_cache_in(root: &Path) -> io::Result<u64> {
+    let dir = root.join(LAYOUT_VERSION);
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(error) => return Err(error),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let path = entry?.path();
+        let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+            continue;
+        };
+        if !is_cache_file_name(name) {
+            continue;
+        }
+        match fs::remove_file(&path) {
+            Ok(()) => removed += u64::from(name.ends_with(".json")),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(removed)
+}
+
+/// Whether `name` is one of the files this module creates (entries and temporary files).
+fn is_cache_file_name(name: &str) -> bool {
+    let base = name.strip_prefix('.').unwrap_or(name);
+    let Some((key, rest)) = base.split_at_checked(KEY_HEX_LEN) else {
+        return false;
+    };
+    let is_key = key.bytes().all(|b| b.is_ascii_hexdigit());
+    let is_entry = [".so", ".json", ".c", ".log", ".lock"].contains(&rest);
+    let is_temporary = name.starts_with('.') && rest.ends_with(".tmp");
+    is_key && (is_entry || is_temporary)
+}
+
+/// Length of a key in hex digits (a full blake3 hash).
+const KEY_HEX_LEN: usize = 64;
+
+/// Everything that determines the produced library, hashed into the cache key.
+pub(crate) struct KeyInputs<'a> {
+    /// The C source.
+    pub source: &'a str,
+    /// [`crate::Compiler::identity`].
+    pub compiler_identity: &'a str,
+    /// The full flag list.
+    pub flags: &'a [String],
+    /// What `-march=native` means here (see [`host_fingerprint`]).
+    pub host: &'a str,
+}
+
+impl KeyInputs<'_> {
+    /// The cache key: blake3 of every input, length-prefixed so fields cannot run together.
+    pub fn key(&self) -> String {
+        let mut hasher = blake3::Hasher::new();
+        let mut field = |bytes: &[u8]| {
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        field(env!("CARGO_PKG_VERSION").as_bytes());
+        field(LAYOUT_VERSION.as_bytes());
+        field(self.compiler_identity.as_bytes());
+        field(&(self.flags.len() as u64).to_le_bytes());
+        for flag in self.flags {
+            field(flag.as_bytes());
+        }
+        field(self.host.as_bytes());
+        field(self.source.as_bytes());
+        hasher.finalize().to_hex().to_string()
+    }
+}
+
+/// A description of the host CPU, so a cache shared between machines (a network home directory)
+/// never hands a `-march=native` library built for another CPU.
+pub(crate) fn host_fingerprint() -> String {
+    let info = crate::cpu_info();
+    format!("{} | {}", info.model_name, info.isa_flags)
+}
+
+/// What a cache entry was built from; a manifest is only trusted for exactly these inputs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct EntryInputs {
+    /// The cache key (file stem).
+    pub key: String,
+    /// blake3 of the C source.
+    pub source_blake3: String,
+    /// Compiler identity (path and version line).
+    pub compiler: String,
+    /// Full flag list.
+    pub flags: Vec<String>,
+}
+
+/// The manifest stored beside each library, describing and authenticating it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Manifest {
+    /// What the entry was built from.
+    #[serde(flatten)]
+    pub inputs: EntryInputs,
+    /// blake3 of the shared object.
+    pub library_blake3: String,
+    /// Size of the shared object in bytes.
+    pub library_size: u64,
+    /// Version of tessera-jit that wrote the entry.
+    pub tessera_jit_version: String,
+    /// Creation time, seconds since the Unix epoch.
+    pub created_unix_seconds: u64,
+    /// Seconds the compilation took.
+    pub compile_seconds: f64,
+}
+
+/// The files of one cache entry.
+pub(crate) struct Entry {
+    /// The cache key.
+    pub key: String,
+    /// The directory holding the entry (`<root>/v1`).
+    pub dir: PathBuf,
+}
+
+impl Entry {
+    /// The entry for `key` under the cache root `root`, creating the directory if needed.
+    pub fn open(root: &Path, key: String) -> Result<Entry, JitError> {
+        let dir = root.join(LAYOUT_VERSION);
+        fs::create_dir_all(&dir).map_err(|e| JitError::cache_io("create directory", &dir, e))?;
+        Ok(Entry { key, dir })
+    }
+
+    /// The path of the entry's file with extension `extension`.
+    pub fn file(&self, extension: &str) -> PathBuf {
+        self.dir.join(format!("{}.{extension}", self.key))
+    }
+
+    /// Takes the per-key lock (blocking); the lock is released when the returned file is dropped.
+    ///
+    /// The lock only avoids duplicate compilations: correctness never depends on it, because
+    /// every write is an atomic rename of a complete file.
+    pub fn lock(&self) -> Result<File, JitError> {
+        let path = self.file("lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| JitError::cache_io("open lock file", &path, e))?;
+        file.lock()
+            .map_err(|e| JitError::cache_io("lock", &path, e))?;
+        Ok(file)
+    }
+
+    /// The manifest, if the entry is complete and its library matches it exactly.
+    ///
+    /// A damaged entry (unreadable manifest, missing library, wrong size or hash, manifest for
+    /// other inputs) is removed so that it gets rebuilt; `None` is returned.
+    pub fn verified_manifest(&self, expected: &EntryInputs) -> Option<Manifest> {
+        let manifest_path = self.file("json");
+        let text = match fs::read_to_string(&manifest_path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return None,
+            Err(error) => return self.discard(&format!("manifest unreadable: {error}")),
+        };
+        let manifest: Manifest = match serde_json::from_str(&text) {
+            Ok(manifest) => manifest,
+            Err(error) => return self.discard(&format!("manifest is not valid JSON: {error}")),
+        };
+        if manifest.inputs != *expected {
+            return self.discard("manifest describes other inputs");
+        }
+        match hash_file(&self.file("so")) {
+            Ok((hash, size))
+                if hash == manifest.library_blake3 && size == manifest.library_size =>
+            {
+                Some(manifest)
+            }
+            Ok((_, size)) => self.discard(&format!(
+                "library does not match its manifest ({size} bytes, expected {})",
+                manifest.library_size
+            )),
+            Err(error) => self.discard(&format!("library unreadable: {error}")),
+        }
+    }
+
+    /// Deletes the manifest and library of a damaged entry; always returns `None`.
+    fn discard(&self, reason: &str) -> Option<Manifest> {
+        tracing::warn!(key = %self.key, dir = %self.dir.display(), "discarding damaged kernel cache entry: {reason}");
+        for extension in ["json", "so"] {
+            // A failure here is harmless: the rebuild renames fresh files over these paths.
+            let _ = fs::remove_file(self.file(extension));
+        }
+        None
+    }
+
+    /// A fresh temporary path in the entry's directory for a file with extension `extension`.
+    pub fn temporary_file(&self, extension: &str) -> PathBuf {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        self.dir
+            .join(format!(".{}.{extension}.{pid}-{unique}.tmp", self.key))
+    }
+
+    /// Writes `contents` to the entry's file `extension` atomically (temporary file + rename).
+    pub fn write_atomically(&self, extension: &str, contents: &[u8]) -> Result<PathBuf, JitError> {
+        let temporary = self.temporary_file(extension);
+        let write = || -> io::Result<()> {
+            let mut file = File::create(&temporary)?;
+            file.write_all(contents)?;
+            file.sync_all()
+        };
+        if let Err(error) = write() {
+            let _ = fs::remove_file(&temporary);
+            return Err(JitError::cache_io("write", temporary, error));
+        }
+        self.install(&temporary, extension)
+    }
+
+    /// Renames the complete file `temporary` to the entry's file `extension`.
+    pub fn install(&self, temporary: &Path, extension: &str) -> Result<PathBuf, JitError> {
+        let target = self.file(extension);
+        fs::rename(temporary, &target).map_err(|error| {
+            let _ = fs::remove_file(temporary);
+            JitError::cache_io("rename into place", &target, error)
+        })?;
+        Ok(target)
+    }
+}
+
+/// blake3 hash (hex) and size of the file at `path`.
+pub(crate) fn hash_file(path: &Path) -> io::Result<(String, u64)> {
+    let mut hasher = blake3::Hasher::new();
+    let size = io::copy(&mut File::open(path)?, &mut hasher)?;
+    Ok((hasher.finalize().to_hex().to_string(), size))
+}
+
+/// blake3 hash (hex) of `bytes`.
+pub(crate) fn hash_bytes(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_file_names_are_recognised_and_nothing_else() {
+        let key = "a".repeat(KEY_HEX_LEN);
+        for name in [
+            format!("{key}.so"),
+            format!("{key}.json"),
+            format!("{key}.c"),
+            format!("{key}.log"),
+            format!("{key}.lock"),
+            format!(".{key}.so.12-3.tmp"),
+        ] {
+            assert!(is_cache_file_name(&name), "{name}");
+        }
+        for name in [
+            "notes.txt".to_string(),
+            format!("{key}.txt"),
+            format!("{}.so", "g".repeat(KEY_HEX_LEN)),
+            format!("{key}.so.tmp"),
+            "short.so".to_string(),
+        ] {
+            assert!(!is_cache_file_name(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn keys_depend_on_every_input() {
+        let flags = vec!["-O2".to_string()];
+        let base = KeyInputs {
+            source: "int f(void){return 1;}",
+            compiler_identity: "cc 1",
+            flags: &flags,
+            host: "cpu",
+        };
+        let key = base.key();
+        assert_eq!(key.len(), KEY_HEX_LEN);
+        assert_eq!(key, base.key(), "keys are deterministic");
+        let other_flags = vec!["-O3".to_string()];
+        let split_flags = vec!["-O".to_string(), "2".to_string()];
+        let variants = [
+            KeyInputs {
+                source: "int f(void){return 2;}",
+                ..base
+            },
+            KeyInputs {
+                compiler_identity: "cc 2",
+                ..base
+            },
+            KeyInputs {
+                flags: &other_flags,
+                ..base
+            },
+            KeyInputs {
+                flags: &split_flags,
+                ..base
+            },
+            KeyInputs {
+                host: "other cpu",
+                ..base
+            },
+        ];
+        for variant in variants {
+            assert_ne!(variant.key(), key);
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Run-time C compilation for Tessera's CPU backend.
+//!
+//! [`compile`] turns a C source into a loaded shared object ([`CompiledLibrary`]) using the
+//! system C compiler ([`Compiler`]: `TESSERA_CC`, else `CC`, else `cc`) with OpenMP, and keeps
+//! the result in an on-disk cache ([`cache_dir`]) keyed by the blake3 hash of source, compiler
+//! identity, flags, host CPU and crate version. Cache entries are written atomically, built
+//! once under a per-key lock even when several processes ask at once, and verified against
+//! their manifest on every lookup; damaged entries are rebuilt.
+//!
+//! [`stream`] measures the machine's memory bandwidth and [`cpu_info`] reads its CPU and cache
+//! sizes, for roofline reports and tile sizing.
+//!
+//! # Environment
+//! - `TESSERA_CC` / `CC`: the compiler (a program name searched in `PATH`, or a path).
+//! - `TESSERA_CFLAGS`: replaces the optimisation flags (`-O3 -march=native`); the flags every
+//!   kernel needs ([`REQUIRED_FLAGS`]) and the exact-mode flags ([`EXACT_FLAGS`]) are kept.
+//! - `TESSERA_CACHE_DIR`: the cache root (default: the user cache directory + `tessera`).
+//!
+//! # Sanitizers
+//! Pass [`SANITIZER_FLAGS`] as extra flags to build kernels with ASan + UBSan. The process
+//! loading them must start with the ASan runtime preloaded:
+//! `LD_PRELOAD=$(cc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 <program>`
+//! ([`asan_runtime_path`] returns that path).
+
+mod cache;
+mod compile;
+mod compiler;
+mod cpu;
+mod error;
+mod library;
+mod options;
+pub mod stream;
+
+pub use cache::{cache_dir, clear_cache, clear_cache_in};
+pub use compile::{CompileInfo, compile};
+pub use compiler::Compiler;
+pub use cpu::{CpuInfo, cpu_info};
+pub use error::JitError;
+pub use library::CompiledLibrary;
+pub use options::{
+    CompileOptions, DEFAULT_OPTIMIZATION_FLAGS, EXACT_FLAGS, REQUIRED_FLAGS, SANITIZER_FLAGS,
+};
+pub use stream::{Bandwidth, measure_bandwidth};
+
+/// The ASan runtime of the default compiler (`cc -print-file-name=libasan.so`), to put in
+/// `LD_PRELOAD` of a process that loads kernels built with [`SANITIZER_FLAGS`].
+pub fn asan_runtime_path() -> Result<std::path::PathBuf, JitError> {
+    let compiler = Compiler::discover()?;
+    compiler
+        .runtime_library("libasan.so")
+        .ok_or_else(|| JitError::CompilerUnusable {
+            path: compiler.path().to_path_buf(),
+            reason: "it does not ship libasan.so (install the libasan package of this compiler)"
+                .to_string(),
+        })
+}
