@@ -9,6 +9,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -175,18 +176,51 @@ impl Entry {
     /// Takes the per-key lock (blocking); the lock is released when the returned file is dropped.
     ///
     /// The lock only avoids duplicate compilations: correctness never depends on it, because
-    /// every write is an atomic rename of a complete file.
+    /// every write is an atomic rename of a complete file. If the lock file is deleted (by
+    /// [`clear_cache`]) while we wait, the lock is taken again on the new file, so that holders
+    /// of the lock always agree on one file.
     pub fn lock(&self) -> Result<File, JitError> {
         let path = self.file("lock");
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| JitError::cache_io("open lock file", &path, e))?;
-        file.lock()
-            .map_err(|e| JitError::cache_io("lock", &path, e))?;
-        Ok(file)
+        loop {
+            let file = File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(|e| JitError::cache_io("open lock file", &path, e))?;
+            file.lock()
+                .map_err(|e| JitError::cache_io("lock", &path, e))?;
+            let locked = file
+                .metadata()
+                .map_err(|e| JitError::cache_io("inspect lock file", &path, e))?;
+            match fs::metadata(&path) {
+                Ok(current) if current.ino() == locked.ino() && current.dev() == locked.dev() => {
+                    return Ok(file);
+                }
+                Ok(_) => {}
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                Err(error) => return Err(JitError::cache_io("inspect lock file", &path, error)),
+            }
+        }
+    }
+
+    /// Deletes temporary files of this key left by a process that died while building it.
+    ///
+    /// Call only while holding [`Entry::lock`]: every temporary file of a key is written under
+    /// its lock, so none of them can belong to a live writer then.
+    pub fn remove_stale_temporaries(&self) {
+        let prefix = format!(".{}.", self.key);
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(&prefix) && name.ends_with(".tmp") {
+                // Harmless if it fails: the file is only garbage.
+                let _ = fs::remove_file(entry.path());
+            }
+        }
     }
 
     /// The manifest, if the entry is complete and its library matches it exactly.

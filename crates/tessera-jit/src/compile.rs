@@ -104,6 +104,7 @@ fn build(
     compiler: &Compiler,
     inputs: EntryInputs,
 ) -> Result<PathBuf, JitError> {
+    entry.remove_stale_temporaries();
     let source_path = entry.write_atomically("c", source.as_bytes())?;
     let output_path = entry.temporary_file("so");
     let mut command = Command::new(compiler.path());

@@ -10,6 +10,18 @@
 //! [`stream`] measures the machine's memory bandwidth and [`cpu_info`] reads its CPU and cache
 //! sizes, for roofline reports and tile sizing.
 //!
+//! ```no_run
+//! use tessera_jit::{CompileOptions, compile};
+//!
+//! let source = "double tessera_scale(double x) { return 2.0 * x; }";
+//! let (library, info) = compile(source, &CompileOptions::exact())?;
+//! // SAFETY: the type matches the C prototype.
+//! let scale = unsafe { library.symbol::<unsafe extern "C" fn(f64) -> f64>("tessera_scale")? };
+//! assert_eq!(unsafe { scale(21.0) }, 42.0);
+//! println!("cache hit: {}, {:.3} s, {}", info.cache_hit, info.seconds, info.path.display());
+//! # Ok::<(), tessera_jit::JitError>(())
+//! ```
+//!
 //! # Environment
 //! - `TESSERA_CC` / `CC`: the compiler (a program name searched in `PATH`, or a path).
 //! - `TESSERA_CFLAGS`: replaces the optimisation flags (`-O3 -march=native`); the flags every
