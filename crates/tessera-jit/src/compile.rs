@@ -38,10 +38,7 @@ pub fn compile(
     options: &CompileOptions,
 ) -> Result<(CompiledLibrary, CompileInfo), JitError> {
     let start = Instant::now();
-    let compiler = match &options.compiler {
-        Some(name) => Compiler::named(name, "CompileOptions")?,
-        None => Compiler::discover()?,
-    };
+    let compiler = options.resolve_compiler()?;
     let flags = options.flags();
     let key = KeyInputs {
         source,

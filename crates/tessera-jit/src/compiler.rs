@@ -25,13 +25,16 @@ impl Compiler {
     /// Finds the compiler named by `TESSERA_CC`, else `CC`, else `cc`.
     pub fn discover() -> Result<Compiler, JitError> {
         let (name, origin) = requested_compiler();
-        Compiler::named(&name, origin)
+        Compiler::named_from(&name, origin)
     }
 
     /// Resolves `name` (a bare program name searched in `PATH`, or a path) to a compiler.
-    ///
-    /// `origin` says where the name came from and only appears in error messages.
-    pub fn named(name: &str, origin: &'static str) -> Result<Compiler, JitError> {
+    pub fn named(name: &str) -> Result<Compiler, JitError> {
+        Compiler::named_from(name, "CompileOptions")
+    }
+
+    /// Like [`Compiler::named`]; `origin` says where the name came from, for error messages.
+    fn named_from(name: &str, origin: &'static str) -> Result<Compiler, JitError> {
         let not_found = || JitError::CompilerNotFound {
             name: name.to_string(),
             origin,

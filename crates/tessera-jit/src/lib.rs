@@ -54,10 +54,10 @@ pub use options::{
 };
 pub use stream::{Bandwidth, measure_bandwidth};
 
-/// The ASan runtime of the default compiler (`cc -print-file-name=libasan.so`), to put in
+/// The ASan runtime of the compiler of `options` (`cc -print-file-name=libasan.so`), to put in
 /// `LD_PRELOAD` of a process that loads kernels built with [`SANITIZER_FLAGS`].
-pub fn asan_runtime_path() -> Result<std::path::PathBuf, JitError> {
-    let compiler = Compiler::discover()?;
+pub fn asan_runtime_path(options: &CompileOptions) -> Result<std::path::PathBuf, JitError> {
+    let compiler = options.resolve_compiler()?;
     compiler
         .runtime_library("libasan.so")
         .ok_or_else(|| JitError::CompilerUnusable {

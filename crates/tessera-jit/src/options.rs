@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::{Compiler, JitError};
+
 /// Optimisation flags used when neither `TESSERA_CFLAGS` nor the options override them.
 pub const DEFAULT_OPTIMIZATION_FLAGS: &[&str] = &["-O3", "-march=native"];
 
@@ -67,6 +69,14 @@ impl CompileOptions {
     pub fn with_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cache_dir = Some(dir.into());
         self
+    }
+
+    /// The compiler these options use: [`CompileOptions::compiler`], else the environment's.
+    pub fn resolve_compiler(&self) -> Result<Compiler, JitError> {
+        match &self.compiler {
+            Some(name) => Compiler::named(name),
+            None => Compiler::discover(),
+        }
     }
 
     /// The full list of compiler flags, in command-line order (source and output excluded).

@@ -280,3 +280,30 @@ fn clearing_removes_entries_and_nothing_else() {
     assert!(!info.cache_hit);
     assert_eq!(clear_cache_in(&cache.path().join("absent")).unwrap(), 0);
 }
+
+#[test]
+fn compilers_resolve_to_absolute_paths_with_a_version_identity() {
+    let tools = TempDir::new().unwrap();
+    let wrapper = wrapper_compiler(tools.path(), "cc-identity", "wrapper cc 3.1");
+    let compiler = tessera_jit::Compiler::named(wrapper.to_str().unwrap()).unwrap();
+    assert_eq!(compiler.path(), wrapper);
+    assert_eq!(
+        compiler.identity(),
+        format!("{} | wrapper cc 3.1", wrapper.display())
+    );
+    assert_eq!(
+        compiler.runtime_library("libtessera-does-not-exist.so"),
+        None
+    );
+
+    let system = CompileOptions::default().resolve_compiler().unwrap();
+    assert!(system.path().is_absolute(), "{:?}", system.path());
+
+    let not_executable = tools.path().join("plain-file");
+    fs::write(&not_executable, "").unwrap();
+    let error = tessera_jit::Compiler::named(not_executable.to_str().unwrap()).unwrap_err();
+    assert!(
+        matches!(error, JitError::CompilerNotFound { .. }),
+        "{error:?}"
+    );
+}

@@ -203,7 +203,7 @@ fn environment_chooses_compiler_and_flags() {
 
 #[test]
 fn sanitizer_builds_run_under_preloaded_asan_and_catch_errors() {
-    let Ok(asan) = asan_runtime_path() else {
+    let Ok(asan) = asan_runtime_path(&CompileOptions::default()) else {
         eprintln!("skipped: the C compiler ships no libasan.so");
         return;
     };
