@@ -1,0 +1,269 @@
+//! The syntax tree: what was written, with spans, before names are resolved.
+
+use tessera_ir::{BinaryOp, Constant, Span, UnaryOp};
+
+/// A name and where it was written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    /// The name.
+    pub name: String,
+    /// Where.
+    pub span: Span,
+}
+
+/// `name` or `group.component`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Path {
+    /// The first name.
+    pub head: Ident,
+    /// The component after the dot, if any.
+    pub member: Option<Ident>,
+    /// The whole path.
+    pub span: Span,
+}
+
+impl Path {
+    /// The path as written (`E.ex`).
+    pub fn text(&self) -> String {
+        match &self.member {
+            Some(member) => format!("{}.{}", self.head.name, member.name),
+            None => self.head.name.clone(),
+        }
+    }
+}
+
+/// An expression as written; value expressions, sizes and offsets share this form.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    /// What was written.
+    pub kind: ExprKind,
+    /// Where (parentheses excluded).
+    pub span: Span,
+    /// Levels of nesting below and including this node (a literal has height 1).
+    pub height: usize,
+}
+
+impl Expr {
+    /// A node over `kind`, its height computed from its children.
+    pub fn new(kind: ExprKind, span: Span) -> Self {
+        let below = match &kind {
+            ExprKind::Literal(_) | ExprKind::Name(_) => 0,
+            ExprKind::Read { offsets, .. } => offsets.iter().map(|e| e.height).max().unwrap_or(0),
+            ExprKind::Unary(_, a) => a.height,
+            ExprKind::Binary(_, a, b) => a.height.max(b.height),
+            ExprKind::Conditional(c, a, b) => c.height.max(a.height).max(b.height),
+            ExprKind::Call { args, .. } => args.iter().map(|e| e.height).max().unwrap_or(0),
+        };
+        Expr { kind, span, height: below + 1 }
+    }
+}
+
+/// The forms of [`Expr`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// A number or `true`/`false` (a `-` directly before a number is folded in).
+    Literal(Constant),
+    /// A name alone: local, field, parameter, reduction, coordinate or `t`.
+    Name(Path),
+    /// `A[e, ...]`.
+    Read {
+        /// The field.
+        path: Path,
+        /// One offset per axis.
+        offsets: Vec<Expr>,
+        /// The brackets and what is between them.
+        brackets: Span,
+    },
+    /// `-e`, `!e`.
+    Unary(UnaryOp, Box<Expr>),
+    /// `a op b`.
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `c ? a : b` or `if c then a else b`.
+    Conditional(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `f(args)`: math function, `select` or conversion.
+    Call {
+        /// The function name.
+        function: Ident,
+        /// Arguments in order.
+        args: Vec<Expr>,
+    },
+}
+
+/// A type as written: a name (scalar, alias or vector such as `f32x4`) or a struct.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeExpr {
+    /// `f32`, `real`, `f32x4`.
+    Named(Ident),
+    /// `{a: f32, b: f32 border clamp}`.
+    Struct(Vec<Member>, Span),
+}
+
+/// One member of a struct field type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    /// Component name.
+    pub name: Ident,
+    /// Component type (scalar or alias).
+    pub ty: Ident,
+    /// Its own attributes.
+    pub attrs: Attrs,
+    /// Name through attributes.
+    pub span: Span,
+}
+
+/// `readonly`, `border B` and `= init` of a field or member.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Attrs {
+    /// Where `readonly` was written.
+    pub readonly: Option<Span>,
+    /// The border mode.
+    pub border: Option<BorderExpr>,
+    /// The initial value.
+    pub init: Option<Expr>,
+}
+
+/// A border mode as written: `clamp`, `constant(0.0)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BorderExpr {
+    /// The mode's name.
+    pub name: Ident,
+    /// The parenthesized literal, for `constant(v)`.
+    pub value: Option<(Constant, Span)>,
+    /// The whole mode.
+    pub span: Span,
+}
+
+/// One axis of a region as written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RangeExpr {
+    /// A single index.
+    Index(Expr),
+    /// `lo..hi by S` with optional parts.
+    Span {
+        /// Lower bound.
+        lo: Option<Expr>,
+        /// Upper bound (exclusive).
+        hi: Option<Expr>,
+        /// Stride (1 when absent).
+        stride: u32,
+    },
+}
+
+/// `[R, R, ...]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegionExpr {
+    /// Per-axis ranges.
+    pub ranges: Vec<RangeExpr>,
+    /// The brackets and their content.
+    pub span: Span,
+}
+
+/// `reduce NAME = OP(EXPR) [over REGION] [every INT]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReduceDecl {
+    /// Reduction name.
+    pub name: Ident,
+    /// `sum`, `max` or `min` (checked when lowering).
+    pub op: Ident,
+    /// The reduced expression.
+    pub value: Expr,
+    /// `over REGION` (after-step reductions only).
+    pub region: Option<RegionExpr>,
+    /// `every INT`.
+    pub every: u64,
+    /// The declaration without `;`.
+    pub span: Span,
+}
+
+/// A statement of a stage body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Statement {
+    /// `let NAME = EXPR;`
+    Let {
+        /// The local's name.
+        name: Ident,
+        /// Its value.
+        value: Expr,
+    },
+    /// `TARGET[offsets] op= EXPR;`
+    Assign {
+        /// The field written.
+        target: Path,
+        /// Offsets written after the target (an error unless all zero).
+        offsets: Option<(Vec<Expr>, Span)>,
+        /// `None` for `=`; the operator of `+=` etc.
+        op: Option<BinaryOp>,
+        /// The right-hand side.
+        value: Expr,
+        /// The statement without `;`.
+        span: Span,
+    },
+    /// An in-stage reduction.
+    Reduce(ReduceDecl),
+}
+
+/// `stage NAME [over REGION] [border F = B, ...] { ... }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageDecl {
+    /// Stage name.
+    pub name: Ident,
+    /// `over REGION`.
+    pub region: Option<RegionExpr>,
+    /// Per-stage border overrides.
+    pub borders: Vec<(Path, BorderExpr)>,
+    /// Statements in order.
+    pub body: Vec<Statement>,
+    /// `stage NAME`.
+    pub span: Span,
+}
+
+/// A top-level item.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// `program NAME;`
+    Program(Ident, Span),
+    /// `param NAME: TYPE = LITERAL;`
+    Param {
+        /// Parameter name.
+        name: Ident,
+        /// Its type (scalar or alias).
+        ty: Ident,
+        /// The default and where it was written.
+        default: (Constant, Span),
+        /// Name through default.
+        span: Span,
+    },
+    /// `type NAME = TYPE;`
+    Alias {
+        /// Alias name.
+        name: Ident,
+        /// The aliased type.
+        ty: Ident,
+    },
+    /// `grid [E, ...];`
+    Grid {
+        /// Extents, slowest first.
+        extents: Vec<Expr>,
+        /// The declaration without `;`.
+        span: Span,
+    },
+    /// `steps INT;`
+    Steps(u64, Span),
+    /// `field NAME: FTYPE attrs;`
+    Field {
+        /// Field name.
+        name: Ident,
+        /// Its type.
+        ty: TypeExpr,
+        /// Attributes after the type.
+        attrs: Attrs,
+        /// Name through attributes.
+        span: Span,
+    },
+    /// A stage.
+    Stage(StageDecl),
+    /// An after-step reduction.
+    Reduce(ReduceDecl),
+    /// `until EXPR;`
+    Until(Expr, Span),
+}

@@ -1,0 +1,233 @@
+//! Name resolution: declarations by name with the item that declares them, and lookup in the
+//! documented order — locals, fields, parameters, reductions, then coordinates and `t`.
+
+use std::collections::BTreeMap;
+
+use tessera_ir::diagnostic::did_you_mean;
+use tessera_ir::{Diagnostic, Field, FieldGroup, Id, Local, Param, Reduction, Span};
+
+use super::Lowerer;
+use crate::ast::{Ident, Path};
+
+/// The built-in names: coordinates and the step counter.
+pub const BUILTIN_NAMES: [&str; 5] = ["x", "y", "z", "w", "t"];
+
+/// What a top-level name denotes.
+#[derive(Clone, Copy, Debug)]
+pub enum Global {
+    /// A parameter.
+    Param(Id<Param>),
+    /// A scalar field.
+    Field(Id<Field>),
+    /// A struct or vector field.
+    Group(Id<FieldGroup>),
+    /// A stage.
+    Stage,
+    /// A reduction.
+    Reduction(Id<Reduction>),
+}
+
+impl Global {
+    fn describe(self) -> &'static str {
+        match self {
+            Global::Param(_) => "parameter",
+            Global::Field(_) | Global::Group(_) => "field",
+            Global::Stage => "stage",
+            Global::Reduction(_) => "reduction",
+        }
+    }
+}
+
+/// A top-level declaration: what it is, the index of the item declaring it, where.
+#[derive(Clone, Copy, Debug)]
+pub struct Decl {
+    /// What the name denotes.
+    pub global: Global,
+    /// Index of the declaring item (names are usable from that item on).
+    pub item: usize,
+    /// The declared name's span.
+    pub span: Span,
+}
+
+/// What a name (or `group.component`) refers to at a use.
+#[derive(Clone, Copy, Debug)]
+pub enum Resolved {
+    /// A `let` of the enclosing stage.
+    Local(Id<Local>),
+    /// A top-level declaration (a component path gives `Global::Field`).
+    Global(Global),
+    /// A coordinate, by axis (0 = slowest).
+    Coord(usize),
+    /// The step counter `t`.
+    Step,
+}
+
+impl Resolved {
+    /// "a local", "the parameter", ... for messages.
+    pub fn describe(self) -> String {
+        match self {
+            Resolved::Local(_) => "a local (`let`)".to_string(),
+            Resolved::Global(Global::Group(_)) => "a struct or vector field".to_string(),
+            Resolved::Global(g) => format!("a {}", g.describe()),
+            Resolved::Coord(_) => "a coordinate".to_string(),
+            Resolved::Step => "the step counter".to_string(),
+        }
+    }
+}
+
+/// Where a name is used: the item, and the stage's locals visible there (name, id).
+#[derive(Clone, Copy)]
+pub struct Use<'s> {
+    /// Index of the item containing the use.
+    pub item: usize,
+    /// Locals in scope, in binding order.
+    pub locals: &'s [(String, Id<Local>)],
+}
+
+impl Use<'_> {
+    /// A use outside any stage body.
+    pub fn top(item: usize) -> Use<'static> {
+        Use { item, locals: &[] }
+    }
+}
+
+/// Top-level names.
+#[derive(Default)]
+pub struct Symbols {
+    /// Parameters, fields, stages and reductions share one namespace.
+    pub globals: BTreeMap<String, Decl>,
+}
+
+impl Lowerer<'_> {
+    /// Declares a top-level name; reports duplicates and built-in names.
+    pub(super) fn declare(&mut self, name: &Ident, global: Global, item: usize) {
+        if !self.allowed_name(name) {
+            return;
+        }
+        if let Some(first) = self.symbols.globals.get(&name.name) {
+            let (first_span, first_kind) = (first.span, first.global.describe());
+            self.duplicate(name, first_span, first_kind);
+            return;
+        }
+        self.symbols.globals.insert(name.name.clone(), Decl { global, item, span: name.span });
+    }
+
+    /// Reports a second declaration of a name.
+    pub(super) fn duplicate(&mut self, name: &Ident, first: Span, first_kind: &str) {
+        self.error(
+            Diagnostic::error("E0030", format!("`{}` is declared twice", name.name))
+                .with_primary(name.span, "declared again here")
+                .with_secondary(first, format!("{first_kind} `{}` first declared here", name.name))
+                .with_help(format!("rename one of them: parameters, fields, stages and reductions share one namespace, and `{}` is taken", name.name)),
+        );
+    }
+
+    /// Rejects declaring `x y z w t`; returns whether the name may be declared.
+    pub(super) fn allowed_name(&mut self, name: &Ident) -> bool {
+        if !BUILTIN_NAMES.contains(&name.name.as_str()) {
+            return true;
+        }
+        let meaning = if name.name == "t" { "the step counter" } else { "a coordinate" };
+        self.error(
+            Diagnostic::error("E0031", format!("`{}` is a built-in name and cannot be declared", name.name))
+                .with_primary(name.span, format!("`{}` is {meaning}", name.name))
+                .with_help("choose another name: `x`, `y`, `z`, `w` and `t` are reserved"),
+        );
+        false
+    }
+
+    /// Resolves a name or component path; reports undefined names, uses before the
+    /// declaration and unknown components.
+    pub(super) fn resolve(&mut self, path: &Path, at: Use) -> Option<Resolved> {
+        let head = self.resolve_name(&path.head, at)?;
+        let Some(member) = &path.member else {
+            return Some(head);
+        };
+        let Resolved::Global(Global::Group(group)) = head else {
+            self.error(
+                Diagnostic::error("E0016", format!("`{}` has no components", path.head.name))
+                    .with_primary(member.span, format!("`{}` is {}", path.head.name, head.describe()))
+                    .with_help("only struct and vector fields have components; remove `.` and what follows"),
+            );
+            return None;
+        };
+        let group = &self.program.groups[group];
+        match group.component_names.iter().position(|c| *c == member.name) {
+            Some(i) => Some(Resolved::Global(Global::Field(group.components[i]))),
+            None => {
+                let names: Vec<&str> = group.component_names.iter().map(String::as_str).collect();
+                let help = match did_you_mean(&member.name, names.iter().copied()) {
+                    Some(s) => format!("did you mean `{}.{s}`?", path.head.name),
+                    None => format!("the components of `{}` are {}", path.head.name, quoted(&names)),
+                };
+                self.error(
+                    Diagnostic::error("E0016", format!("`{}` has no component `{}`", path.head.name, member.name))
+                        .with_primary(member.span, "unknown component")
+                        .with_help(help),
+                );
+                None
+            }
+        }
+    }
+
+    fn resolve_name(&mut self, name: &Ident, at: Use) -> Option<Resolved> {
+        if let Some((_, local)) = at.locals.iter().rev().find(|(n, _)| *n == name.name) {
+            return Some(Resolved::Local(*local));
+        }
+        if let Some(decl) = self.symbols.globals.get(&name.name).copied() {
+            if decl.item > at.item {
+                self.error(
+                    Diagnostic::error("E0015", format!("`{}` is used before its declaration", name.name))
+                        .with_primary(name.span, "used here")
+                        .with_secondary(decl.span, format!("the {} is declared here, later", decl.global.describe()))
+                        .with_help(format!("move the declaration of `{}` above its first use", name.name)),
+                );
+                return None;
+            }
+            if let Global::Reduction(_) = decl.global {
+                self.reads_reduction = true;
+            }
+            return Some(Resolved::Global(decl.global));
+        }
+        let axes = self.axis_names();
+        if let Some(axis) = axes.iter().position(|a| *a == name.name) {
+            return Some(Resolved::Coord(axis));
+        }
+        if name.name == "t" {
+            return Some(Resolved::Step);
+        }
+        let mut candidates: Vec<&str> = at.locals.iter().map(|(n, _)| n.as_str()).collect();
+        candidates.extend(
+            self.symbols
+                .globals
+                .iter()
+                .filter(|(_, d)| d.item <= at.item && !matches!(d.global, Global::Stage))
+                .map(|(n, _)| n.as_str()),
+        );
+        candidates.extend(axes.iter().copied());
+        candidates.push("t");
+        let mut d = Diagnostic::error("E0010", format!("cannot find `{}` in this scope", name.name))
+            .with_primary(name.span, "not a local, field, parameter, reduction or coordinate");
+        d = match did_you_mean(&name.name, candidates) {
+            Some(s) => d.with_help(format!("did you mean `{s}`?")),
+            None if ["x", "y", "z", "w"].contains(&name.name.as_str()) => d.with_help(format!(
+                "the grid has {} axes, so the coordinates are {}",
+                axes.len(),
+                quoted(&axes)
+            )),
+            None => d.with_help(format!("declare it first, e.g. `field {}: f32;` or `param {}: f32 = 0.0;`", name.name, name.name)),
+        };
+        self.error(d);
+        None
+    }
+
+    /// Coordinate names of the grid (none without a grid).
+    pub(super) fn axis_names(&self) -> Vec<&'static str> {
+        tessera_ir::axis_names(self.dims.unwrap_or(0))
+    }
+}
+
+/// `a`, `b` and `c` as a list of quoted names.
+pub fn quoted(names: &[&str]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}

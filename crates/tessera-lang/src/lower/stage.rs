@@ -1,0 +1,205 @@
+//! Stages (regions, border overrides, statements), reductions and the stop condition.
+
+use tessera_ir::diagnostic::did_you_mean;
+use tessera_ir::{
+    Diagnostic, Expr as IrExpr, ExprKind as Ir, Field, Id, Local, ReduceOp, Reduction, ReductionPlacement, Span,
+    Stage, StopCondition,
+};
+
+use super::Lowerer;
+use super::scope::{Global, Resolved, Use};
+use crate::ast::{Expr, Path, ReduceDecl, StageDecl, Statement};
+
+impl Lowerer<'_> {
+    /// A stage: region, border overrides, statements, then its in-stage reductions.
+    pub(super) fn lower_stage(&mut self, item: usize, decl: &StageDecl) {
+        let Some(id) = self.stage_id(decl) else {
+            return;
+        };
+        let region = decl.region.as_ref().and_then(|r| self.region(r, item));
+        let mut borders = Vec::new();
+        for (path, border) in &decl.borders {
+            let fields = self.border_targets(path, item);
+            if let Some(border) = self.lower_border(border) {
+                borders.extend(fields.into_iter().map(|f| (f, border)));
+            }
+        }
+        let mut locals: tessera_ir::Arena<Local> = tessera_ir::Arena::new();
+        let mut visible: Vec<(String, Id<Local>)> = Vec::new();
+        let mut body = Vec::new();
+        let mut reductions = Vec::new();
+        for statement in &decl.body {
+            let at = Use { item, locals: &visible };
+            match statement {
+                Statement::Let { name, value } => {
+                    let value = self.value(value, at);
+                    if !self.allowed_name(name) {
+                        continue;
+                    }
+                    if let Some(first) = locals.values().find(|l| l.name == name.name).map(|l| l.span) {
+                        self.duplicate(name, first, "local");
+                        continue;
+                    }
+                    let local = locals.alloc(Local { name: name.name.clone(), span: name.span });
+                    visible.push((name.name.clone(), local));
+                    if let Some(value) = value {
+                        body.push(tessera_ir::Statement::Let { local, value });
+                    }
+                }
+                Statement::Assign { target, offsets, op, value, span } => {
+                    let field = self.assign_target(target, at);
+                    if let (Some((offsets, brackets)), Some(_)) = (offsets, field) {
+                        self.written_offsets(target, offsets, *brackets);
+                    }
+                    // `F op= e` is `F = F op (e)`: the read of `F` comes first, as when written out.
+                    let current = field.filter(|_| op.is_some()).map(|field| {
+                        let here = vec![0; self.dims.unwrap_or(0)];
+                        self.program.exprs.alloc(IrExpr { kind: Ir::Read { field, offset: here }, span: target.span })
+                    });
+                    let value = self.value(value, at);
+                    let (Some(field), Some(mut value)) = (field, value) else {
+                        continue;
+                    };
+                    if let (Some(op), Some(current)) = (op, current) {
+                        value = self.program.exprs.alloc(IrExpr { kind: Ir::Binary(*op, current, value), span: *span });
+                    }
+                    body.push(tessera_ir::Statement::Assign { field, value, span: *span });
+                }
+                Statement::Reduce(reduce) => reductions.push((reduce, visible.len())),
+            }
+        }
+        for (reduce, visible_count) in reductions {
+            if let Some(region) = &reduce.region {
+                self.error(
+                    Diagnostic::error("E0039", format!("the in-stage reduction `{}` cannot have its own region", reduce.name.name))
+                        .with_primary(region.span, "a region here")
+                        .with_help("an in-stage reduction covers its stage's points; to reduce over another region, declare it after the stages"),
+                );
+            }
+            self.lower_reduction(reduce, Use { item, locals: &visible[..visible_count] }, ReductionPlacement::InStage(id));
+        }
+        let stage = &mut self.program.stages[id];
+        stage.region = region;
+        stage.borders = borders;
+        stage.locals = locals;
+        stage.body = body;
+    }
+
+    /// The stage allocated for this declaration (by position among the stages).
+    fn stage_id(&self, decl: &StageDecl) -> Option<Id<Stage>> {
+        self.program.stages.iter().find(|(_, s)| s.span == decl.span && s.name == decl.name.name).map(|(id, _)| id)
+    }
+
+    /// The fields named by a border override (every component for a struct or vector field).
+    fn border_targets(&mut self, path: &Path, item: usize) -> Vec<Id<Field>> {
+        match self.resolve(path, Use::top(item)) {
+            Some(Resolved::Global(Global::Field(field))) => vec![field],
+            Some(Resolved::Global(Global::Group(group))) => self.program.groups[group].components.clone(),
+            Some(other) => {
+                self.error(
+                    Diagnostic::error("E0017", format!("`{}` is {}, not a field, so it has no border", path.text(), other.describe()))
+                        .with_primary(path.span, "not a field")
+                        .with_help("border overrides name fields: `border u = clamp`"),
+                );
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// The field an assignment writes; anything else is reported.
+    fn assign_target(&mut self, path: &Path, at: Use) -> Option<Id<Field>> {
+        let resolved = self.resolve(path, at)?;
+        let name = path.text();
+        let help = match resolved {
+            Resolved::Global(Global::Field(field)) => return Some(field),
+            Resolved::Global(Global::Group(group)) => {
+                let first = self.program.groups[group].component_names[0].clone();
+                format!("assign each component separately, e.g. `{name}.{first} = ...;`")
+            }
+            Resolved::Local(_) => format!("a `let` binding cannot change; bind a new name instead: `let {name}2 = ...;`"),
+            Resolved::Global(Global::Param(_)) => "parameters are constant during a run; keep changing values in a field".to_string(),
+            Resolved::Coord(_) | Resolved::Step => "coordinates and `t` are given by the time loop; write a field instead".to_string(),
+            Resolved::Global(Global::Reduction(_) | Global::Stage) => "only fields can be assigned in a stage".to_string(),
+        };
+        self.error(
+            Diagnostic::error("E0024", format!("cannot assign to `{name}`: it is {}, not a field", resolved.describe()))
+                .with_primary(path.span, "cannot be assigned")
+                .with_help(help),
+        );
+        None
+    }
+
+    /// Offsets written after an assigned field: only the point itself (all zero) is allowed.
+    fn written_offsets(&mut self, target: &Path, offsets: &[Expr], brackets: Span) {
+        let Some(values) = self.offsets(target, offsets, brackets) else {
+            return;
+        };
+        if values.iter().any(|v| *v != 0) {
+            let name = target.text();
+            self.error(
+                Diagnostic::error("E0023", format!("`{name}` is written at an offset, but a stage writes only at the point itself"))
+                    .with_primary(brackets, "an offset")
+                    .with_help(format!("write `{name} = ...;` and read neighbours on the right-hand side; to update other points, change the stage's region")),
+            );
+        }
+    }
+
+    /// An after-step reduction.
+    pub(super) fn lower_after_step(&mut self, item: usize, decl: &ReduceDecl) {
+        let region = match &decl.region {
+            Some(region) => match self.region(region, item) {
+                Some(region) => Some(region),
+                None => return,
+            },
+            None => None,
+        };
+        self.lower_reduction(decl, Use::top(item), ReductionPlacement::AfterStep { region });
+    }
+
+    fn lower_reduction(&mut self, decl: &ReduceDecl, at: Use, placement: ReductionPlacement) {
+        let op = match decl.op.name.as_str() {
+            "sum" => Some(ReduceOp::Sum),
+            "max" => Some(ReduceOp::Max),
+            "min" => Some(ReduceOp::Min),
+            other => {
+                let help = match did_you_mean(other, ["sum", "max", "min"]) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "reduce with `sum`, `max` or `min`, e.g. `reduce total = sum(u);`".to_string(),
+                };
+                self.error(
+                    Diagnostic::error("E0014", format!("unknown reduction `{other}`"))
+                        .with_primary(decl.op.span, "not `sum`, `max` or `min`")
+                        .with_help(help),
+                );
+                None
+            }
+        };
+        let value = self.value(&decl.value, at);
+        let Some(Global::Reduction(id)) = self.symbols.globals.get(&decl.name.name).map(|d| d.global) else {
+            return;
+        };
+        if let (Some(op), Some(value)) = (op, value) {
+            let reduction = Reduction { name: decl.name.name.clone(), op, value, placement, every: decl.every, span: decl.span };
+            if let Some(slot) = self.reductions.get_mut(id.index()).filter(|slot| slot.is_none()) {
+                *slot = Some(reduction);
+            }
+        }
+    }
+
+    /// `until EXPR;`: must read at least one reduction.
+    pub(super) fn lower_until(&mut self, item: usize, condition: &Expr, span: Span) {
+        self.reads_reduction = false;
+        let lowered = self.value(condition, Use::top(item));
+        if lowered.is_some() && !self.reads_reduction {
+            self.error(
+                Diagnostic::error("E0035", "the `until` condition reads no reduction")
+                    .with_primary(condition.span, "never re-evaluated")
+                    .with_help("`until` is checked when a reduction is computed: declare one (`reduce res = max(abs(u - u_old));`) and use its name here"),
+            );
+        }
+        if let Some(condition) = lowered {
+            self.program.until = Some(StopCondition { condition, span });
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Expressions (by precedence), literals and regions.
+
+use tessera_ir::{BinaryOp, Constant, Diagnostic, Span, UnaryOp};
+
+use super::{Failed, MAX_NESTING, PResult, Parser};
+use crate::ast::{Expr, ExprKind, RangeExpr, RegionExpr};
+use crate::lexer::Token;
+
+/// The binary operator a token stands for.
+fn binary_op(token: Token) -> Option<BinaryOp> {
+    Some(match token {
+        Token::OrOr => BinaryOp::Or,
+        Token::AndAnd => BinaryOp::And,
+        Token::EqEq => BinaryOp::Eq,
+        Token::NotEq => BinaryOp::Ne,
+        Token::Lt => BinaryOp::Lt,
+        Token::Le => BinaryOp::Le,
+        Token::Gt => BinaryOp::Gt,
+        Token::Ge => BinaryOp::Ge,
+        Token::Plus => BinaryOp::Add,
+        Token::Minus => BinaryOp::Sub,
+        Token::Star => BinaryOp::Mul,
+        Token::Slash => BinaryOp::Div,
+        Token::Percent => BinaryOp::Rem,
+        _ => return None,
+    })
+}
+
+impl Parser<'_> {
+    /// A whole expression (the loosest level: `?:` and `if then else`).
+    pub(super) fn expr(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let result = self.conditional();
+        self.leave();
+        result
+    }
+
+    fn conditional(&mut self) -> PResult<Expr> {
+        if let Some(start) = self.eat(Token::If) {
+            let cond = self.expr()?;
+            self.expect(Token::Then)?;
+            let then = self.expr()?;
+            self.expect(Token::Else)?;
+            let otherwise = self.expr()?;
+            return self.node(ExprKind::Conditional(Box::new(cond), Box::new(then), Box::new(otherwise)), start);
+        }
+        let cond = self.binary(1)?;
+        if self.eat(Token::Question).is_none() {
+            return Ok(cond);
+        }
+        let then = self.expr()?;
+        self.expect(Token::Colon)?;
+        let otherwise = self.expr()?;
+        let start = cond.span;
+        self.node(ExprKind::Conditional(Box::new(cond), Box::new(then), Box::new(otherwise)), start)
+    }
+
+    /// Binary operators binding at least as tightly as `min` (precedence climbing).
+    fn binary(&mut self, min: u8) -> PResult<Expr> {
+        let mut lhs = self.unary()?;
+        while let Some(op) = binary_op(self.peek()).filter(|op| op.precedence() >= min) {
+            self.bump();
+            self.enter()?;
+            let rhs = self.binary(op.precedence() + 1);
+            self.leave();
+            let rhs = rhs?;
+            if op.is_comparison() {
+                if let Some(next) = binary_op(self.peek()).filter(|o| o.is_comparison()) {
+                    self.errors.push(
+                        Diagnostic::error("E0007", format!("comparison operators cannot be chained: `{}` after `{}`", next.symbol(), op.symbol()))
+                            .with_primary(self.peek_span(), "second comparison here")
+                            .with_help("combine comparisons with `&&`, e.g. `a < b && b < c`, or add parentheses"),
+                    );
+                    return Err(Failed);
+                }
+            }
+            let start = lhs.span;
+            lhs = self.node(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), start)?;
+        }
+        Ok(lhs)
+    }
+
+    /// `-e`, `!e` (a `-` directly before a number becomes a negative literal), or a primary.
+    fn unary(&mut self) -> PResult<Expr> {
+        let op = match self.peek() {
+            Token::Minus if self.nth(1) == Token::Number => {
+                let (value, span) = self.literal()?;
+                return Ok(Expr::new(ExprKind::Literal(value), span));
+            }
+            Token::Minus => UnaryOp::Neg,
+            Token::Bang => UnaryOp::Not,
+            _ => return self.primary(),
+        };
+        let start = self.bump();
+        self.enter()?;
+        let operand = self.unary();
+        self.leave();
+        self.node(ExprKind::Unary(op, Box::new(operand?)), start)
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        let start = self.peek_span();
+        match self.peek() {
+            Token::Number | Token::True | Token::False => {
+                let (value, span) = self.literal()?;
+                Ok(Expr::new(ExprKind::Literal(value), span))
+            }
+            Token::BadNumber => {
+                // Already reported by the lexer; stands for some number so parsing goes on.
+                self.bump();
+                Ok(Expr::new(ExprKind::Literal(Constant::Int(0)), start))
+            }
+            Token::LParen => {
+                self.bump();
+                let inner = self.expr()?;
+                self.expect(Token::RParen)?;
+                Ok(inner)
+            }
+            Token::If => self.expr(),
+            Token::Ident if self.nth(1) == Token::LParen => {
+                let function = self.ident("a function name")?;
+                self.bump();
+                let args = self.comma_list(Token::RParen, Self::expr)?;
+                self.node(ExprKind::Call { function, args }, start)
+            }
+            Token::Ident => {
+                let path = self.path("a name")?;
+                match self.eat(Token::LBracket) {
+                    Some(open) => {
+                        let offsets = self.comma_list(Token::RBracket, Self::expr)?;
+                        let brackets = Span::new(open.start as usize, self.prev_end() as usize);
+                        self.node(ExprKind::Read { path, offsets, brackets }, start)
+                    }
+                    None => {
+                        let span = path.span;
+                        Ok(Expr::new(ExprKind::Name(path), span))
+                    }
+                }
+            }
+            _ => Err(self.error_expected("an expression")),
+        }
+    }
+
+    /// A node from `start` to the end of the previous token; fails when nested too deeply.
+    fn node(&mut self, kind: ExprKind, start: Span) -> PResult<Expr> {
+        let span = Span::new(start.start as usize, self.prev_end() as usize);
+        let expr = Expr::new(kind, span);
+        if expr.height > MAX_NESTING {
+            self.errors.push(
+                Diagnostic::error("E0006", format!("expression nested more than {MAX_NESTING} levels deep"))
+                    .with_primary(span, "too deep")
+                    .with_help("split the expression with `let` bindings"),
+            );
+            return Err(Failed);
+        }
+        Ok(expr)
+    }
+
+    /// A literal: `true`, `false`, or a number with an optional `-` directly before it.
+    pub(super) fn literal(&mut self) -> PResult<(Constant, Span)> {
+        if let Some(span) = self.eat(Token::True) {
+            return Ok((Constant::Bool(true), span));
+        }
+        if let Some(span) = self.eat(Token::False) {
+            return Ok((Constant::Bool(false), span));
+        }
+        let minus = self.eat(Token::Minus);
+        if self.peek() != Token::Number {
+            return Err(self.error_expected("a literal (a number, `true` or `false`)"));
+        }
+        let digits = self.bump();
+        let span = minus.map_or(digits, |m| m.to(digits));
+        let text = self.slice(digits).to_string();
+        let negative = minus.is_some();
+        if text.contains(['.', 'e', 'E']) {
+            let value: f64 = text.parse().unwrap_or(f64::INFINITY);
+            if !value.is_finite() {
+                return Err(self.number_error(span, format!("the float literal `{text}` is too large for `f64`"), "use a value below 1.7e308"));
+            }
+            return Ok((Constant::Float(if negative { -value } else { value }), span));
+        }
+        let value = text.parse::<i128>().ok().map(|v| if negative { -v } else { v });
+        match value.and_then(|v| i64::try_from(v).ok()) {
+            Some(v) => Ok((Constant::Int(v), span)),
+            None => Err(self.number_error(span, format!("the integer literal `{}` does not fit in 64 bits", self.slice(span)), "integers range from -9223372036854775808 to 9223372036854775807; write a float (`1e30`) for larger values")),
+        }
+    }
+
+    fn number_error(&mut self, span: Span, message: String, help: &str) -> Failed {
+        self.errors.push(Diagnostic::error("E0003", message).with_primary(span, "out of range").with_help(help));
+        Failed
+    }
+
+    /// A non-negative integer literal (`steps`, `every`).
+    pub(super) fn unsigned(&mut self, what: &str) -> PResult<(u64, Span)> {
+        let span = self.peek_span();
+        if self.peek() != Token::Number {
+            return Err(self.error_expected(&format!("an integer: {what}")));
+        }
+        self.bump();
+        match self.slice(span).parse::<u64>() {
+            Ok(v) => Ok((v, span)),
+            Err(_) => Err(self.number_error(span, format!("`{}` is not a non-negative integer that fits in 64 bits", self.slice(span)), &format!("write {what} as a whole number such as `10`"))),
+        }
+    }
+
+    /// `[R, R, ...]`.
+    pub(super) fn region(&mut self) -> PResult<RegionExpr> {
+        let open = self.expect(Token::LBracket)?;
+        let ranges = self.comma_list(Token::RBracket, Self::range)?;
+        Ok(RegionExpr { ranges, span: Span::new(open.start as usize, self.prev_end() as usize) })
+    }
+
+    /// `all`, `..`, `lo..`, `..hi`, `lo..hi`, each optionally `by S`; or a single index.
+    fn range(&mut self) -> PResult<RangeExpr> {
+        let bound_follows = |p: &Self| !matches!(p.peek(), Token::Comma | Token::RBracket | Token::By);
+        let (lo, hi) = if self.eat(Token::All).is_some() {
+            (None, None)
+        } else if self.eat(Token::DotDot).is_some() {
+            (None, if bound_follows(self) { Some(self.expr()?) } else { None })
+        } else {
+            let lo = self.expr()?;
+            if self.eat(Token::DotDot).is_none() {
+                if self.peek() == Token::By {
+                    let by = self.peek_span();
+                    self.errors.push(
+                        Diagnostic::error("E0026", "a stride needs a range, not a single index")
+                            .with_primary(lo.span.to(by), "a single index")
+                            .with_help("write a range such as `0..N by 2`"),
+                    );
+                    return Err(Failed);
+                }
+                return Ok(RangeExpr::Index(lo));
+            }
+            (Some(lo), if bound_follows(self) { Some(self.expr()?) } else { None })
+        };
+        let mut stride = 1;
+        if self.eat(Token::By).is_some() {
+            let (value, span) = self.unsigned("the stride")?;
+            stride = u32::try_from(value).map_err(|_| {
+                self.errors.push(
+                    Diagnostic::error("E0026", format!("the stride {value} is too large"))
+                        .with_primary(span, "does not fit in 32 bits")
+                        .with_help("use a stride below 4294967296"),
+                );
+                Failed
+            })?;
+        }
+        Ok(RangeExpr::Span { lo, hi, stride })
+    }
+}

@@ -1,0 +1,264 @@
+//! Top-level items, field types and attributes, stages and their statements.
+
+use tessera_ir::{BinaryOp, Diagnostic, Span};
+
+use super::{Failed, PResult, Parser};
+use crate::ast::{Attrs, BorderExpr, Item, Member, Path, ReduceDecl, StageDecl, Statement, TypeExpr};
+use crate::lexer::Token;
+
+impl Parser<'_> {
+    /// One item; the current token is an item keyword.
+    pub(super) fn item(&mut self) -> PResult<Item> {
+        let keyword = self.bump();
+        let start = keyword.start as usize;
+        let token = self.tokens[self.pos - 1].0;
+        let item = match token {
+            Token::Program => {
+                let name = self.ident("the program's name")?;
+                Item::Program(name, Span::new(start, self.prev_end() as usize))
+            }
+            Token::Param => {
+                let name = self.ident("a parameter name")?;
+                self.expect(Token::Colon)?;
+                let ty = self.ident("a scalar type such as `f32` or `i64`")?;
+                self.expect(Token::Assign)?;
+                let default = self.literal()?;
+                let span = name.span.to(default.1);
+                Item::Param { name, ty, default, span }
+            }
+            Token::Type => {
+                let name = self.ident("a type alias name")?;
+                self.expect(Token::Assign)?;
+                let ty = self.ident("a scalar type such as `f32`")?;
+                Item::Alias { name, ty }
+            }
+            Token::Grid => {
+                self.expect(Token::LBracket)?;
+                let extents = self.comma_list(Token::RBracket, Self::expr)?;
+                Item::Grid { extents, span: Span::new(start, self.prev_end() as usize) }
+            }
+            Token::Steps => {
+                let (value, span) = self.unsigned("the default number of steps")?;
+                Item::Steps(value, Span::new(start, span.end as usize))
+            }
+            Token::Field => {
+                let name = self.ident("a field name")?;
+                self.expect(Token::Colon)?;
+                let ty = self.field_type()?;
+                let attrs = self.attrs()?;
+                let span = Span::new(name.span.start as usize, self.prev_end() as usize);
+                Item::Field { name, ty, attrs, span }
+            }
+            Token::Stage => return self.stage(start).map(Item::Stage),
+            Token::Reduce => Item::Reduce(self.reduce(start)?),
+            Token::Until => {
+                let condition = self.expr()?;
+                Item::Until(condition, Span::new(start, self.prev_end() as usize))
+            }
+            _ => return Err(self.error_expected("an item")),
+        };
+        self.semicolon()?;
+        Ok(item)
+    }
+
+    /// `f32`, `real`, `f32x4` or `{a: T attrs, ...}`.
+    fn field_type(&mut self) -> PResult<TypeExpr> {
+        let Some(open) = self.eat(Token::LBrace) else {
+            return Ok(TypeExpr::Named(self.ident("a type (`f32`, an alias, `f32x4` or `{a: f32, ...}`)")?));
+        };
+        let mut members = Vec::new();
+        while self.peek() != Token::RBrace {
+            let name = self.ident("a component name")?;
+            self.expect(Token::Colon)?;
+            let ty = self.ident("the component's scalar type")?;
+            let attrs = self.attrs()?;
+            let span = Span::new(name.span.start as usize, self.prev_end() as usize);
+            members.push(Member { name, ty, attrs, span });
+            if self.eat(Token::Comma).is_none() {
+                break;
+            }
+        }
+        let close = self.expect(Token::RBrace)?;
+        Ok(TypeExpr::Struct(members, open.to(close)))
+    }
+
+    /// `[readonly] [border B] [= EXPR]` (the first two in any order).
+    fn attrs(&mut self) -> PResult<Attrs> {
+        let mut attrs = Attrs::default();
+        loop {
+            match self.peek() {
+                Token::Readonly => {
+                    let span = self.bump();
+                    if attrs.readonly.replace(span).is_some() {
+                        return Err(self.repeated(span, "readonly"));
+                    }
+                }
+                Token::Border => {
+                    let span = self.bump();
+                    if attrs.border.replace(self.border()?).is_some() {
+                        return Err(self.repeated(span, "border"));
+                    }
+                }
+                _ => break,
+            }
+        }
+        if self.eat(Token::Assign).is_some() {
+            attrs.init = Some(self.expr()?);
+        }
+        Ok(attrs)
+    }
+
+    fn repeated(&mut self, span: Span, what: &str) -> Failed {
+        self.errors.push(
+            Diagnostic::error("E0004", format!("`{what}` is written twice"))
+                .with_primary(span, "second time here")
+                .with_help(format!("write `{what}` once")),
+        );
+        Failed
+    }
+
+    /// A border mode: a name, optionally with a parenthesized literal (`constant(0.0)`).
+    pub(super) fn border(&mut self) -> PResult<BorderExpr> {
+        let name = self.ident("a border mode (`clamp`, `periodic`, `mirror` or `constant(v)`)")?;
+        let mut value = None;
+        if self.eat(Token::LParen).is_some() {
+            value = Some(self.literal()?);
+            self.expect(Token::RParen)?;
+        }
+        let span = Span::new(name.span.start as usize, self.prev_end() as usize);
+        Ok(BorderExpr { name, value, span })
+    }
+
+    /// `stage NAME [over REGION] [border F = B, ...] { STMT* }`; `stage` is consumed.
+    fn stage(&mut self, start: usize) -> PResult<StageDecl> {
+        let name = self.ident("a stage name")?;
+        let span = Span::new(start, name.span.end as usize);
+        let region = match self.eat(Token::Over) {
+            Some(_) => Some(self.region()?),
+            None => None,
+        };
+        let mut borders = Vec::new();
+        if self.eat(Token::Border).is_some() {
+            loop {
+                let field = self.path("a field name")?;
+                self.expect(Token::Assign)?;
+                borders.push((field, self.border()?));
+                if self.eat(Token::Comma).is_none() {
+                    break;
+                }
+            }
+        }
+        let open = self.expect(Token::LBrace)?;
+        let mut body = Vec::new();
+        loop {
+            match self.peek() {
+                Token::RBrace => {
+                    self.bump();
+                    break;
+                }
+                t if t == Token::Eof || (t.starts_item() && t != Token::Reduce) => {
+                    let found = self.found();
+                    self.errors.push(
+                        Diagnostic::error("E0004", format!("expected `}}` to close stage `{}`, found {found}", name.name))
+                            .with_primary(Span::new(self.prev_end() as usize, self.prev_end() as usize), "expected `}` here")
+                            .with_secondary(open, "the stage's body starts here")
+                            .with_help("close the stage's body with `}`"),
+                    );
+                    break;
+                }
+                _ => match self.statement() {
+                    Ok(statement) => body.push(statement),
+                    Err(Failed) => self.recover_statement(),
+                },
+            }
+        }
+        Ok(StageDecl { name, region, borders, body, span })
+    }
+
+    /// A statement of a stage body.
+    fn statement(&mut self) -> PResult<Statement> {
+        match self.peek() {
+            Token::Let => {
+                self.bump();
+                let name = self.ident("the local's name")?;
+                self.expect(Token::Assign)?;
+                let value = self.expr()?;
+                self.semicolon()?;
+                Ok(Statement::Let { name, value })
+            }
+            Token::Reduce => {
+                let start = self.bump().start as usize;
+                let reduce = self.reduce(start)?;
+                self.semicolon()?;
+                Ok(Statement::Reduce(reduce))
+            }
+            Token::Ident => {
+                let target = self.path("a field name")?;
+                let offsets = match self.eat(Token::LBracket) {
+                    Some(open) => {
+                        let offsets = self.comma_list(Token::RBracket, Self::expr)?;
+                        Some((offsets, Span::new(open.start as usize, self.prev_end() as usize)))
+                    }
+                    None => None,
+                };
+                let op = match self.peek() {
+                    Token::Assign => None,
+                    Token::PlusAssign => Some(BinaryOp::Add),
+                    Token::MinusAssign => Some(BinaryOp::Sub),
+                    Token::StarAssign => Some(BinaryOp::Mul),
+                    Token::SlashAssign => Some(BinaryOp::Div),
+                    _ => return Err(self.error_expected("`=` (or `+=`, `-=`, `*=`, `/=`)")),
+                };
+                self.bump();
+                let value = self.expr()?;
+                let span = target.span.to(value.span);
+                self.semicolon()?;
+                Ok(Statement::Assign { target, offsets, op, value, span })
+            }
+            _ => Err(self.error_expected("a statement (`let`, `reduce` or an assignment `F = ...`)")),
+        }
+    }
+
+    /// `NAME = OP(EXPR) [over REGION] [every INT]`; `reduce` is consumed.
+    fn reduce(&mut self, start: usize) -> PResult<ReduceDecl> {
+        let name = self.ident("the reduction's name")?;
+        self.expect(Token::Assign)?;
+        let op = self.ident("`sum`, `max` or `min`")?;
+        self.expect(Token::LParen)?;
+        let value = self.expr()?;
+        self.expect(Token::RParen)?;
+        let region = match self.eat(Token::Over) {
+            Some(_) => Some(self.region()?),
+            None => None,
+        };
+        let every = match self.eat(Token::Every) {
+            Some(_) => self.unsigned("how often (in steps) the reduction is computed")?.0,
+            None => 1,
+        };
+        Ok(ReduceDecl { name, op, value, region, every, span: Span::new(start, self.prev_end() as usize) })
+    }
+
+    /// `NAME` or `NAME.COMPONENT`.
+    pub(super) fn path(&mut self, what: &str) -> PResult<Path> {
+        let head = self.ident(what)?;
+        let member = match self.eat(Token::Dot) {
+            Some(_) => Some(self.ident("a component name")?),
+            None => None,
+        };
+        let span = member.as_ref().map_or(head.span, |m| head.span.to(m.span));
+        Ok(Path { head, member, span })
+    }
+
+    /// Items separated by `,` up to `close` (consumed); a trailing comma is allowed.
+    pub(super) fn comma_list<T>(&mut self, close: Token, item: fn(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
+        let mut items = Vec::new();
+        while self.peek() != close {
+            items.push(item(self)?);
+            if self.eat(Token::Comma).is_none() {
+                break;
+            }
+        }
+        self.expect(close)?;
+        Ok(items)
+    }
+}

@@ -1,0 +1,27 @@
+//! Printing a parsed program and parsing the text again gives the same IR (spans aside).
+
+mod common;
+
+use common::{all_sources, parse_ok, without_spans};
+use tessera_ir::print_program;
+
+/// Asserts `parse(print(p)) == p` modulo spans, and that printing is a fixed point.
+fn assert_round_trip(name: &str, text: &str) {
+    let first = parse_ok(text);
+    let printed = print_program(&first);
+    let second = match tessera_lang::parse(&printed, "test", &[]) {
+        Ok(parsed) => parsed.program,
+        Err(d) => panic!("{name}: printed text does not parse:\n{printed}\n{}", tessera_lang::render(&d, "printed.tess", &printed, false)),
+    };
+    assert_eq!(without_spans(&first), without_spans(&second), "{name}: IR differs after printing:\n{printed}");
+    assert_eq!(print_program(&second), printed, "{name}: printing is not a fixed point");
+}
+
+#[test]
+fn every_feature_program_round_trips() {
+    let sources = all_sources();
+    assert!(sources.len() >= 20, "feature programs missing");
+    for (name, text) in sources {
+        assert_round_trip(&name, &text);
+    }
+}
