@@ -178,6 +178,19 @@ impl<'a> Evaluator<'a> {
                 };
         }
         let fast = dims - 1;
+        let (first, last) = (
+            row.x(0) + i64::from(offset[fast]),
+            row.x(row.len.max(1) - 1) + i64::from(offset[fast]),
+        );
+        if let Some(s) = slow
+            && first >= 0
+            && last < extents[fast] as i64
+        {
+            // The whole row lands inside the grid: a strided slice, no border applies.
+            let start = s * extents[fast] + first as usize;
+            return with_element_type!(buffer.ty(), T => strided::<T>(buffer, start, row.stride as usize, row.len),
+                bool => Err(internal("a `bool` field buffer")));
+        }
         let mut indices = Vec::with_capacity(row.len);
         for k in 0..row.len {
             let index = row.x(k) + i64::from(offset[fast]);
@@ -195,6 +208,19 @@ impl<'a> Evaluator<'a> {
         with_element_type!(buffer.ty(), T => gather::<T>(buffer, &indices, constant),
             bool => Err(internal("a `bool` field buffer")))
     }
+}
+
+/// `len` elements of `buffer` from `start`, `stride` apart.
+fn strided<T: Element>(
+    buffer: &Buffer,
+    start: usize,
+    stride: usize,
+    len: usize,
+) -> Result<Column, BackendError> {
+    let values = T::of_buffer(buffer).ok_or_else(|| internal("buffer type changed"))?;
+    Ok(T::column(
+        (0..len).map(|k| values[start + k * stride]).collect(),
+    ))
 }
 
 /// `buffer[i]` for every `Some(i)`, the border constant for every `None`.
