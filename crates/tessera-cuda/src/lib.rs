@@ -1,0 +1,17 @@
+//! Tessera's CUDA backend. Everything NVIDIA is loaded at run time, so the crate builds and
+//! its binary runs on machines without CUDA:
+//!
+//! - [`toolkit`]: where NVRTC and `ptxas` are found (overrides, toolkit roots, the dynamic
+//!   linker, pip wheels);
+//! - [`nvrtc`]: CUDA C to PTX for any architecture, without a device ([`compile_ptx`]);
+//! - [`ptxas`]: per-kernel registers, shared memory and spills ([`ptxas_report`]);
+//! - [`error`]: [`CudaError`] and its mapping onto `BackendError`.
+
+pub mod error;
+pub mod nvrtc;
+pub mod ptxas;
+pub mod toolkit;
+
+pub use error::CudaError;
+pub use nvrtc::compile_ptx;
+pub use ptxas::{ptxas_report, KernelResources};
