@@ -54,7 +54,11 @@ impl Expr {
             ExprKind::Conditional(c, a, b) => c.height.max(a.height).max(b.height),
             ExprKind::Call { args, .. } => args.iter().map(|e| e.height).max().unwrap_or(0),
         };
-        Expr { kind, span, height: below + 1 }
+        Expr {
+            kind,
+            span,
+            height: below + 1,
+        }
     }
 }
 

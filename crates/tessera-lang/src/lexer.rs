@@ -287,7 +287,10 @@ pub fn lex(text: &str) -> (Vec<(Token, Span)>, Vec<Diagnostic>) {
             Ok(Token::BlockComment(true)) => {}
             Ok(Token::BlockComment(false)) => errors.push(
                 Diagnostic::error("E0002", "unterminated block comment")
-                    .with_primary(Span::new(range.start, range.start + 2), "this comment is never closed")
+                    .with_primary(
+                        Span::new(range.start, range.start + 2),
+                        "this comment is never closed",
+                    )
                     .with_help("close the comment with `*/`"),
             ),
             Ok(Token::BadNumber) => {
@@ -300,9 +303,12 @@ pub fn lex(text: &str) -> (Vec<(Token, Span)>, Vec<Diagnostic>) {
                 let width = text[start..].chars().next().map_or(1, char::len_utf8);
                 let bad = &text[start..start + width];
                 errors.push(
-                    Diagnostic::error("E0001", format!("unexpected character `{}`", bad.escape_debug()))
-                        .with_primary(Span::new(start, start + width), "not part of the language")
-                        .with_help("remove it; names use ASCII letters, digits and `_`"),
+                    Diagnostic::error(
+                        "E0001",
+                        format!("unexpected character `{}`", bad.escape_debug()),
+                    )
+                    .with_primary(Span::new(start, start + width), "not part of the language")
+                    .with_help("remove it; names use ASCII letters, digits and `_`"),
                 );
             }
         }

@@ -36,7 +36,11 @@ pub struct Parsed {
 /// the CLI's `--set NAME=VALUE` pairs: those naming a `type` alias replace it (the value must
 /// be a scalar type name, else a diagnostic); others are ignored here (they are value
 /// parameters, bound later).
-pub fn parse(text: &str, default_name: &str, sets: &[(String, String)]) -> Result<Parsed, Vec<Diagnostic>> {
+pub fn parse(
+    text: &str,
+    default_name: &str,
+    sets: &[(String, String)],
+) -> Result<Parsed, Vec<Diagnostic>> {
     let (tokens, mut errors) = lexer::lex(text);
     let (items, syntax_errors) = parser::parse_items(text, tokens);
     errors.extend(syntax_errors);
@@ -45,12 +49,19 @@ pub fn parse(text: &str, default_name: &str, sets: &[(String, String)]) -> Resul
         return Err(errors);
     }
     let (program, type_overrides_used) = lower::lower(&items, default_name, sets)?;
-    Ok(Parsed { program, type_overrides_used })
+    Ok(Parsed {
+        program,
+        type_overrides_used,
+    })
 }
 
 /// [`parse`], then `tessera_analysis::check`; returns the checked program and the type
 /// aliases that `sets` replaced.
-pub fn compile(text: &str, default_name: &str, sets: &[(String, String)]) -> Result<(CheckedProgram, Vec<String>), Vec<Diagnostic>> {
+pub fn compile(
+    text: &str,
+    default_name: &str,
+    sets: &[(String, String)],
+) -> Result<(CheckedProgram, Vec<String>), Vec<Diagnostic>> {
     let parsed = parse(text, default_name, sets)?;
     let checked = tessera_analysis::check(&parsed.program)?;
     Ok((checked, parsed.type_overrides_used))

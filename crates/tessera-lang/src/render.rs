@@ -1,6 +1,8 @@
 //! rustc-style rendering of diagnostics with `codespan-reporting`.
 
-use codespan_reporting::diagnostic::{Diagnostic as Report, Label as ReportLabel, Severity as ReportSeverity};
+use codespan_reporting::diagnostic::{
+    Diagnostic as Report, Label as ReportLabel, Severity as ReportSeverity,
+};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::termcolor::Ansi;
 use codespan_reporting::term::{self, Chars, Config, Styles, StylesWriter};
@@ -11,22 +13,33 @@ use tessera_ir::{Diagnostic, Severity};
 /// secondary ones, then `= help: ...` and `= note: ...`. `color` adds ANSI colours.
 pub fn render(diagnostics: &[Diagnostic], file_name: &str, text: &str, color: bool) -> String {
     let file = SimpleFile::new(file_name, text);
-    let config = Config { chars: Chars::ascii(), ..Config::default() };
+    let config = Config {
+        chars: Chars::ascii(),
+        ..Config::default()
+    };
     let styles = Styles::default();
     let mut out = String::new();
     for diagnostic in diagnostics {
         let report = to_report(diagnostic, text);
         let rendered = if color {
             let mut ansi = Ansi::new(Vec::new());
-            term::emit_to_write_style(&mut StylesWriter::new(&mut ansi, &styles), &config, &file, &report)
-                .map(|()| String::from_utf8_lossy(&ansi.into_inner()).into_owned())
+            term::emit_to_write_style(
+                &mut StylesWriter::new(&mut ansi, &styles),
+                &config,
+                &file,
+                &report,
+            )
+            .map(|()| String::from_utf8_lossy(&ansi.into_inner()).into_owned())
         } else {
             term::emit_into_string(&config, &file, &report)
         };
         match rendered {
             Ok(text) => out.push_str(&text),
             // A span outside the text: fall back to the message alone.
-            Err(_) => out.push_str(&format!("error[{}]: {}\n", diagnostic.code, diagnostic.message)),
+            Err(_) => out.push_str(&format!(
+                "error[{}]: {}\n",
+                diagnostic.code, diagnostic.message
+            )),
         }
     }
     out
@@ -43,11 +56,19 @@ fn to_report(diagnostic: &Diagnostic, text: &str) -> Report<()> {
         .iter()
         .map(|label| {
             let range = clamp(label.span.range(), text);
-            let base = if label.primary { ReportLabel::primary((), range) } else { ReportLabel::secondary((), range) };
+            let base = if label.primary {
+                ReportLabel::primary((), range)
+            } else {
+                ReportLabel::secondary((), range)
+            };
             base.with_message(label.message.clone())
         })
         .collect();
-    let mut notes: Vec<String> = diagnostic.help.iter().map(|h| format!("help: {h}")).collect();
+    let mut notes: Vec<String> = diagnostic
+        .help
+        .iter()
+        .map(|h| format!("help: {h}"))
+        .collect();
     notes.extend(diagnostic.notes.iter().map(|n| format!("note: {n}")));
     Report::new(severity)
         .with_code(diagnostic.code)

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use common::{all_sources, is_all, parse_ok, source};
 use tessera_ir::{
-    BinaryOp, Border, Constant, ExprId, ExprKind, MathFn, Program, Range, ReduceOp, ReductionPlacement, ScalarType,
-    SizeExpr, SizeOp, Statement, UnaryOp,
+    BinaryOp, Border, Constant, ExprId, ExprKind, MathFn, Program, Range, ReduceOp,
+    ReductionPlacement, ScalarType, SizeExpr, SizeOp, Statement, UnaryOp,
 };
 
 fn program(name: &str) -> Program {
@@ -38,8 +38,9 @@ fn reads(p: &Program, root: ExprId) -> Vec<(String, Vec<i32>)> {
 #[test]
 fn every_program_checks_and_binds_with_defaults() {
     for (name, text) in all_sources() {
-        let (checked, _) = tessera_lang::compile(&text, &name, &[])
-            .unwrap_or_else(|d| panic!("{name}:\n{}", tessera_lang::render(&d, &name, &text, false)));
+        let (checked, _) = tessera_lang::compile(&text, &name, &[]).unwrap_or_else(|d| {
+            panic!("{name}:\n{}", tessera_lang::render(&d, &name, &text, false))
+        });
         if let Err(d) = tessera_analysis::bind(Arc::new(checked), &[]) {
             panic!("{name}:\n{}", tessera_lang::render(&d, &name, &text, false));
         }
@@ -58,14 +59,37 @@ fn program_name_defaults_to_the_given_name_or_the_declaration() {
 fn grids_of_one_to_four_axes() {
     let p = program("grid_1d");
     assert_eq!(p.extents, vec![SizeExpr::Const(64)]);
-    assert_eq!(reads(&p, statement_value(&p, 0, 0)).iter().map(|r| r.1[0]).collect::<Vec<_>>(), vec![-1, 0, 1]);
+    assert_eq!(
+        reads(&p, statement_value(&p, 0, 0))
+            .iter()
+            .map(|r| r.1[0])
+            .collect::<Vec<_>>(),
+        vec![-1, 0, 1]
+    );
     let p = program("grid_2d");
-    let (ny, nx) = (p.param_by_name("NY").unwrap(), p.param_by_name("NX").unwrap());
+    let (ny, nx) = (
+        p.param_by_name("NY").unwrap(),
+        p.param_by_name("NX").unwrap(),
+    );
     assert_eq!(p.extents, vec![SizeExpr::Param(ny), SizeExpr::Param(nx)]);
     let p = program("grid_3d");
     let n = p.param_by_name("N").unwrap();
-    assert_eq!(p.extents[1], SizeExpr::Binary(SizeOp::Add, Box::new(SizeExpr::Param(n)), Box::new(SizeExpr::Const(2))));
-    assert_eq!(p.extents[2], SizeExpr::Binary(SizeOp::Mul, Box::new(SizeExpr::Const(2)), Box::new(SizeExpr::Param(n))));
+    assert_eq!(
+        p.extents[1],
+        SizeExpr::Binary(
+            SizeOp::Add,
+            Box::new(SizeExpr::Param(n)),
+            Box::new(SizeExpr::Const(2))
+        )
+    );
+    assert_eq!(
+        p.extents[2],
+        SizeExpr::Binary(
+            SizeOp::Mul,
+            Box::new(SizeExpr::Const(2)),
+            Box::new(SizeExpr::Param(n))
+        )
+    );
     assert_eq!(reads(&p, statement_value(&p, 0, 0))[3].1, vec![1, 1, 1]);
     let p = program("grid_4d");
     assert_eq!(p.dims(), 4);
@@ -85,7 +109,11 @@ fn params_with_types_and_defaults() {
         ("on", ScalarType::Bool, Constant::Bool(true)),
         ("big", ScalarType::F64, Constant::Float(1e300)),
     ];
-    let got: Vec<_> = p.params.values().map(|q| (q.name.as_str(), q.ty, q.default)).collect();
+    let got: Vec<_> = p
+        .params
+        .values()
+        .map(|q| (q.name.as_str(), q.ty, q.default))
+        .collect();
     assert_eq!(got, expect);
     let text = source("params");
     let alpha = &p.params[p.param_by_name("alpha").unwrap()];
@@ -95,18 +123,46 @@ fn params_with_types_and_defaults() {
 #[test]
 fn type_aliases_and_overrides() {
     let p = program("type_alias");
-    assert!(p.fields.values().all(|f| f.name == "v.b" || f.ty == ScalarType::F32));
+    assert!(
+        p.fields
+            .values()
+            .all(|f| f.name == "v.b" || f.ty == ScalarType::F32)
+    );
     assert_eq!(p.params.values().next().unwrap().ty, ScalarType::F32);
-    let sets = vec![("real".to_string(), "f64".to_string()), ("N".to_string(), "10".to_string())];
+    let sets = vec![
+        ("real".to_string(), "f64".to_string()),
+        ("N".to_string(), "10".to_string()),
+    ];
     let parsed = tessera_lang::parse(&source("type_alias"), "t", &sets).unwrap();
     assert_eq!(parsed.type_overrides_used, vec!["real".to_string()]);
-    let types: Vec<_> = parsed.program.fields.values().map(|f| (f.name.as_str(), f.ty)).collect();
-    assert_eq!(types, vec![("u", ScalarType::F64), ("v.a", ScalarType::F64), ("v.b", ScalarType::I32)]);
-    assert_eq!(parsed.program.params.values().next().unwrap().ty, ScalarType::F64);
+    let types: Vec<_> = parsed
+        .program
+        .fields
+        .values()
+        .map(|f| (f.name.as_str(), f.ty))
+        .collect();
+    assert_eq!(
+        types,
+        vec![
+            ("u", ScalarType::F64),
+            ("v.a", ScalarType::F64),
+            ("v.b", ScalarType::I32)
+        ]
+    );
+    assert_eq!(
+        parsed.program.params.values().next().unwrap().ty,
+        ScalarType::F64
+    );
     let sets = vec![("scalar".to_string(), " u8 ".to_string())];
     let parsed = tessera_lang::parse(&source("type_alias"), "t", &sets).unwrap();
-    assert_eq!(parsed.program.fields[parsed.program.field_by_name("v.a").unwrap()].ty, ScalarType::U8);
-    assert_eq!(parsed.program.fields[parsed.program.field_by_name("u").unwrap()].ty, ScalarType::F32);
+    assert_eq!(
+        parsed.program.fields[parsed.program.field_by_name("v.a").unwrap()].ty,
+        ScalarType::U8
+    );
+    assert_eq!(
+        parsed.program.fields[parsed.program.field_by_name("u").unwrap()].ty,
+        ScalarType::F32
+    );
 }
 
 #[test]
@@ -130,38 +186,88 @@ fn fields_with_every_border_mode() {
 fn initial_values() {
     let p = program("init");
     let u = &p.fields[p.field_by_name("u").unwrap()];
-    let ExprKind::Binary(BinaryOp::Mul, left, _) = kind(&p, u.init.unwrap()) else { panic!() };
-    assert!(matches!(kind(&p, *left), ExprKind::Binary(BinaryOp::Mul, ..)));
+    let ExprKind::Binary(BinaryOp::Mul, left, _) = kind(&p, u.init.unwrap()) else {
+        panic!()
+    };
+    assert!(matches!(
+        kind(&p, *left),
+        ExprKind::Binary(BinaryOp::Mul, ..)
+    ));
     let flag = &p.fields[p.field_by_name("flag").unwrap()];
-    assert!(matches!(kind(&p, flag.init.unwrap()), ExprKind::Select { .. }));
+    assert!(matches!(
+        kind(&p, flag.init.unwrap()),
+        ExprKind::Select { .. }
+    ));
     let c = &p.fields[p.field_by_name("c").unwrap()];
-    assert_eq!(kind(&p, c.init.unwrap()), &ExprKind::Literal(Constant::Int(3)));
+    assert_eq!(
+        kind(&p, c.init.unwrap()),
+        &ExprKind::Literal(Constant::Int(3))
+    );
 }
 
 #[test]
 fn struct_and_vector_fields() {
     let p = program("struct_vector");
     let names: Vec<_> = p.fields.values().map(|f| f.name.as_str()).collect();
-    assert_eq!(names, vec!["E.ex", "E.ey", "E.hz", "F.x", "F.y", "F.z", "F.w", "G.p", "G.q"]);
+    assert_eq!(
+        names,
+        vec![
+            "E.ex", "E.ey", "E.hz", "F.x", "F.y", "F.z", "F.w", "G.p", "G.q"
+        ]
+    );
     let e = p.groups.values().next().unwrap();
     assert_eq!(e.component_names, vec!["ex", "ey", "hz"]);
     let ex = &p.fields[e.components[0]];
-    assert_eq!((ex.border, ex.readonly, ex.group), (Some(Border::Clamp), false, Some((tessera_ir::Id::from_index(0), 0))));
+    assert_eq!(
+        (ex.border, ex.readonly, ex.group),
+        (
+            Some(Border::Clamp),
+            false,
+            Some((tessera_ir::Id::from_index(0), 0))
+        )
+    );
     let ey = &p.fields[e.components[1]];
-    assert!(ey.readonly && ey.init.is_some() && ey.border == Some(Border::Periodic), "shared attributes apply to members without their own");
+    assert!(
+        ey.readonly && ey.init.is_some() && ey.border == Some(Border::Periodic),
+        "shared attributes apply to members without their own"
+    );
     assert_eq!(p.fields[e.components[2]].ty, ScalarType::F64);
     let f = p.groups.values().nth(1).unwrap();
     assert_eq!(f.component_names, vec!["x", "y", "z", "w"]);
     for c in &f.components {
         let field = &p.fields[*c];
-        assert_eq!((field.ty, field.border), (ScalarType::F32, Some(Border::Periodic)));
-        assert_eq!(kind(&p, field.init.unwrap()), &ExprKind::Literal(Constant::Float(0.5)));
+        assert_eq!(
+            (field.ty, field.border),
+            (ScalarType::F32, Some(Border::Periodic))
+        );
+        assert_eq!(
+            kind(&p, field.init.unwrap()),
+            &ExprKind::Literal(Constant::Float(0.5))
+        );
     }
     let g = p.groups.values().nth(2).unwrap();
-    assert!(g.components.iter().all(|c| p.fields[*c].border == Some(Border::Mirror)));
+    assert!(
+        g.components
+            .iter()
+            .all(|c| p.fields[*c].border == Some(Border::Mirror))
+    );
     let r = reads(&p, statement_value(&p, 0, 0));
-    assert_eq!(r, vec![("E.ex".to_string(), vec![0, -1]), ("E.ey".to_string(), vec![1, 0])]);
-    let outputs: Vec<_> = p.stages.values().next().unwrap().outputs().iter().map(|f| p.fields[*f].name.clone()).collect();
+    assert_eq!(
+        r,
+        vec![
+            ("E.ex".to_string(), vec![0, -1]),
+            ("E.ey".to_string(), vec![1, 0])
+        ]
+    );
+    let outputs: Vec<_> = p
+        .stages
+        .values()
+        .next()
+        .unwrap()
+        .outputs()
+        .iter()
+        .map(|f| p.fields[*f].name.clone())
+        .collect();
     assert_eq!(outputs, vec!["E.ex", "F.w", "G.p"]);
 }
 
@@ -179,18 +285,63 @@ fn stage_regions_of_every_form() {
     let p = program("regions");
     let n = SizeExpr::Param(p.param_by_name("N").unwrap());
     let m = SizeExpr::Param(p.param_by_name("M").unwrap());
-    let minus_one = |e: &SizeExpr| SizeExpr::Binary(SizeOp::Sub, Box::new(e.clone()), Box::new(SizeExpr::Const(1)));
-    let span = |lo: Option<SizeExpr>, hi: Option<SizeExpr>, stride: u32| Range::Span { lo, hi, stride };
-    let regions: Vec<Vec<Range>> = p.stages.values().map(|s| s.region.clone().unwrap().ranges).collect();
-    assert_eq!(regions[0], vec![span(Some(SizeExpr::Const(1)), Some(minus_one(&n)), 1), span(Some(SizeExpr::Const(1)), Some(minus_one(&m)), 1)]);
-    let half = SizeExpr::Binary(SizeOp::Div, Box::new(n.clone()), Box::new(SizeExpr::Const(2)));
-    assert_eq!(regions[1], vec![span(None, Some(half), 1), span(Some(SizeExpr::Const(3)), None, 1)]);
+    let minus_one = |e: &SizeExpr| {
+        SizeExpr::Binary(
+            SizeOp::Sub,
+            Box::new(e.clone()),
+            Box::new(SizeExpr::Const(1)),
+        )
+    };
+    let span =
+        |lo: Option<SizeExpr>, hi: Option<SizeExpr>, stride: u32| Range::Span { lo, hi, stride };
+    let regions: Vec<Vec<Range>> = p
+        .stages
+        .values()
+        .map(|s| s.region.clone().unwrap().ranges)
+        .collect();
+    assert_eq!(
+        regions[0],
+        vec![
+            span(Some(SizeExpr::Const(1)), Some(minus_one(&n)), 1),
+            span(Some(SizeExpr::Const(1)), Some(minus_one(&m)), 1)
+        ]
+    );
+    let half = SizeExpr::Binary(
+        SizeOp::Div,
+        Box::new(n.clone()),
+        Box::new(SizeExpr::Const(2)),
+    );
+    assert_eq!(
+        regions[1],
+        vec![
+            span(None, Some(half), 1),
+            span(Some(SizeExpr::Const(3)), None, 1)
+        ]
+    );
     assert!(regions[2].iter().all(is_all));
-    assert_eq!(regions[3], vec![Range::Index(SizeExpr::Const(0)), Range::all()]);
+    assert_eq!(
+        regions[3],
+        vec![Range::Index(SizeExpr::Const(0)), Range::all()]
+    );
     assert_eq!(regions[4], vec![Range::all(), Range::Index(minus_one(&m))]);
-    assert_eq!(regions[5], vec![span(Some(SizeExpr::Const(1)), Some(minus_one(&n)), 2), span(Some(SizeExpr::Const(0)), None, 3)]);
-    assert_eq!(regions[6], vec![span(None, None, 2), span(None, Some(m.clone()), 4)]);
-    assert_eq!(regions[7], vec![Range::Index(minus_one(&n)), Range::Index(SizeExpr::Const(0))]);
+    assert_eq!(
+        regions[5],
+        vec![
+            span(Some(SizeExpr::Const(1)), Some(minus_one(&n)), 2),
+            span(Some(SizeExpr::Const(0)), None, 3)
+        ]
+    );
+    assert_eq!(
+        regions[6],
+        vec![span(None, None, 2), span(None, Some(m.clone()), 4)]
+    );
+    assert_eq!(
+        regions[7],
+        vec![
+            Range::Index(minus_one(&n)),
+            Range::Index(SizeExpr::Const(0))
+        ]
+    );
     let text = source("regions");
     let region = p.stages.values().next().unwrap().region.as_ref().unwrap();
     assert_eq!(&text[region.span.range()], "[1..N-1, 1..M-1]");
@@ -200,7 +351,11 @@ fn stage_regions_of_every_form() {
 fn per_stage_border_overrides() {
     let p = program("stage_borders");
     let stage = p.stages.values().next().unwrap();
-    let borders: Vec<_> = stage.borders.iter().map(|(f, b)| (p.fields[*f].name.as_str(), *b)).collect();
+    let borders: Vec<_> = stage
+        .borders
+        .iter()
+        .map(|(f, b)| (p.fields[*f].name.as_str(), *b))
+        .collect();
     assert_eq!(
         borders,
         vec![
@@ -210,7 +365,10 @@ fn per_stage_border_overrides() {
             ("E.ey", Border::Mirror)
         ]
     );
-    assert_eq!(stage.border_of(p.field_by_name("u").unwrap(), &p), Some(Border::Constant(Constant::Float(0.0))));
+    assert_eq!(
+        stage.border_of(p.field_by_name("u").unwrap(), &p),
+        Some(Border::Constant(Constant::Float(0.0)))
+    );
 }
 
 #[test]
@@ -220,9 +378,16 @@ fn lets_bind_locals_in_order() {
     let names: Vec<_> = stage.locals.values().map(|l| l.name.as_str()).collect();
     assert_eq!(names, vec!["a", "b", "u2", "c"]);
     let b = statement_value(&p, 0, 1);
-    let ExprKind::Binary(BinaryOp::Mul, a, _) = kind(&p, b) else { panic!() };
-    assert_eq!(kind(&p, *a), &ExprKind::Local(tessera_ir::Id::from_index(0)));
-    let Statement::Assign { field, .. } = stage.body[4] else { panic!() };
+    let ExprKind::Binary(BinaryOp::Mul, a, _) = kind(&p, b) else {
+        panic!()
+    };
+    assert_eq!(
+        kind(&p, *a),
+        &ExprKind::Local(tessera_ir::Id::from_index(0))
+    );
+    let Statement::Assign { field, .. } = stage.body[4] else {
+        panic!()
+    };
     assert_eq!(p.fields[field].name, "u");
 }
 
@@ -231,20 +396,46 @@ fn compound_assignment_desugars() {
     let p = program("compound");
     let ops = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div];
     for (i, op) in ops.into_iter().enumerate() {
-        let Statement::Assign { field, value, .. } = p.stages.values().next().unwrap().body[i] else { panic!() };
-        let ExprKind::Binary(got, lhs, _) = kind(&p, value) else { panic!() };
+        let Statement::Assign { field, value, .. } = p.stages.values().next().unwrap().body[i]
+        else {
+            panic!()
+        };
+        let ExprKind::Binary(got, lhs, _) = kind(&p, value) else {
+            panic!()
+        };
         assert_eq!(*got, op);
-        assert_eq!(kind(&p, *lhs), &ExprKind::Read { field, offset: vec![0] });
+        assert_eq!(
+            kind(&p, *lhs),
+            &ExprKind::Read {
+                field,
+                offset: vec![0]
+            }
+        );
     }
-    let Statement::Assign { value, .. } = p.stages.values().next().unwrap().body[2] else { panic!() };
-    let ExprKind::Binary(_, _, rhs) = kind(&p, value) else { panic!() };
-    assert!(matches!(kind(&p, *rhs), ExprKind::Binary(BinaryOp::Add, ..)), "`c *= b + 1` is `c = c * (b + 1)`");
+    let Statement::Assign { value, .. } = p.stages.values().next().unwrap().body[2] else {
+        panic!()
+    };
+    let ExprKind::Binary(_, _, rhs) = kind(&p, value) else {
+        panic!()
+    };
+    assert!(
+        matches!(kind(&p, *rhs), ExprKind::Binary(BinaryOp::Add, ..)),
+        "`c *= b + 1` is `c = c * (b + 1)`"
+    );
 }
 
 #[test]
 fn multi_output_stages() {
     let p = program("multi_output");
-    let outputs: Vec<_> = p.stages.values().next().unwrap().outputs().iter().map(|f| p.fields[*f].name.clone()).collect();
+    let outputs: Vec<_> = p
+        .stages
+        .values()
+        .next()
+        .unwrap()
+        .outputs()
+        .iter()
+        .map(|f| p.fields[*f].name.clone())
+        .collect();
     assert_eq!(outputs, vec!["p", "q", "r"]);
 }
 
@@ -252,26 +443,66 @@ fn multi_output_stages() {
 fn in_stage_and_after_step_reductions_and_until() {
     let p = program("reductions");
     let relax = tessera_ir::Id::from_index(0);
-    let got: Vec<_> = p.reductions.values().map(|r| (r.name.as_str(), r.op, r.every, r.placement.clone())).collect();
-    assert_eq!(got[0], ("gosa", ReduceOp::Sum, 2, ReductionPlacement::InStage(relax)));
-    assert_eq!(got[1], ("peak", ReduceOp::Max, 1, ReductionPlacement::InStage(relax)));
-    assert_eq!(got[2], ("total", ReduceOp::Sum, 10, ReductionPlacement::AfterStep { region: None }));
+    let got: Vec<_> = p
+        .reductions
+        .values()
+        .map(|r| (r.name.as_str(), r.op, r.every, r.placement.clone()))
+        .collect();
+    assert_eq!(
+        got[0],
+        ("gosa", ReduceOp::Sum, 2, ReductionPlacement::InStage(relax))
+    );
+    assert_eq!(
+        got[1],
+        ("peak", ReduceOp::Max, 1, ReductionPlacement::InStage(relax))
+    );
+    assert_eq!(
+        got[2],
+        (
+            "total",
+            ReduceOp::Sum,
+            10,
+            ReductionPlacement::AfterStep { region: None }
+        )
+    );
     assert_eq!((got[3].1, got[3].2), (ReduceOp::Min, 5));
-    let ReductionPlacement::AfterStep { region: Some(region) } = &got[3].3 else { panic!() };
+    let ReductionPlacement::AfterStep {
+        region: Some(region),
+    } = &got[3].3
+    else {
+        panic!()
+    };
     assert!(is_all(&region.ranges[1]));
     assert_eq!((got[4].0, got[4].1, got[4].2), ("high", ReduceOp::Max, 1));
     // `gosa` reads the stage's local `s`.
     let gosa = p.reductions.values().next().unwrap();
-    let ExprKind::Binary(BinaryOp::Mul, s, _) = kind(&p, gosa.value) else { panic!() };
+    let ExprKind::Binary(BinaryOp::Mul, s, _) = kind(&p, gosa.value) else {
+        panic!()
+    };
     assert!(matches!(kind(&p, *s), ExprKind::Local(_)));
     // until gosa < 1e-6 || (total > 1e9 && low >= -1.0)
     let until = p.until.as_ref().unwrap();
-    let ExprKind::Binary(BinaryOp::Or, left, right) = kind(&p, until.condition) else { panic!() };
-    assert!(matches!(kind(&p, *left), ExprKind::Binary(BinaryOp::Lt, ..)));
-    let ExprKind::Binary(BinaryOp::And, _, ge) = kind(&p, *right) else { panic!() };
-    let ExprKind::Binary(BinaryOp::Ge, low, minus_one) = kind(&p, *ge) else { panic!() };
-    assert_eq!(kind(&p, *low), &ExprKind::ReductionValue(tessera_ir::Id::from_index(3)));
-    assert_eq!(kind(&p, *minus_one), &ExprKind::Literal(Constant::Float(-1.0)));
+    let ExprKind::Binary(BinaryOp::Or, left, right) = kind(&p, until.condition) else {
+        panic!()
+    };
+    assert!(matches!(
+        kind(&p, *left),
+        ExprKind::Binary(BinaryOp::Lt, ..)
+    ));
+    let ExprKind::Binary(BinaryOp::And, _, ge) = kind(&p, *right) else {
+        panic!()
+    };
+    let ExprKind::Binary(BinaryOp::Ge, low, minus_one) = kind(&p, *ge) else {
+        panic!()
+    };
+    assert_eq!(
+        kind(&p, *low),
+        &ExprKind::ReductionValue(tessera_ir::Id::from_index(3))
+    );
+    assert_eq!(
+        kind(&p, *minus_one),
+        &ExprKind::Literal(Constant::Float(-1.0))
+    );
 }
 
 #[test]
@@ -284,32 +515,76 @@ fn default_steps() {
 fn operators_and_precedence() {
     let p = program("operators");
     // a + b * a - b / a % b  ==  (a + (b * a)) - ((b / a) % b)
-    let ExprKind::Binary(BinaryOp::Sub, left, right) = kind(&p, statement_value(&p, 0, 0)) else { panic!() };
-    assert!(matches!(kind(&p, *left), ExprKind::Binary(BinaryOp::Add, _, m) if matches!(kind(&p, *m), ExprKind::Binary(BinaryOp::Mul, ..))));
-    assert!(matches!(kind(&p, *right), ExprKind::Binary(BinaryOp::Rem, d, _) if matches!(kind(&p, *d), ExprKind::Binary(BinaryOp::Div, ..))));
+    let ExprKind::Binary(BinaryOp::Sub, left, right) = kind(&p, statement_value(&p, 0, 0)) else {
+        panic!()
+    };
+    assert!(
+        matches!(kind(&p, *left), ExprKind::Binary(BinaryOp::Add, _, m) if matches!(kind(&p, *m), ExprKind::Binary(BinaryOp::Mul, ..)))
+    );
+    assert!(
+        matches!(kind(&p, *right), ExprKind::Binary(BinaryOp::Rem, d, _) if matches!(kind(&p, *d), ExprKind::Binary(BinaryOp::Div, ..)))
+    );
     // -a + -2.0 * b - -(3.0) - -b: unary binds tighter; `-2.0` folds; `-(3.0)` does not.
     let r = statement_value(&p, 0, 2);
-    let ExprKind::Binary(BinaryOp::Sub, rest, neg_b) = kind(&p, r) else { panic!() };
+    let ExprKind::Binary(BinaryOp::Sub, rest, neg_b) = kind(&p, r) else {
+        panic!()
+    };
     assert!(matches!(kind(&p, *neg_b), ExprKind::Unary(UnaryOp::Neg, _)));
-    let ExprKind::Binary(BinaryOp::Sub, rest, neg_three) = kind(&p, *rest) else { panic!() };
-    assert!(matches!(kind(&p, *neg_three), ExprKind::Unary(UnaryOp::Neg, l) if kind(&p, *l) == &ExprKind::Literal(Constant::Float(3.0))));
-    let ExprKind::Binary(BinaryOp::Add, neg_a, product) = kind(&p, *rest) else { panic!() };
+    let ExprKind::Binary(BinaryOp::Sub, rest, neg_three) = kind(&p, *rest) else {
+        panic!()
+    };
+    assert!(
+        matches!(kind(&p, *neg_three), ExprKind::Unary(UnaryOp::Neg, l) if kind(&p, *l) == &ExprKind::Literal(Constant::Float(3.0)))
+    );
+    let ExprKind::Binary(BinaryOp::Add, neg_a, product) = kind(&p, *rest) else {
+        panic!()
+    };
     assert!(matches!(kind(&p, *neg_a), ExprKind::Unary(UnaryOp::Neg, _)));
-    let ExprKind::Binary(BinaryOp::Mul, lit, _) = kind(&p, *product) else { panic!() };
+    let ExprKind::Binary(BinaryOp::Mul, lit, _) = kind(&p, *product) else {
+        panic!()
+    };
     assert_eq!(kind(&p, *lit), &ExprKind::Literal(Constant::Float(-2.0)));
     // `||` is looser than `&&`, which is looser than comparisons.
     // ((a < b || (a <= b && a > b)) || (a >= b && a == b)) || a != b
-    let ExprKind::Binary(BinaryOp::Or, or_left, ne) = kind(&p, statement_value(&p, 0, 4)) else { panic!() };
+    let ExprKind::Binary(BinaryOp::Or, or_left, ne) = kind(&p, statement_value(&p, 0, 4)) else {
+        panic!()
+    };
     assert!(matches!(kind(&p, *ne), ExprKind::Binary(BinaryOp::Ne, ..)));
-    let ExprKind::Binary(BinaryOp::Or, or_left, and) = kind(&p, *or_left) else { panic!() };
-    assert!(matches!(kind(&p, *and), ExprKind::Binary(BinaryOp::And, ..)));
-    let ExprKind::Binary(BinaryOp::Or, lt, and) = kind(&p, *or_left) else { panic!() };
+    let ExprKind::Binary(BinaryOp::Or, or_left, and) = kind(&p, *or_left) else {
+        panic!()
+    };
+    assert!(matches!(
+        kind(&p, *and),
+        ExprKind::Binary(BinaryOp::And, ..)
+    ));
+    let ExprKind::Binary(BinaryOp::Or, lt, and) = kind(&p, *or_left) else {
+        panic!()
+    };
     assert!(matches!(kind(&p, *lt), ExprKind::Binary(BinaryOp::Lt, ..)));
-    assert!(matches!(kind(&p, *and), ExprKind::Binary(BinaryOp::And, l, _) if matches!(kind(&p, *l), ExprKind::Binary(BinaryOp::Le, ..))));
-    let ExprKind::Binary(BinaryOp::And, not, _) = kind(&p, statement_value(&p, 0, 5)) else { panic!() };
+    assert!(
+        matches!(kind(&p, *and), ExprKind::Binary(BinaryOp::And, l, _) if matches!(kind(&p, *l), ExprKind::Binary(BinaryOp::Le, ..)))
+    );
+    let ExprKind::Binary(BinaryOp::And, not, _) = kind(&p, statement_value(&p, 0, 5)) else {
+        panic!()
+    };
     assert!(matches!(kind(&p, *not), ExprKind::Unary(UnaryOp::Not, _)));
-    let all_ops: Vec<BinaryOp> = p.exprs.values().filter_map(|e| match e.kind { ExprKind::Binary(op, ..) => Some(op), _ => None }).collect();
-    for op in [BinaryOp::Eq, BinaryOp::Ne, BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge, BinaryOp::Rem] {
+    let all_ops: Vec<BinaryOp> = p
+        .exprs
+        .values()
+        .filter_map(|e| match e.kind {
+            ExprKind::Binary(op, ..) => Some(op),
+            _ => None,
+        })
+        .collect();
+    for op in [
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::Rem,
+    ] {
         assert!(all_ops.contains(&op), "{op:?} missing");
     }
 }
@@ -318,22 +593,47 @@ fn operators_and_precedence() {
 fn if_then_else_ternary_and_select_are_selects() {
     let p = program("conditionals");
     for i in 0..4 {
-        assert!(matches!(kind(&p, statement_value(&p, 0, i)), ExprKind::Select { .. }), "statement {i}");
+        assert!(
+            matches!(kind(&p, statement_value(&p, 0, i)), ExprKind::Select { .. }),
+            "statement {i}"
+        );
     }
     // a ? b ? c : d : e nests in the `then` branch.
-    let ExprKind::Select { then, .. } = kind(&p, statement_value(&p, 0, 3)) else { panic!() };
+    let ExprKind::Select { then, .. } = kind(&p, statement_value(&p, 0, 3)) else {
+        panic!()
+    };
     assert!(matches!(kind(&p, *then), ExprKind::Select { .. }));
     // `1.0 + if c then a else b * 2.0`: the `else` branch extends to the right.
-    let ExprKind::Binary(BinaryOp::Add, _, select) = kind(&p, statement_value(&p, 0, 4)) else { panic!() };
-    let ExprKind::Select { otherwise, .. } = kind(&p, *select) else { panic!() };
-    assert!(matches!(kind(&p, *otherwise), ExprKind::Binary(BinaryOp::Mul, ..)));
+    let ExprKind::Binary(BinaryOp::Add, _, select) = kind(&p, statement_value(&p, 0, 4)) else {
+        panic!()
+    };
+    let ExprKind::Select { otherwise, .. } = kind(&p, *select) else {
+        panic!()
+    };
+    assert!(matches!(
+        kind(&p, *otherwise),
+        ExprKind::Binary(BinaryOp::Mul, ..)
+    ));
 }
 
 #[test]
 fn conversions() {
     let p = program("casts");
-    let casts: Vec<ScalarType> = p.exprs.values().filter_map(|e| match e.kind { ExprKind::Cast(t, _) => Some(t), _ => None }).collect();
-    for t in [ScalarType::F32, ScalarType::F64, ScalarType::I32, ScalarType::I64, ScalarType::U8] {
+    let casts: Vec<ScalarType> = p
+        .exprs
+        .values()
+        .filter_map(|e| match e.kind {
+            ExprKind::Cast(t, _) => Some(t),
+            _ => None,
+        })
+        .collect();
+    for t in [
+        ScalarType::F32,
+        ScalarType::F64,
+        ScalarType::I32,
+        ScalarType::I64,
+        ScalarType::U8,
+    ] {
         assert_eq!(casts.iter().filter(|c| **c == t).count(), 2, "{t}");
     }
 }
@@ -341,7 +641,14 @@ fn conversions() {
 #[test]
 fn every_math_function() {
     let p = program("math");
-    let calls: Vec<(MathFn, usize)> = p.exprs.values().filter_map(|e| match &e.kind { ExprKind::Call(f, args) => Some((*f, args.len())), _ => None }).collect();
+    let calls: Vec<(MathFn, usize)> = p
+        .exprs
+        .values()
+        .filter_map(|e| match &e.kind {
+            ExprKind::Call(f, args) => Some((*f, args.len())),
+            _ => None,
+        })
+        .collect();
     for f in MathFn::ALL {
         assert!(calls.contains(&(f, f.arity())), "{} missing", f.name());
     }
@@ -350,7 +657,9 @@ fn every_math_function() {
 #[test]
 fn coordinates_and_step_counter() {
     let p = program("coords");
-    let ExprKind::Binary(BinaryOp::Add, sum, t) = kind(&p, statement_value(&p, 0, 0)) else { panic!() };
+    let ExprKind::Binary(BinaryOp::Add, sum, t) = kind(&p, statement_value(&p, 0, 0)) else {
+        panic!()
+    };
     assert_eq!(kind(&p, *t), &ExprKind::Step);
     let mut coords = Vec::new();
     tessera_analysis::check::visit(&p, *sum, &mut |e| {
@@ -366,14 +675,23 @@ fn comments_are_ignored() {
     let p = program("comments");
     assert_eq!(p.extents, vec![SizeExpr::Const(8)]);
     assert_eq!(p.stages.len(), 1);
-    assert!(matches!(kind(&p, statement_value(&p, 0, 0)), ExprKind::Binary(BinaryOp::Add, ..)));
+    assert!(matches!(
+        kind(&p, statement_value(&p, 0, 0)),
+        ExprKind::Binary(BinaryOp::Add, ..)
+    ));
 }
 
 #[test]
 fn locals_shadow_fields_and_fields_shadow_parameters() {
-    let p = parse_ok("param u: f32 = 1.0; grid [4]; field v: f32; field u2: f32; stage s { let v = 1.0; u2 = v + u; }");
-    let Statement::Assign { value, .. } = p.stages.values().next().unwrap().body[1] else { panic!() };
-    let ExprKind::Binary(_, local, param) = kind(&p, value) else { panic!() };
+    let p = parse_ok(
+        "param u: f32 = 1.0; grid [4]; field v: f32; field u2: f32; stage s { let v = 1.0; u2 = v + u; }",
+    );
+    let Statement::Assign { value, .. } = p.stages.values().next().unwrap().body[1] else {
+        panic!()
+    };
+    let ExprKind::Binary(_, local, param) = kind(&p, value) else {
+        panic!()
+    };
     assert!(matches!(kind(&p, *local), ExprKind::Local(_)));
     assert!(matches!(kind(&p, *param), ExprKind::Param(_)));
 }
@@ -384,16 +702,27 @@ fn spans_cover_what_was_written() {
     let p = parse_ok(&text);
     let stage = p.stages.values().next().unwrap();
     assert_eq!(&text[stage.span.range()], "stage relax");
-    let Statement::Assign { span, value, .. } = stage.body[1] else { panic!() };
+    let Statement::Assign { span, value, .. } = stage.body[1] else {
+        panic!()
+    };
     assert_eq!(&text[span.range()], "u = u + s");
     assert_eq!(&text[p.exprs[value].span.range()], "u + s");
     let gosa = p.reductions.values().next().unwrap();
     assert_eq!(&text[gosa.span.range()], "reduce gosa = sum(s * s) every 2");
-    assert_eq!(&text[stage.locals.values().next().unwrap().span.range()], "s");
-    assert_eq!(&text[p.until.as_ref().unwrap().span.range()], "until gosa < 1e-6 || total > 1e9 && low >= -1.0");
+    assert_eq!(
+        &text[stage.locals.values().next().unwrap().span.range()],
+        "s"
+    );
+    assert_eq!(
+        &text[p.until.as_ref().unwrap().span.range()],
+        "until gosa < 1e-6 || total > 1e9 && low >= -1.0"
+    );
     let u = &p.fields[p.field_by_name("u").unwrap()];
     assert_eq!(&text[u.span.range()], "u: f64 border clamp");
     for e in p.exprs.values() {
-        assert!(e.span.end > e.span.start, "every expression has a non-empty span");
+        assert!(
+            e.span.end > e.span.start,
+            "every expression has a non-empty span"
+        );
     }
 }

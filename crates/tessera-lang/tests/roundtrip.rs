@@ -11,10 +11,21 @@ fn assert_round_trip(name: &str, text: &str) {
     let printed = print_program(&first);
     let second = match tessera_lang::parse(&printed, "test", &[]) {
         Ok(parsed) => parsed.program,
-        Err(d) => panic!("{name}: printed text does not parse:\n{printed}\n{}", tessera_lang::render(&d, "printed.tess", &printed, false)),
+        Err(d) => panic!(
+            "{name}: printed text does not parse:\n{printed}\n{}",
+            tessera_lang::render(&d, "printed.tess", &printed, false)
+        ),
     };
-    assert_eq!(without_spans(&first), without_spans(&second), "{name}: IR differs after printing:\n{printed}");
-    assert_eq!(print_program(&second), printed, "{name}: printing is not a fixed point");
+    assert_eq!(
+        without_spans(&first),
+        without_spans(&second),
+        "{name}: IR differs after printing:\n{printed}"
+    );
+    assert_eq!(
+        print_program(&second),
+        printed,
+        "{name}: printing is not a fixed point"
+    );
 }
 
 #[test]

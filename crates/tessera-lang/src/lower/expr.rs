@@ -2,19 +2,25 @@
 
 use tessera_ir::diagnostic::did_you_mean;
 use tessera_ir::{
-    BinaryOp, Border, Constant, Diagnostic, Expr as IrExpr, ExprId, ExprKind as Ir, Field, Id, MathFn, Range,
-    Region, ScalarType, SizeExpr, SizeOp, Span, UnaryOp,
+    BinaryOp, Border, Constant, Diagnostic, Expr as IrExpr, ExprId, ExprKind as Ir, Field, Id,
+    MathFn, Range, Region, ScalarType, SizeExpr, SizeOp, Span, UnaryOp,
 };
 
 use super::Lowerer;
-use super::scope::{quoted, Global, Resolved, Use};
+use super::scope::{Global, Resolved, Use, quoted};
 use crate::ast::{BorderExpr, Expr, ExprKind, Path, RangeExpr, RegionExpr};
 
 /// Most axes a grid may have.
 const MAX_AXES: usize = 4;
 
 /// The conversions usable as functions.
-const CONVERSIONS: [ScalarType; 5] = [ScalarType::F32, ScalarType::F64, ScalarType::I32, ScalarType::I64, ScalarType::U8];
+const CONVERSIONS: [ScalarType; 5] = [
+    ScalarType::F32,
+    ScalarType::F64,
+    ScalarType::I32,
+    ScalarType::I64,
+    ScalarType::U8,
+];
 
 impl Lowerer<'_> {
     /// `grid [E, ...]`: 1 to 4 extents.
@@ -30,9 +36,15 @@ impl Lowerer<'_> {
         } else if extents.len() > MAX_AXES {
             let extra = extents[MAX_AXES].span.to(extents[extents.len() - 1].span);
             self.error(
-                Diagnostic::error("E0034", format!("the grid has {} axes, more than {MAX_AXES}", extents.len()))
-                    .with_primary(extra, "extra axes")
-                    .with_help(format!("Tessera grids have 1 to {MAX_AXES} axes; remove {}", extents.len() - MAX_AXES)),
+                Diagnostic::error(
+                    "E0034",
+                    format!("the grid has {} axes, more than {MAX_AXES}", extents.len()),
+                )
+                .with_primary(extra, "extra axes")
+                .with_help(format!(
+                    "Tessera grids have 1 to {MAX_AXES} axes; remove {}",
+                    extents.len() - MAX_AXES
+                )),
             );
         }
         let sizes: Vec<Option<SizeExpr>> = extents.iter().map(|e| self.size(e, item)).collect();
@@ -52,7 +64,10 @@ impl Lowerer<'_> {
             ExprKind::Literal(c) => Ir::Literal(*c),
             ExprKind::Name(path) => match self.resolve(path, at)? {
                 Resolved::Local(local) => Ir::Local(local),
-                Resolved::Global(Global::Field(field)) => Ir::Read { field, offset: vec![0; self.dims.unwrap_or(0)] },
+                Resolved::Global(Global::Field(field)) => Ir::Read {
+                    field,
+                    offset: vec![0; self.dims.unwrap_or(0)],
+                },
                 Resolved::Global(Global::Param(param)) => Ir::Param(param),
                 Resolved::Global(Global::Reduction(r)) => Ir::ReductionValue(r),
                 Resolved::Coord(axis) => Ir::Coord(axis),
@@ -62,10 +77,17 @@ impl Lowerer<'_> {
                     return None;
                 }
             },
-            ExprKind::Read { path, offsets, brackets } => {
+            ExprKind::Read {
+                path,
+                offsets,
+                brackets,
+            } => {
                 let field = self.read_target(path, at);
                 let offset = self.offsets(path, offsets, *brackets);
-                Ir::Read { field: field?, offset: offset? }
+                Ir::Read {
+                    field: field?,
+                    offset: offset?,
+                }
             }
             ExprKind::Unary(op, a) => Ir::Unary(*op, self.value(a, at)?),
             ExprKind::Binary(op, a, b) => {
@@ -73,8 +95,13 @@ impl Lowerer<'_> {
                 Ir::Binary(*op, a?, b?)
             }
             ExprKind::Conditional(c, a, b) => {
-                let (cond, then, otherwise) = (self.value(c, at), self.value(a, at), self.value(b, at));
-                Ir::Select { cond: cond?, then: then?, otherwise: otherwise? }
+                let (cond, then, otherwise) =
+                    (self.value(c, at), self.value(a, at), self.value(b, at));
+                Ir::Select {
+                    cond: cond?,
+                    then: then?,
+                    otherwise: otherwise?,
+                }
             }
             ExprKind::Call { function, args } => {
                 let lowered: Vec<Option<ExprId>> = args.iter().map(|a| self.value(a, at)).collect();
@@ -82,26 +109,44 @@ impl Lowerer<'_> {
                 let args: Vec<ExprId> = lowered.into_iter().collect::<Option<_>>()?;
                 match call? {
                     Callee::Math(f) => Ir::Call(f, args),
-                    Callee::Select => Ir::Select { cond: args[0], then: args[1], otherwise: args[2] },
+                    Callee::Select => Ir::Select {
+                        cond: args[0],
+                        then: args[1],
+                        otherwise: args[2],
+                    },
                     Callee::Cast(t) => Ir::Cast(t, args[0]),
                 }
             }
         };
-        Some(self.program.exprs.alloc(IrExpr { kind, span: expr.span }))
+        Some(self.program.exprs.alloc(IrExpr {
+            kind,
+            span: expr.span,
+        }))
     }
 
     fn not_a_value(&mut self, path: &Path, what: Resolved) {
         let help = match what {
             Resolved::Global(Global::Group(group)) => {
-                let names: Vec<&str> = self.program.groups[group].component_names.iter().map(String::as_str).collect();
+                let names: Vec<&str> = self.program.groups[group]
+                    .component_names
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
                 format!("read one component, e.g. `{}.{}`", path.text(), names[0])
             }
             _ => "stages are not values; use a field, parameter or local".to_string(),
         };
         self.error(
-            Diagnostic::error("E0016", format!("`{}` is {} and has no value by itself", path.text(), what.describe()))
-                .with_primary(path.span, "used as a value here")
-                .with_help(help),
+            Diagnostic::error(
+                "E0016",
+                format!(
+                    "`{}` is {} and has no value by itself",
+                    path.text(),
+                    what.describe()
+                ),
+            )
+            .with_primary(path.span, "used as a value here")
+            .with_help(help),
         );
     }
 
@@ -115,9 +160,19 @@ impl Lowerer<'_> {
             }
             other => {
                 self.error(
-                    Diagnostic::error("E0017", format!("`{}` is {}, not a field, so it cannot be read at an offset", path.text(), other.describe()))
-                        .with_primary(path.span, "not a field")
-                        .with_help(format!("only fields take offsets; write `{}` without brackets", path.text())),
+                    Diagnostic::error(
+                        "E0017",
+                        format!(
+                            "`{}` is {}, not a field, so it cannot be read at an offset",
+                            path.text(),
+                            other.describe()
+                        ),
+                    )
+                    .with_primary(path.span, "not a field")
+                    .with_help(format!(
+                        "only fields take offsets; write `{}` without brackets",
+                        path.text()
+                    )),
                 );
                 None
             }
@@ -125,14 +180,39 @@ impl Lowerer<'_> {
     }
 
     /// Constant offsets, one per axis.
-    pub(super) fn offsets(&mut self, path: &Path, offsets: &[Expr], brackets: Span) -> Option<Vec<i32>> {
+    pub(super) fn offsets(
+        &mut self,
+        path: &Path,
+        offsets: &[Expr],
+        brackets: Span,
+    ) -> Option<Vec<i32>> {
         let values: Vec<Option<i32>> = offsets.iter().map(|e| self.offset(e)).collect();
         if let Some(dims) = self.dims.filter(|d| *d != offsets.len()) {
             let axes = self.axis_names();
             self.error(
-                Diagnostic::error("E0021", format!("`{}` is read with {} offset{} but the grid has {dims} axes", path.text(), offsets.len(), if offsets.len() == 1 { "" } else { "s" }))
-                    .with_primary(brackets, format!("{} offset{}", offsets.len(), if offsets.len() == 1 { "" } else { "s" }))
-                    .with_help(format!("give one offset per axis, slowest first ({}), e.g. `{}[{}]`", quoted(&axes), path.text(), vec!["0"; dims].join(", "))),
+                Diagnostic::error(
+                    "E0021",
+                    format!(
+                        "`{}` is read with {} offset{} but the grid has {dims} axes",
+                        path.text(),
+                        offsets.len(),
+                        if offsets.len() == 1 { "" } else { "s" }
+                    ),
+                )
+                .with_primary(
+                    brackets,
+                    format!(
+                        "{} offset{}",
+                        offsets.len(),
+                        if offsets.len() == 1 { "" } else { "s" }
+                    ),
+                )
+                .with_help(format!(
+                    "give one offset per axis, slowest first ({}), e.g. `{}[{}]`",
+                    quoted(&axes),
+                    path.text(),
+                    vec!["0"; dims].join(", ")
+                )),
             );
             return None;
         }
@@ -170,11 +250,19 @@ impl Lowerer<'_> {
                 (value, "arithmetic")
             }
             ExprKind::Name(path) => {
-                self.non_constant(expr.span, format!("the offset `{}` is not a constant", path.text()), "not a constant");
+                self.non_constant(
+                    expr.span,
+                    format!("the offset `{}` is not a constant", path.text()),
+                    "not a constant",
+                );
                 return None;
             }
             _ => {
-                self.non_constant(expr.span, "an offset must be a constant integer".to_string(), "not a constant integer");
+                self.non_constant(
+                    expr.span,
+                    "an offset must be a constant integer".to_string(),
+                    "not a constant integer",
+                );
                 return None;
             }
         };
@@ -182,7 +270,9 @@ impl Lowerer<'_> {
             self.error(
                 Diagnostic::error("E0022", format!("the offset's {what} overflows"))
                     .with_primary(expr.span, "overflows 64 bits")
-                    .with_help("offsets are small distances from the current point, such as `-1` or `2`"),
+                    .with_help(
+                        "offsets are small distances from the current point, such as `-1` or `2`",
+                    ),
             );
         }
         value
@@ -217,7 +307,11 @@ impl Lowerer<'_> {
                 other => not_a_size(self, format!("`{}`, {},", path.text(), other.describe())),
             },
             ExprKind::Unary(UnaryOp::Neg, a) => Some(SizeExpr::Neg(Box::new(self.size(a, item)?))),
-            ExprKind::Binary(op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), a, b) => {
+            ExprKind::Binary(
+                op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div),
+                a,
+                b,
+            ) => {
                 let op = match op {
                     BinaryOp::Add => SizeOp::Add,
                     BinaryOp::Sub => SizeOp::Sub,
@@ -231,7 +325,9 @@ impl Lowerer<'_> {
             ExprKind::Binary(op, ..) => not_a_size(self, format!("`{}`", op.symbol())),
             ExprKind::Read { .. } => not_a_size(self, "a field read".to_string()),
             ExprKind::Conditional(..) => not_a_size(self, "a conditional".to_string()),
-            ExprKind::Call { function, .. } => not_a_size(self, format!("the call `{}(...)`", function.name)),
+            ExprKind::Call { function, .. } => {
+                not_a_size(self, format!("the call `{}(...)`", function.name))
+            }
         }
     }
 
@@ -247,7 +343,11 @@ impl Lowerer<'_> {
                     let hi = hi.as_ref().map(|e| self.size(e, item));
                     match (lo, hi) {
                         (Some(None), _) | (_, Some(None)) => None,
-                        (lo, hi) => Some(Range::Span { lo: lo.flatten(), hi: hi.flatten(), stride: *stride }),
+                        (lo, hi) => Some(Range::Span {
+                            lo: lo.flatten(),
+                            hi: hi.flatten(),
+                            stride: *stride,
+                        }),
                     }
                 }
             };
@@ -256,7 +356,10 @@ impl Lowerer<'_> {
                 None => ok = false,
             }
         }
-        ok.then_some(Region { ranges, span: region.span })
+        ok.then_some(Region {
+            ranges,
+            span: region.span,
+        })
     }
 
     /// `clamp`, `periodic`, `mirror`, `constant(v)`.
@@ -264,7 +367,11 @@ impl Lowerer<'_> {
         let mode = match border.name.name.as_str() {
             "constant" => {
                 let Some((value, _)) = border.value else {
-                    self.border_error(border, "`constant` needs a value".to_string(), "write the value read outside the grid, e.g. `constant(0.0)`".to_string());
+                    self.border_error(
+                        border,
+                        "`constant` needs a value".to_string(),
+                        "write the value read outside the grid, e.g. `constant(0.0)`".to_string(),
+                    );
                     return None;
                 };
                 return Some(Border::Constant(value));
@@ -284,18 +391,33 @@ impl Lowerer<'_> {
         };
         if border.value.is_some() {
             let name = &border.name.name;
-            self.border_error(border, format!("`{name}` takes no value"), format!("write `{name}` alone; only `constant(v)` takes a value"));
+            self.border_error(
+                border,
+                format!("`{name}` takes no value"),
+                format!("write `{name}` alone; only `constant(v)` takes a value"),
+            );
             return None;
         }
         Some(mode)
     }
 
     fn border_error(&mut self, border: &BorderExpr, message: String, help: String) {
-        self.error(Diagnostic::error("E0013", message).with_primary(border.span, "not a border mode").with_help(help));
+        self.error(
+            Diagnostic::error("E0013", message)
+                .with_primary(border.span, "not a border mode")
+                .with_help(help),
+        );
     }
 
     /// What a call's name denotes; checks the argument count.
-    fn call(&mut self, name: &str, name_span: Span, count: usize, span: Span, at: Use) -> Option<Callee> {
+    fn call(
+        &mut self,
+        name: &str,
+        name_span: Span,
+        count: usize,
+        span: Span,
+        at: Use,
+    ) -> Option<Callee> {
         let (callee, arity) = if let Some(f) = MathFn::from_name(name) {
             (Callee::Math(f), f.arity())
         } else if name == "select" {
@@ -314,9 +436,18 @@ impl Lowerer<'_> {
                 Callee::Cast(_) => format!("{name}(x)"),
             };
             self.error(
-                Diagnostic::error("E0038", format!("`{name}` takes {arity} argument{}, found {count}", if arity == 1 { "" } else { "s" }))
-                    .with_primary(span, format!("{count} argument{}", if count == 1 { "" } else { "s" }))
-                    .with_help(format!("call it as `{usage}`")),
+                Diagnostic::error(
+                    "E0038",
+                    format!(
+                        "`{name}` takes {arity} argument{}, found {count}",
+                        if arity == 1 { "" } else { "s" }
+                    ),
+                )
+                .with_primary(
+                    span,
+                    format!("{count} argument{}", if count == 1 { "" } else { "s" }),
+                )
+                .with_help(format!("call it as `{usage}`")),
             );
             return None;
         }
@@ -327,10 +458,13 @@ impl Lowerer<'_> {
         let mut names: Vec<&str> = MathFn::ALL.iter().map(|f| f.name()).collect();
         names.push("select");
         names.extend(CONVERSIONS.iter().map(|t| t.name()));
-        let is_value = at.locals.iter().any(|(n, _)| n == name) || self.symbols.globals.contains_key(name);
+        let is_value =
+            at.locals.iter().any(|(n, _)| n == name) || self.symbols.globals.contains_key(name);
         let help = match did_you_mean(name, names.iter().copied()) {
             Some(s) => format!("did you mean `{s}`?"),
-            None if is_value => format!("`{name}` is not a function; to read a field at an offset use brackets: `{name}[...]`"),
+            None if is_value => format!(
+                "`{name}` is not a function; to read a field at an offset use brackets: `{name}[...]`"
+            ),
             None => format!("the functions are {}", quoted(&names)),
         };
         self.error(

@@ -18,7 +18,11 @@ use scope::{Global, Symbols};
 use types::Aliases;
 
 /// The lowered program and the names of the type aliases that `sets` replaced.
-pub fn lower(items: &[Item], default_name: &str, sets: &[(String, String)]) -> Result<(Program, Vec<String>), Vec<Diagnostic>> {
+pub fn lower(
+    items: &[Item],
+    default_name: &str,
+    sets: &[(String, String)],
+) -> Result<(Program, Vec<String>), Vec<Diagnostic>> {
     let mut lowerer = Lowerer {
         program: Program::new(default_name, Vec::new()),
         errors: Vec::new(),
@@ -48,10 +52,12 @@ pub fn lower(items: &[Item], default_name: &str, sets: &[(String, String)]) -> R
     for (index, decl) in after_step {
         lowerer.lower_after_step(index, decl);
     }
-    if let Some((index, condition, span)) = items.iter().enumerate().find_map(|(i, item)| match item {
-        Item::Until(condition, span) => Some((i, condition, *span)),
-        _ => None,
-    }) {
+    if let Some((index, condition, span)) =
+        items.iter().enumerate().find_map(|(i, item)| match item {
+            Item::Until(condition, span) => Some((i, condition, *span)),
+            _ => None,
+        })
+    {
         lowerer.lower_until(index, condition, span);
     }
     lowerer.finish()
@@ -107,7 +113,9 @@ impl<'a> Lowerer<'a> {
                     Diagnostic::error("E0033", format!("`{what}` is declared twice"))
                         .with_primary(span, "declared again here")
                         .with_secondary(first, "first declared here")
-                        .with_help(format!("a program has one `{what}` declaration; remove one of them")),
+                        .with_help(format!(
+                            "a program has one `{what}` declaration; remove one of them"
+                        )),
                 ),
             }
         }
@@ -122,7 +130,9 @@ impl<'a> Lowerer<'a> {
                 Some(span) => d.with_primary(span, "this needs a grid"),
                 None => d.with_primary(Span::new(0, 0), "no `grid` declaration in this file"),
             };
-            self.error(d.with_help("declare the grid's extents, slowest axis first, e.g. `grid [N, N];`"));
+            self.error(
+                d.with_help("declare the grid's extents, slowest axis first, e.g. `grid [N, N];`"),
+            );
         }
         grid
     }
@@ -132,7 +142,11 @@ impl<'a> Lowerer<'a> {
         let in_stage_count = items
             .iter()
             .map(|item| match item {
-                Item::Stage(stage) => stage.body.iter().filter(|s| matches!(s, Statement::Reduce(_))).count(),
+                Item::Stage(stage) => stage
+                    .body
+                    .iter()
+                    .filter(|s| matches!(s, Statement::Reduce(_)))
+                    .count(),
                 _ => 0,
             })
             .sum::<usize>();
@@ -140,9 +154,19 @@ impl<'a> Lowerer<'a> {
         let mut after_step = in_stage_count;
         for (index, item) in items.iter().enumerate() {
             match item {
-                Item::Param { name, ty, default, span } => self.declare_param(index, name, ty, *default, *span),
+                Item::Param {
+                    name,
+                    ty,
+                    default,
+                    span,
+                } => self.declare_param(index, name, ty, *default, *span),
                 Item::Alias { name, ty } => self.declare_alias(index, name, ty),
-                Item::Field { name, ty, attrs, span } => self.declare_field(index, name, ty, attrs, *span),
+                Item::Field {
+                    name,
+                    ty,
+                    attrs,
+                    span,
+                } => self.declare_field(index, name, ty, attrs, *span),
                 Item::Stage(stage) => self.declare_stage(index, stage, &mut in_stage),
                 Item::Reduce(decl) => {
                     self.declare_reduction(index, decl, after_step);
@@ -173,7 +197,11 @@ impl<'a> Lowerer<'a> {
     }
 
     fn declare_reduction(&mut self, index: usize, decl: &ReduceDecl, id: usize) {
-        self.declare(&decl.name, Global::Reduction(tessera_ir::Id::from_index(id)), index);
+        self.declare(
+            &decl.name,
+            Global::Reduction(tessera_ir::Id::from_index(id)),
+            index,
+        );
     }
 
     fn finish(mut self) -> Result<(Program, Vec<String>), Vec<Diagnostic>> {

@@ -106,19 +106,33 @@ impl Lowerer<'_> {
         }
         if let Some(first) = self.symbols.globals.get(&name.name) {
             let (first_span, first_kind) = (first.span, first.global.describe());
-            self.duplicate(name, first_span, first_kind);
+            let help = format!(
+                "rename one of them: parameters, fields, stages and reductions share one namespace, and `{}` is taken",
+                name.name
+            );
+            self.duplicate(name, first_span, first_kind, &help);
             return;
         }
-        self.symbols.globals.insert(name.name.clone(), Decl { global, item, span: name.span });
+        self.symbols.globals.insert(
+            name.name.clone(),
+            Decl {
+                global,
+                item,
+                span: name.span,
+            },
+        );
     }
 
     /// Reports a second declaration of a name.
-    pub(super) fn duplicate(&mut self, name: &Ident, first: Span, first_kind: &str) {
+    pub(super) fn duplicate(&mut self, name: &Ident, first: Span, first_kind: &str, help: &str) {
         self.error(
             Diagnostic::error("E0030", format!("`{}` is declared twice", name.name))
                 .with_primary(name.span, "declared again here")
-                .with_secondary(first, format!("{first_kind} `{}` first declared here", name.name))
-                .with_help(format!("rename one of them: parameters, fields, stages and reductions share one namespace, and `{}` is taken", name.name)),
+                .with_secondary(
+                    first,
+                    format!("{first_kind} `{}` first declared here", name.name),
+                )
+                .with_help(help),
         );
     }
 
@@ -127,11 +141,18 @@ impl Lowerer<'_> {
         if !BUILTIN_NAMES.contains(&name.name.as_str()) {
             return true;
         }
-        let meaning = if name.name == "t" { "the step counter" } else { "a coordinate" };
+        let meaning = if name.name == "t" {
+            "the step counter"
+        } else {
+            "a coordinate"
+        };
         self.error(
-            Diagnostic::error("E0031", format!("`{}` is a built-in name and cannot be declared", name.name))
-                .with_primary(name.span, format!("`{}` is {meaning}", name.name))
-                .with_help("choose another name: `x`, `y`, `z`, `w` and `t` are reserved"),
+            Diagnostic::error(
+                "E0031",
+                format!("`{}` is a built-in name and cannot be declared", name.name),
+            )
+            .with_primary(name.span, format!("`{}` is {meaning}", name.name))
+            .with_help("choose another name: `x`, `y`, `z`, `w` and `t` are reserved"),
         );
         false
     }
@@ -158,12 +179,19 @@ impl Lowerer<'_> {
                 let names: Vec<&str> = group.component_names.iter().map(String::as_str).collect();
                 let help = match did_you_mean(&member.name, names.iter().copied()) {
                     Some(s) => format!("did you mean `{}.{s}`?", path.head.name),
-                    None => format!("the components of `{}` are {}", path.head.name, quoted(&names)),
+                    None => format!(
+                        "the components of `{}` are {}",
+                        path.head.name,
+                        quoted(&names)
+                    ),
                 };
                 self.error(
-                    Diagnostic::error("E0016", format!("`{}` has no component `{}`", path.head.name, member.name))
-                        .with_primary(member.span, "unknown component")
-                        .with_help(help),
+                    Diagnostic::error(
+                        "E0016",
+                        format!("`{}` has no component `{}`", path.head.name, member.name),
+                    )
+                    .with_primary(member.span, "unknown component")
+                    .with_help(help),
                 );
                 None
             }
@@ -177,10 +205,19 @@ impl Lowerer<'_> {
         if let Some(decl) = self.symbols.globals.get(&name.name).copied() {
             if decl.item > at.item {
                 self.error(
-                    Diagnostic::error("E0015", format!("`{}` is used before its declaration", name.name))
-                        .with_primary(name.span, "used here")
-                        .with_secondary(decl.span, format!("the {} is declared here, later", decl.global.describe()))
-                        .with_help(format!("move the declaration of `{}` above its first use", name.name)),
+                    Diagnostic::error(
+                        "E0015",
+                        format!("`{}` is used before its declaration", name.name),
+                    )
+                    .with_primary(name.span, "used here")
+                    .with_secondary(
+                        decl.span,
+                        format!("the {} is declared here, later", decl.global.describe()),
+                    )
+                    .with_help(format!(
+                        "move the declaration of `{}` above its first use",
+                        name.name
+                    )),
                 );
                 return None;
             }
@@ -206,16 +243,26 @@ impl Lowerer<'_> {
         );
         candidates.extend(axes.iter().copied());
         candidates.push("t");
-        let mut d = Diagnostic::error("E0010", format!("cannot find `{}` in this scope", name.name))
-            .with_primary(name.span, "not a local, field, parameter, reduction or coordinate");
+        let mut d = Diagnostic::error(
+            "E0010",
+            format!("cannot find `{}` in this scope", name.name),
+        )
+        .with_primary(
+            name.span,
+            "not a local, field, parameter, reduction or coordinate",
+        );
+        let coordinate = ["x", "y", "z", "w"].contains(&name.name.as_str());
         d = match did_you_mean(&name.name, candidates) {
-            Some(s) => d.with_help(format!("did you mean `{s}`?")),
-            None if ["x", "y", "z", "w"].contains(&name.name.as_str()) => d.with_help(format!(
+            _ if coordinate => d.with_help(format!(
                 "the grid has {} axes, so the coordinates are {}",
                 axes.len(),
                 quoted(&axes)
             )),
-            None => d.with_help(format!("declare it first, e.g. `field {}: f32;` or `param {}: f32 = 0.0;`", name.name, name.name)),
+            Some(s) => d.with_help(format!("did you mean `{s}`?")),
+            None => d.with_help(format!(
+                "declare it first, e.g. `field {}: f32;` or `param {}: f32 = 0.0;`",
+                name.name, name.name
+            )),
         };
         self.error(d);
         None
@@ -229,5 +276,9 @@ impl Lowerer<'_> {
 
 /// `a`, `b` and `c` as a list of quoted names.
 pub fn quoted(names: &[&str]) -> String {
-    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -2,8 +2,8 @@
 
 use tessera_ir::diagnostic::did_you_mean;
 use tessera_ir::{
-    Diagnostic, Expr as IrExpr, ExprKind as Ir, Field, Id, Local, ReduceOp, Reduction, ReductionPlacement, Span,
-    Stage, StopCondition,
+    Diagnostic, Expr as IrExpr, ExprKind as Ir, Field, Id, Local, ReduceOp, Reduction,
+    ReductionPlacement, Span, Stage, StopCondition,
 };
 
 use super::Lowerer;
@@ -29,24 +29,45 @@ impl Lowerer<'_> {
         let mut body = Vec::new();
         let mut reductions = Vec::new();
         for statement in &decl.body {
-            let at = Use { item, locals: &visible };
+            let at = Use {
+                item,
+                locals: &visible,
+            };
             match statement {
                 Statement::Let { name, value } => {
                     let value = self.value(value, at);
                     if !self.allowed_name(name) {
                         continue;
                     }
-                    if let Some(first) = locals.values().find(|l| l.name == name.name).map(|l| l.span) {
-                        self.duplicate(name, first, "local");
+                    if let Some(first) = locals
+                        .values()
+                        .find(|l| l.name == name.name)
+                        .map(|l| l.span)
+                    {
+                        self.duplicate(
+                            name,
+                            first,
+                            "local",
+                            "give each `let` of a stage its own name",
+                        );
                         continue;
                     }
-                    let local = locals.alloc(Local { name: name.name.clone(), span: name.span });
+                    let local = locals.alloc(Local {
+                        name: name.name.clone(),
+                        span: name.span,
+                    });
                     visible.push((name.name.clone(), local));
                     if let Some(value) = value {
                         body.push(tessera_ir::Statement::Let { local, value });
                     }
                 }
-                Statement::Assign { target, offsets, op, value, span } => {
+                Statement::Assign {
+                    target,
+                    offsets,
+                    op,
+                    value,
+                    span,
+                } => {
                     let field = self.assign_target(target, at);
                     if let (Some((offsets, brackets)), Some(_)) = (offsets, field) {
                         self.written_offsets(target, offsets, *brackets);
@@ -54,16 +75,29 @@ impl Lowerer<'_> {
                     // `F op= e` is `F = F op (e)`: the read of `F` comes first, as when written out.
                     let current = field.filter(|_| op.is_some()).map(|field| {
                         let here = vec![0; self.dims.unwrap_or(0)];
-                        self.program.exprs.alloc(IrExpr { kind: Ir::Read { field, offset: here }, span: target.span })
+                        self.program.exprs.alloc(IrExpr {
+                            kind: Ir::Read {
+                                field,
+                                offset: here,
+                            },
+                            span: target.span,
+                        })
                     });
                     let value = self.value(value, at);
                     let (Some(field), Some(mut value)) = (field, value) else {
                         continue;
                     };
                     if let (Some(op), Some(current)) = (op, current) {
-                        value = self.program.exprs.alloc(IrExpr { kind: Ir::Binary(*op, current, value), span: *span });
+                        value = self.program.exprs.alloc(IrExpr {
+                            kind: Ir::Binary(*op, current, value),
+                            span: *span,
+                        });
                     }
-                    body.push(tessera_ir::Statement::Assign { field, value, span: *span });
+                    body.push(tessera_ir::Statement::Assign {
+                        field,
+                        value,
+                        span: *span,
+                    });
                 }
                 Statement::Reduce(reduce) => reductions.push((reduce, visible.len())),
             }
@@ -76,7 +110,14 @@ impl Lowerer<'_> {
                         .with_help("an in-stage reduction covers its stage's points; to reduce over another region, declare it after the stages"),
                 );
             }
-            self.lower_reduction(reduce, Use { item, locals: &visible[..visible_count] }, ReductionPlacement::InStage(id));
+            self.lower_reduction(
+                reduce,
+                Use {
+                    item,
+                    locals: &visible[..visible_count],
+                },
+                ReductionPlacement::InStage(id),
+            );
         }
         let stage = &mut self.program.stages[id];
         stage.region = region;
@@ -87,19 +128,32 @@ impl Lowerer<'_> {
 
     /// The stage allocated for this declaration (by position among the stages).
     fn stage_id(&self, decl: &StageDecl) -> Option<Id<Stage>> {
-        self.program.stages.iter().find(|(_, s)| s.span == decl.span && s.name == decl.name.name).map(|(id, _)| id)
+        self.program
+            .stages
+            .iter()
+            .find(|(_, s)| s.span == decl.span && s.name == decl.name.name)
+            .map(|(id, _)| id)
     }
 
     /// The fields named by a border override (every component for a struct or vector field).
     fn border_targets(&mut self, path: &Path, item: usize) -> Vec<Id<Field>> {
         match self.resolve(path, Use::top(item)) {
             Some(Resolved::Global(Global::Field(field))) => vec![field],
-            Some(Resolved::Global(Global::Group(group))) => self.program.groups[group].components.clone(),
+            Some(Resolved::Global(Global::Group(group))) => {
+                self.program.groups[group].components.clone()
+            }
             Some(other) => {
                 self.error(
-                    Diagnostic::error("E0017", format!("`{}` is {}, not a field, so it has no border", path.text(), other.describe()))
-                        .with_primary(path.span, "not a field")
-                        .with_help("border overrides name fields: `border u = clamp`"),
+                    Diagnostic::error(
+                        "E0017",
+                        format!(
+                            "`{}` is {}, not a field, so it has no border",
+                            path.text(),
+                            other.describe()
+                        ),
+                    )
+                    .with_primary(path.span, "not a field")
+                    .with_help("border overrides name fields: `border u = clamp`"),
                 );
                 Vec::new()
             }
@@ -117,13 +171,30 @@ impl Lowerer<'_> {
                 let first = self.program.groups[group].component_names[0].clone();
                 format!("assign each component separately, e.g. `{name}.{first} = ...;`")
             }
-            Resolved::Local(_) => format!("a `let` binding cannot change; bind a new name instead: `let {name}2 = ...;`"),
-            Resolved::Global(Global::Param(_)) => "parameters are constant during a run; keep changing values in a field".to_string(),
-            Resolved::Coord(_) | Resolved::Step => "coordinates and `t` are given by the time loop; write a field instead".to_string(),
-            Resolved::Global(Global::Reduction(_) | Global::Stage) => "only fields can be assigned in a stage".to_string(),
+            Resolved::Local(_) => format!(
+                "a `let` binding cannot change; bind a new name instead: `let {name}2 = ...;`"
+            ),
+            Resolved::Global(Global::Param(_)) => {
+                "parameters are constant during a run; keep changing values in a field".to_string()
+            }
+            Resolved::Coord(_) | Resolved::Step => {
+                "coordinates and `t` are given by the time loop; write a field instead".to_string()
+            }
+            Resolved::Global(Global::Reduction(_) | Global::Stage) => {
+                "only fields can be assigned in a stage".to_string()
+            }
+        };
+        let message = match resolved {
+            Resolved::Global(Global::Group(_)) => {
+                format!("cannot assign to the struct or vector field `{name}` as a whole")
+            }
+            _ => format!(
+                "cannot assign to `{name}`: it is {}, not a field",
+                resolved.describe()
+            ),
         };
         self.error(
-            Diagnostic::error("E0024", format!("cannot assign to `{name}`: it is {}, not a field", resolved.describe()))
+            Diagnostic::error("E0024", message)
                 .with_primary(path.span, "cannot be assigned")
                 .with_help(help),
         );
@@ -154,7 +225,11 @@ impl Lowerer<'_> {
             },
             None => None,
         };
-        self.lower_reduction(decl, Use::top(item), ReductionPlacement::AfterStep { region });
+        self.lower_reduction(
+            decl,
+            Use::top(item),
+            ReductionPlacement::AfterStep { region },
+        );
     }
 
     fn lower_reduction(&mut self, decl: &ReduceDecl, at: Use, placement: ReductionPlacement) {
@@ -165,7 +240,8 @@ impl Lowerer<'_> {
             other => {
                 let help = match did_you_mean(other, ["sum", "max", "min"]) {
                     Some(s) => format!("did you mean `{s}`?"),
-                    None => "reduce with `sum`, `max` or `min`, e.g. `reduce total = sum(u);`".to_string(),
+                    None => "reduce with `sum`, `max` or `min`, e.g. `reduce total = sum(u);`"
+                        .to_string(),
                 };
                 self.error(
                     Diagnostic::error("E0014", format!("unknown reduction `{other}`"))
@@ -176,12 +252,25 @@ impl Lowerer<'_> {
             }
         };
         let value = self.value(&decl.value, at);
-        let Some(Global::Reduction(id)) = self.symbols.globals.get(&decl.name.name).map(|d| d.global) else {
+        let Some(Global::Reduction(id)) =
+            self.symbols.globals.get(&decl.name.name).map(|d| d.global)
+        else {
             return;
         };
         if let (Some(op), Some(value)) = (op, value) {
-            let reduction = Reduction { name: decl.name.name.clone(), op, value, placement, every: decl.every, span: decl.span };
-            if let Some(slot) = self.reductions.get_mut(id.index()).filter(|slot| slot.is_none()) {
+            let reduction = Reduction {
+                name: decl.name.name.clone(),
+                op,
+                value,
+                placement,
+                every: decl.every,
+                span: decl.span,
+            };
+            if let Some(slot) = self
+                .reductions
+                .get_mut(id.index())
+                .filter(|slot| slot.is_none())
+            {
                 *slot = Some(reduction);
             }
         }

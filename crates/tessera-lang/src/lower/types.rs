@@ -7,11 +7,17 @@ use tessera_ir::diagnostic::did_you_mean;
 use tessera_ir::{Constant, Diagnostic, Field, FieldGroup, Id, Param, ScalarType, Span};
 
 use super::Lowerer;
-use super::scope::{quoted, Global};
+use super::scope::{Global, quoted};
 use crate::ast::{Attrs, Ident, TypeExpr};
 
 /// Storable element types, for vector types and suggestions.
-const STORABLE: [ScalarType; 5] = [ScalarType::U8, ScalarType::I32, ScalarType::I64, ScalarType::F32, ScalarType::F64];
+const STORABLE: [ScalarType; 5] = [
+    ScalarType::U8,
+    ScalarType::I32,
+    ScalarType::I64,
+    ScalarType::F32,
+    ScalarType::F64,
+];
 
 /// Component names of vector fields, in order.
 const VECTOR_COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
@@ -49,7 +55,12 @@ impl<'a> Lowerer<'a> {
         if let Some(t) = ScalarType::from_name(&ty.name) {
             return Some(t);
         }
-        if let Some(alias) = self.aliases.by_name.get(&ty.name).filter(|a| a.item <= item) {
+        if let Some(alias) = self
+            .aliases
+            .by_name
+            .get(&ty.name)
+            .filter(|a| a.item <= item)
+        {
             return Some(alias.ty);
         }
         if vector_type(&ty.name).is_some() {
@@ -65,9 +76,22 @@ impl<'a> Lowerer<'a> {
     }
 
     fn unknown_type(&mut self, ty: &Ident, item: usize) {
-        let mut candidates: Vec<String> = ScalarType::ALL.iter().map(|t| t.name().to_string()).collect();
-        candidates.extend(self.aliases.by_name.iter().filter(|(_, a)| a.item <= item).map(|(n, _)| n.clone()));
-        candidates.extend(STORABLE.iter().flat_map(|t| (2..=4).map(move |w| format!("{t}x{w}"))));
+        let mut candidates: Vec<String> = ScalarType::ALL
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect();
+        candidates.extend(
+            self.aliases
+                .by_name
+                .iter()
+                .filter(|(_, a)| a.item <= item)
+                .map(|(n, _)| n.clone()),
+        );
+        candidates.extend(
+            STORABLE
+                .iter()
+                .flat_map(|t| (2..=4).map(move |w| format!("{t}x{w}"))),
+        );
         let help = match did_you_mean(&ty.name, candidates.iter().map(String::as_str)) {
             Some(s) => format!("did you mean `{s}`?"),
             None => "use `f32`, `f64`, `i32`, `i64`, `u8`, a declared `type` alias, or a vector such as `f32x4`".to_string(),
@@ -86,17 +110,28 @@ impl<'a> Lowerer<'a> {
         }
         if ScalarType::from_name(&name.name).is_some() || vector_type(&name.name).is_some() {
             self.error(
-                Diagnostic::error("E0031", format!("`{}` is a built-in type and cannot be redeclared", name.name))
-                    .with_primary(name.span, "a built-in type")
-                    .with_help("give the alias another name, e.g. `type real = f32;`"),
+                Diagnostic::error(
+                    "E0031",
+                    format!(
+                        "`{}` is a built-in type and cannot be redeclared",
+                        name.name
+                    ),
+                )
+                .with_primary(name.span, "a built-in type")
+                .with_help("give the alias another name, e.g. `type real = f32;`"),
             );
             return;
         }
         if let Some(first) = self.aliases.by_name.get(&name.name).map(|a| a.span) {
-            self.duplicate(name, first, "type");
+            self.duplicate(name, first, "type", "rename one of the aliases");
             return;
         }
-        let overridden = self.sets.iter().rev().find(|(n, _)| *n == name.name).map(|(_, v)| v.trim());
+        let overridden = self
+            .sets
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name.name)
+            .map(|(_, v)| v.trim());
         let resolved = match overridden {
             Some(value) => {
                 if !self.overrides_used.contains(&name.name) {
@@ -108,39 +143,82 @@ impl<'a> Lowerer<'a> {
                         let names: Vec<&str> = STORABLE.iter().map(|t| t.name()).collect();
                         let help = match did_you_mean(value, names.iter().copied()) {
                             Some(s) => format!("did you mean `--set {}={s}`?", name.name),
-                            None => format!("the type alias `{}` takes a scalar type: {}", name.name, quoted(&names)),
+                            None => format!(
+                                "the type alias `{}` takes a scalar type: {}",
+                                name.name,
+                                quoted(&names)
+                            ),
                         };
                         self.error(
-                            Diagnostic::error("E0036", format!("`--set {}={value}`: `{value}` is not a scalar type", name.name))
-                                .with_primary(ty.span, format!("the alias `{}` is declared here", name.name))
-                                .with_help(help),
+                            Diagnostic::error(
+                                "E0036",
+                                format!(
+                                    "`--set {}={value}`: `{value}` is not a scalar type",
+                                    name.name
+                                ),
+                            )
+                            .with_primary(
+                                ty.span,
+                                format!("the alias `{}` is declared here", name.name),
+                            )
+                            .with_help(help),
                         );
-                        None
+                        // Go on with the declared type so that uses of the alias are not reported too.
+                        self.scalar_type(ty, item)
                     }
                 }
             }
             None => self.scalar_type(ty, item),
         };
         if let Some(ty) = resolved {
-            self.aliases.by_name.insert(name.name.clone(), Alias { ty, item, span: name.span });
+            self.aliases.by_name.insert(
+                name.name.clone(),
+                Alias {
+                    ty,
+                    item,
+                    span: name.span,
+                },
+            );
         }
     }
 
     /// `param NAME: TYPE = LITERAL;`
-    pub(super) fn declare_param(&mut self, item: usize, name: &Ident, ty: &Ident, default: (Constant, Span), span: Span) {
+    pub(super) fn declare_param(
+        &mut self,
+        item: usize,
+        name: &Ident,
+        ty: &Ident,
+        default: (Constant, Span),
+        span: Span,
+    ) {
         let Some(ty) = self.scalar_type(ty, item) else {
             return;
         };
-        let id = self.program.params.alloc(Param { name: name.name.clone(), ty, default: default.0, span });
+        let id = self.program.params.alloc(Param {
+            name: name.name.clone(),
+            ty,
+            default: default.0,
+            span,
+        });
         self.declare(name, Global::Param(id), item);
     }
 
     /// `field NAME: FTYPE attrs;`: one field, or a group of component fields.
-    pub(super) fn declare_field(&mut self, item: usize, name: &Ident, ty: &'a TypeExpr, attrs: &'a Attrs, span: Span) {
+    pub(super) fn declare_field(
+        &mut self,
+        item: usize,
+        name: &Ident,
+        ty: &'a TypeExpr,
+        attrs: &'a Attrs,
+        span: Span,
+    ) {
         let members: Vec<(String, ScalarType, Option<&'a Attrs>, Span)> = match ty {
             TypeExpr::Named(ty_name) => {
                 if let Some((scalar, width)) = vector_type(&ty_name.name) {
-                    VECTOR_COMPONENTS[..width].iter().map(|c| (c.to_string(), scalar, None, span)).collect()
+                    VECTOR_COMPONENTS[..width]
+                        .iter()
+                        .map(|c| (c.to_string(), scalar, None, span))
+                        .collect()
                 } else {
                     let Some(scalar) = self.scalar_type(ty_name, item) else {
                         return;
@@ -153,20 +231,36 @@ impl<'a> Lowerer<'a> {
             TypeExpr::Struct(members, struct_span) => {
                 if members.is_empty() {
                     self.error(
-                        Diagnostic::error("E0037", format!("the struct field `{}` has no components", name.name))
-                            .with_primary(*struct_span, "empty")
-                            .with_help("list its components, e.g. `{ex: f32, ey: f32}`"),
+                        Diagnostic::error(
+                            "E0037",
+                            format!("the struct field `{}` has no components", name.name),
+                        )
+                        .with_primary(*struct_span, "empty")
+                        .with_help("list its components, e.g. `{ex: f32, ey: f32}`"),
                     );
                     return;
                 }
                 let mut out: Vec<(String, ScalarType, Option<&'a Attrs>, Span)> = Vec::new();
                 for (i, member) in members.iter().enumerate() {
-                    if let Some(first) = members[..i].iter().find(|m| m.name.name == member.name.name) {
-                        self.duplicate(&member.name, first.name.span, "component");
+                    if let Some(first) = members[..i]
+                        .iter()
+                        .find(|m| m.name.name == member.name.name)
+                    {
+                        self.duplicate(
+                            &member.name,
+                            first.name.span,
+                            "component",
+                            "give each component its own name",
+                        );
                         continue;
                     }
                     if let Some(scalar) = self.scalar_type(&member.ty, item) {
-                        out.push((member.name.name.clone(), scalar, Some(&member.attrs), member.span));
+                        out.push((
+                            member.name.name.clone(),
+                            scalar,
+                            Some(&member.attrs),
+                            member.span,
+                        ));
                     }
                 }
                 if out.len() != members.len() {
@@ -183,7 +277,13 @@ impl<'a> Lowerer<'a> {
         });
         for (index, (component, scalar, own, member_span)) in members.into_iter().enumerate() {
             let layers: Vec<&'a Attrs> = own.into_iter().chain([attrs]).collect();
-            let id = self.field(format!("{}.{component}", name.name), scalar, &layers, member_span, item);
+            let id = self.field(
+                format!("{}.{component}", name.name),
+                scalar,
+                &layers,
+                member_span,
+                item,
+            );
             self.program.fields[id].group = Some((group, index));
             self.program.groups[group].components.push(id);
         }
@@ -192,11 +292,29 @@ impl<'a> Lowerer<'a> {
 
     /// Allocates one field from layers of attributes, the first that sets one wins (a struct
     /// member's own attributes, then those written after the struct).
-    fn field(&mut self, name: String, ty: ScalarType, layers: &[&'a Attrs], span: Span, item: usize) -> Id<Field> {
+    fn field(
+        &mut self,
+        name: String,
+        ty: ScalarType,
+        layers: &[&'a Attrs],
+        span: Span,
+        item: usize,
+    ) -> Id<Field> {
         let readonly = layers.iter().any(|a| a.readonly.is_some());
-        let border = layers.iter().find_map(|a| a.border.as_ref()).and_then(|b| self.lower_border(b));
+        let border = layers
+            .iter()
+            .find_map(|a| a.border.as_ref())
+            .and_then(|b| self.lower_border(b));
         let init = layers.iter().find_map(|a| a.init.as_ref());
-        let id = self.program.fields.alloc(Field { name, ty, border, init: None, group: None, readonly, span });
+        let id = self.program.fields.alloc(Field {
+            name,
+            ty,
+            border,
+            init: None,
+            group: None,
+            readonly,
+            span,
+        });
         if let Some(init) = init {
             self.inits.push((id, init, item));
         }

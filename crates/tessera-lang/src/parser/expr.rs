@@ -42,7 +42,10 @@ impl Parser<'_> {
             let then = self.expr()?;
             self.expect(Token::Else)?;
             let otherwise = self.expr()?;
-            return self.node(ExprKind::Conditional(Box::new(cond), Box::new(then), Box::new(otherwise)), start);
+            return self.node(
+                ExprKind::Conditional(Box::new(cond), Box::new(then), Box::new(otherwise)),
+                start,
+            );
         }
         let cond = self.binary(1)?;
         if self.eat(Token::Question).is_none() {
@@ -52,7 +55,10 @@ impl Parser<'_> {
         self.expect(Token::Colon)?;
         let otherwise = self.expr()?;
         let start = cond.span;
-        self.node(ExprKind::Conditional(Box::new(cond), Box::new(then), Box::new(otherwise)), start)
+        self.node(
+            ExprKind::Conditional(Box::new(cond), Box::new(then), Box::new(otherwise)),
+            start,
+        )
     }
 
     /// Binary operators binding at least as tightly as `min` (precedence climbing).
@@ -129,7 +135,14 @@ impl Parser<'_> {
                     Some(open) => {
                         let offsets = self.comma_list(Token::RBracket, Self::expr)?;
                         let brackets = Span::new(open.start as usize, self.prev_end() as usize);
-                        self.node(ExprKind::Read { path, offsets, brackets }, start)
+                        self.node(
+                            ExprKind::Read {
+                                path,
+                                offsets,
+                                brackets,
+                            },
+                            start,
+                        )
                     }
                     None => {
                         let span = path.span;
@@ -147,9 +160,12 @@ impl Parser<'_> {
         let expr = Expr::new(kind, span);
         if expr.height > MAX_NESTING {
             self.errors.push(
-                Diagnostic::error("E0006", format!("expression nested more than {MAX_NESTING} levels deep"))
-                    .with_primary(span, "too deep")
-                    .with_help("split the expression with `let` bindings"),
+                Diagnostic::error(
+                    "E0006",
+                    format!("expression nested more than {MAX_NESTING} levels deep"),
+                )
+                .with_primary(span, "too deep")
+                .with_help("split the expression with `let` bindings"),
             );
             return Err(Failed);
         }
@@ -175,11 +191,18 @@ impl Parser<'_> {
         if text.contains(['.', 'e', 'E']) {
             let value: f64 = text.parse().unwrap_or(f64::INFINITY);
             if !value.is_finite() {
-                return Err(self.number_error(span, format!("the float literal `{text}` is too large for `f64`"), "use a value below 1.7e308"));
+                return Err(self.number_error(
+                    span,
+                    format!("the float literal `{text}` is too large for `f64`"),
+                    "use a value below 1.7e308",
+                ));
             }
             return Ok((Constant::Float(if negative { -value } else { value }), span));
         }
-        let value = text.parse::<i128>().ok().map(|v| if negative { -v } else { v });
+        let value = text
+            .parse::<i128>()
+            .ok()
+            .map(|v| if negative { -v } else { v });
         match value.and_then(|v| i64::try_from(v).ok()) {
             Some(v) => Ok((Constant::Int(v), span)),
             None => Err(self.number_error(span, format!("the integer literal `{}` does not fit in 64 bits", self.slice(span)), "integers range from -9223372036854775808 to 9223372036854775807; write a float (`1e30`) for larger values")),
@@ -187,7 +210,11 @@ impl Parser<'_> {
     }
 
     fn number_error(&mut self, span: Span, message: String, help: &str) -> Failed {
-        self.errors.push(Diagnostic::error("E0003", message).with_primary(span, "out of range").with_help(help));
+        self.errors.push(
+            Diagnostic::error("E0003", message)
+                .with_primary(span, "out of range")
+                .with_help(help),
+        );
         Failed
     }
 
@@ -195,12 +222,19 @@ impl Parser<'_> {
     pub(super) fn unsigned(&mut self, what: &str) -> PResult<(u64, Span)> {
         let span = self.peek_span();
         if self.peek() != Token::Number {
-            return Err(self.error_expected(&format!("an integer: {what}")));
+            return Err(self.error_expected(&format!("a non-negative integer ({what})")));
         }
         self.bump();
         match self.slice(span).parse::<u64>() {
             Ok(v) => Ok((v, span)),
-            Err(_) => Err(self.number_error(span, format!("`{}` is not a non-negative integer that fits in 64 bits", self.slice(span)), &format!("write {what} as a whole number such as `10`"))),
+            Err(_) => Err(self.number_error(
+                span,
+                format!(
+                    "`{}` is not a non-negative integer that fits in 64 bits",
+                    self.slice(span)
+                ),
+                &format!("write {what} as a whole number such as `10`"),
+            )),
         }
     }
 
@@ -208,16 +242,27 @@ impl Parser<'_> {
     pub(super) fn region(&mut self) -> PResult<RegionExpr> {
         let open = self.expect(Token::LBracket)?;
         let ranges = self.comma_list(Token::RBracket, Self::range)?;
-        Ok(RegionExpr { ranges, span: Span::new(open.start as usize, self.prev_end() as usize) })
+        Ok(RegionExpr {
+            ranges,
+            span: Span::new(open.start as usize, self.prev_end() as usize),
+        })
     }
 
     /// `all`, `..`, `lo..`, `..hi`, `lo..hi`, each optionally `by S`; or a single index.
     fn range(&mut self) -> PResult<RangeExpr> {
-        let bound_follows = |p: &Self| !matches!(p.peek(), Token::Comma | Token::RBracket | Token::By);
+        let bound_follows =
+            |p: &Self| !matches!(p.peek(), Token::Comma | Token::RBracket | Token::By);
         let (lo, hi) = if self.eat(Token::All).is_some() {
             (None, None)
         } else if self.eat(Token::DotDot).is_some() {
-            (None, if bound_follows(self) { Some(self.expr()?) } else { None })
+            (
+                None,
+                if bound_follows(self) {
+                    Some(self.expr()?)
+                } else {
+                    None
+                },
+            )
         } else {
             let lo = self.expr()?;
             if self.eat(Token::DotDot).is_none() {
@@ -232,7 +277,14 @@ impl Parser<'_> {
                 }
                 return Ok(RangeExpr::Index(lo));
             }
-            (Some(lo), if bound_follows(self) { Some(self.expr()?) } else { None })
+            (
+                Some(lo),
+                if bound_follows(self) {
+                    Some(self.expr()?)
+                } else {
+                    None
+                },
+            )
         };
         let mut stride = 1;
         if self.eat(Token::By).is_some() {

@@ -3,7 +3,9 @@
 use tessera_ir::{BinaryOp, Diagnostic, Span};
 
 use super::{Failed, PResult, Parser};
-use crate::ast::{Attrs, BorderExpr, Item, Member, Path, ReduceDecl, StageDecl, Statement, TypeExpr};
+use crate::ast::{
+    Attrs, BorderExpr, Item, Member, Path, ReduceDecl, StageDecl, Statement, TypeExpr,
+};
 use crate::lexer::Token;
 
 impl Parser<'_> {
@@ -24,7 +26,12 @@ impl Parser<'_> {
                 self.expect(Token::Assign)?;
                 let default = self.literal()?;
                 let span = name.span.to(default.1);
-                Item::Param { name, ty, default, span }
+                Item::Param {
+                    name,
+                    ty,
+                    default,
+                    span,
+                }
             }
             Token::Type => {
                 let name = self.ident("a type alias name")?;
@@ -35,7 +42,10 @@ impl Parser<'_> {
             Token::Grid => {
                 self.expect(Token::LBracket)?;
                 let extents = self.comma_list(Token::RBracket, Self::expr)?;
-                Item::Grid { extents, span: Span::new(start, self.prev_end() as usize) }
+                Item::Grid {
+                    extents,
+                    span: Span::new(start, self.prev_end() as usize),
+                }
             }
             Token::Steps => {
                 let (value, span) = self.unsigned("the default number of steps")?;
@@ -47,7 +57,12 @@ impl Parser<'_> {
                 let ty = self.field_type()?;
                 let attrs = self.attrs()?;
                 let span = Span::new(name.span.start as usize, self.prev_end() as usize);
-                Item::Field { name, ty, attrs, span }
+                Item::Field {
+                    name,
+                    ty,
+                    attrs,
+                    span,
+                }
             }
             Token::Stage => return self.stage(start).map(Item::Stage),
             Token::Reduce => Item::Reduce(self.reduce(start)?),
@@ -64,7 +79,9 @@ impl Parser<'_> {
     /// `f32`, `real`, `f32x4` or `{a: T attrs, ...}`.
     fn field_type(&mut self) -> PResult<TypeExpr> {
         let Some(open) = self.eat(Token::LBrace) else {
-            return Ok(TypeExpr::Named(self.ident("a type (`f32`, an alias, `f32x4` or `{a: f32, ...}`)")?));
+            return Ok(TypeExpr::Named(
+                self.ident("a type (`f32`, an alias, `f32x4` or `{a: f32, ...}`)")?,
+            ));
         };
         let mut members = Vec::new();
         while self.peek() != Token::RBrace {
@@ -73,7 +90,12 @@ impl Parser<'_> {
             let ty = self.ident("the component's scalar type")?;
             let attrs = self.attrs()?;
             let span = Span::new(name.span.start as usize, self.prev_end() as usize);
-            members.push(Member { name, ty, attrs, span });
+            members.push(Member {
+                name,
+                ty,
+                attrs,
+                span,
+            });
             if self.eat(Token::Comma).is_none() {
                 break;
             }
@@ -159,10 +181,19 @@ impl Parser<'_> {
                 t if t == Token::Eof || (t.starts_item() && t != Token::Reduce) => {
                     let found = self.found();
                     self.errors.push(
-                        Diagnostic::error("E0004", format!("expected `}}` to close stage `{}`, found {found}", name.name))
-                            .with_primary(Span::new(self.prev_end() as usize, self.prev_end() as usize), "expected `}` here")
-                            .with_secondary(open, "the stage's body starts here")
-                            .with_help("close the stage's body with `}`"),
+                        Diagnostic::error(
+                            "E0004",
+                            format!(
+                                "expected `}}` to close stage `{}`, found {found}",
+                                name.name
+                            ),
+                        )
+                        .with_primary(
+                            Span::new(self.prev_end() as usize, self.prev_end() as usize),
+                            "expected `}` here",
+                        )
+                        .with_secondary(open, "the stage's body starts here")
+                        .with_help("close the stage's body with `}`"),
                     );
                     break;
                 }
@@ -172,7 +203,13 @@ impl Parser<'_> {
                 },
             }
         }
-        Ok(StageDecl { name, region, borders, body, span })
+        Ok(StageDecl {
+            name,
+            region,
+            borders,
+            body,
+            span,
+        })
     }
 
     /// A statement of a stage body.
@@ -197,7 +234,10 @@ impl Parser<'_> {
                 let offsets = match self.eat(Token::LBracket) {
                     Some(open) => {
                         let offsets = self.comma_list(Token::RBracket, Self::expr)?;
-                        Some((offsets, Span::new(open.start as usize, self.prev_end() as usize)))
+                        Some((
+                            offsets,
+                            Span::new(open.start as usize, self.prev_end() as usize),
+                        ))
                     }
                     None => None,
                 };
@@ -213,9 +253,17 @@ impl Parser<'_> {
                 let value = self.expr()?;
                 let span = target.span.to(value.span);
                 self.semicolon()?;
-                Ok(Statement::Assign { target, offsets, op, value, span })
+                Ok(Statement::Assign {
+                    target,
+                    offsets,
+                    op,
+                    value,
+                    span,
+                })
             }
-            _ => Err(self.error_expected("a statement (`let`, `reduce` or an assignment `F = ...`)")),
+            _ => {
+                Err(self.error_expected("a statement (`let`, `reduce` or an assignment `F = ...`)"))
+            }
         }
     }
 
@@ -232,10 +280,20 @@ impl Parser<'_> {
             None => None,
         };
         let every = match self.eat(Token::Every) {
-            Some(_) => self.unsigned("how often (in steps) the reduction is computed")?.0,
+            Some(_) => {
+                self.unsigned("how often (in steps) the reduction is computed")?
+                    .0
+            }
             None => 1,
         };
-        Ok(ReduceDecl { name, op, value, region, every, span: Span::new(start, self.prev_end() as usize) })
+        Ok(ReduceDecl {
+            name,
+            op,
+            value,
+            region,
+            every,
+            span: Span::new(start, self.prev_end() as usize),
+        })
     }
 
     /// `NAME` or `NAME.COMPONENT`.
@@ -250,7 +308,11 @@ impl Parser<'_> {
     }
 
     /// Items separated by `,` up to `close` (consumed); a trailing comma is allowed.
-    pub(super) fn comma_list<T>(&mut self, close: Token, item: fn(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
+    pub(super) fn comma_list<T>(
+        &mut self,
+        close: Token,
+        item: fn(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
         let mut items = Vec::new();
         while self.peek() != close {
             items.push(item(self)?);

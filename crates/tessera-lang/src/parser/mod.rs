@@ -25,7 +25,13 @@ pub type PResult<T> = Result<T, Failed>;
 
 /// Parses a whole token stream (ending with [`Token::Eof`]) into items and syntax errors.
 pub fn parse_items(text: &str, tokens: Vec<(Token, Span)>) -> (Vec<Item>, Vec<Diagnostic>) {
-    let mut parser = Parser { text, tokens, pos: 0, errors: Vec::new(), depth: 0 };
+    let mut parser = Parser {
+        text,
+        tokens,
+        pos: 0,
+        errors: Vec::new(),
+        depth: 0,
+    };
     let mut items = Vec::new();
     while parser.peek() != Token::Eof && parser.errors.len() < MAX_ERRORS {
         if parser.peek().starts_item() {
@@ -83,7 +89,11 @@ impl Parser<'_> {
 
     /// Where the previous token ended (0 at the start).
     fn prev_end(&self) -> u32 {
-        if self.pos == 0 { 0 } else { self.tokens[self.pos - 1].1.end }
+        if self.pos == 0 {
+            0
+        } else {
+            self.tokens[self.pos - 1].1.end
+        }
     }
 
     fn found(&self) -> String {
@@ -123,7 +133,10 @@ impl Parser<'_> {
     fn ident(&mut self, what: &str) -> PResult<Ident> {
         if self.peek() == Token::Ident {
             let span = self.bump();
-            Ok(Ident { name: self.slice(span).to_string(), span })
+            Ok(Ident {
+                name: self.slice(span).to_string(),
+                span,
+            })
         } else {
             Err(self.error_expected(what))
         }
@@ -137,8 +150,12 @@ impl Parser<'_> {
         }
         let end = self.prev_end() as usize;
         let next = self.peek();
-        let line_break = self.text[end..self.peek_span().start as usize].contains('\n');
-        if line_break || next == Token::Eof || next == Token::RBrace || next.starts_item() || next == Token::Let {
+        if self.line_break_before()
+            || next == Token::Eof
+            || next == Token::RBrace
+            || next.starts_item()
+            || next == Token::Let
+        {
             self.errors.push(
                 Diagnostic::error("E0005", format!("missing `;` before {}", self.found()))
                     .with_primary(Span::new(end, end), "expected `;` here")
@@ -150,13 +167,21 @@ impl Parser<'_> {
         }
     }
 
+    /// Whether a line ends between the previous token and the current one.
+    fn line_break_before(&self) -> bool {
+        self.text[self.prev_end() as usize..self.peek_span().start as usize].contains('\n')
+    }
+
     /// Enters one level of nesting; fails (with a diagnostic) beyond [`MAX_NESTING`].
     fn enter(&mut self) -> PResult<()> {
         if self.depth >= MAX_NESTING {
             self.errors.push(
-                Diagnostic::error("E0006", format!("expression nested more than {MAX_NESTING} levels deep"))
-                    .with_primary(self.peek_span(), "too deep here")
-                    .with_help("split the expression with `let` bindings"),
+                Diagnostic::error(
+                    "E0006",
+                    format!("expression nested more than {MAX_NESTING} levels deep"),
+                )
+                .with_primary(self.peek_span(), "too deep here")
+                .with_help("split the expression with `let` bindings"),
             );
             return Err(Failed);
         }
@@ -171,6 +196,10 @@ impl Parser<'_> {
     /// Skips the rest of a broken item: to just after its `;` or its closing `}`, or to the next item keyword.
     fn recover_item(&mut self) {
         let mut braces = 0usize;
+        // An item keyword on the line of the error is part of the broken item (`field stage: f32;`).
+        if self.peek().starts_item() && !self.line_break_before() {
+            self.bump();
+        }
         loop {
             match self.peek() {
                 Token::Eof => return,
@@ -214,11 +243,12 @@ impl Parser<'_> {
 
 /// The reserved words, for "did you mean" hints on misspelled keywords.
 const KEYWORDS: [&str; 21] = [
-    "program", "param", "type", "grid", "steps", "field", "readonly", "border", "stage", "over", "let", "reduce",
-    "every", "until", "by", "all", "if", "then", "else", "true", "false",
+    "program", "param", "type", "grid", "steps", "field", "readonly", "border", "stage", "over",
+    "let", "reduce", "every", "until", "by", "all", "if", "then", "else", "true", "false",
 ];
 
 /// Whether the token is a reserved word.
 fn is_keyword(token: Token) -> bool {
-    token.describe().starts_with('`') && token.describe()[1..].starts_with(|c: char| c.is_ascii_alphabetic())
+    token.describe().starts_with('`')
+        && token.describe()[1..].starts_with(|c: char| c.is_ascii_alphabetic())
 }

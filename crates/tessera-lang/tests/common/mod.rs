@@ -22,7 +22,12 @@ pub fn all_sources() -> Vec<(String, String)> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "tess"))
-        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+        .map(|p| {
+            (
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
         .collect();
     out.sort();
     out
@@ -32,7 +37,10 @@ pub fn all_sources() -> Vec<(String, String)> {
 pub fn parse_ok(text: &str) -> Program {
     match tessera_lang::parse(text, "test", &[]) {
         Ok(parsed) => parsed.program,
-        Err(d) => panic!("unexpected errors:\n{}", tessera_lang::render(&d, "test.tess", text, false)),
+        Err(d) => panic!(
+            "unexpected errors:\n{}",
+            tessera_lang::render(&d, "test.tess", text, false)
+        ),
     }
 }
 
@@ -70,7 +78,10 @@ pub fn without_spans(program: &Program) -> Program {
     for id in p.reductions.ids() {
         let reduction = &mut p.reductions[id];
         reduction.span = Span::NONE;
-        if let ReductionPlacement::AfterStep { region: Some(region) } = &mut reduction.placement {
+        if let ReductionPlacement::AfterStep {
+            region: Some(region),
+        } = &mut reduction.placement
+        {
             region.span = Span::NONE;
         }
     }
