@@ -28,18 +28,14 @@ pub fn initial_fields(bound: &BoundProgram, given: &[bool]) -> FieldSet {
 /// Panics when `field_index` is not a field of the program.
 pub fn initialize(bound: &BoundProgram, fields: &mut FieldSet, field_index: usize) {
     let field = Id::from_index(field_index);
-    fields.buffers[field_index] = initial_buffer(bound, Precision::Exact, field)
+    fields.buffers[field_index] = initial_buffer(bound, field)
         .expect("checked initial values read no fields and always evaluate");
 }
 
-/// The initial values of `field`, evaluated and stored in `precision`.
-pub(crate) fn initial_buffer(
-    bound: &BoundProgram,
-    precision: Precision,
-    field: Id<Field>,
-) -> Result<Buffer, BackendError> {
+/// The initial values of `field`, evaluated in exact-order mode.
+fn initial_buffer(bound: &BoundProgram, field: Id<Field>) -> Result<Buffer, BackendError> {
     let declared = &bound.program().fields[field];
-    let mut buffer = Buffer::zeros(precision.ty(declared.ty), bound.cell_count());
+    let mut buffer = Buffer::zeros(declared.ty, bound.cell_count());
     let Some(init) = declared.init else {
         return Ok(buffer);
     };
@@ -48,7 +44,7 @@ pub(crate) fn initial_buffer(
         stride: vec![1; bound.extents.len()],
     };
     let grid_rows = rows(&grid);
-    let evaluator = Evaluator::new(bound, precision, &[]);
+    let evaluator = Evaluator::new(bound, Precision::Exact, &[]);
     let columns: Vec<_> = grid_rows
         .par_iter()
         .map(|row| evaluator.eval(row, &[], init))

@@ -4,7 +4,7 @@
 //!
 //! How it evaluates: a domain is split into rows (points sharing every index but the fastest);
 //! each expression node is evaluated over a whole row at once, element by element in the node's
-//! elaborated type ([`ops`](crate) holds the element semantics). Rows run in parallel; results
+//! elaborated type (the private `ops` module holds the element semantics). Rows run in parallel; results
 //! are written after the whole stage was evaluated (Jacobi semantics), and reductions combine
 //! per-row partials in row order (`tessera_runtime::reduce`).
 //!
