@@ -1,1 +1,415 @@
 //! CPU plans: strategies and tile parameters for the generated-C backend.
+//!
+//! A [`CpuPlan`] is plain data: the strategy, the spatial tile, the time-tile depth, the thread
+//! count and whether floating point is exact. [`plan_cpu`] validates what the user asked for and
+//! fills in the rest from a small model of the machine ([`CpuMachine`]):
+//!
+//! - programs whose reads wrap around periodic borders, and grids that fit in the last-level
+//!   cache, run `parallel` (time tiling gains nothing there, or would need whole-axis tiles);
+//! - everything else runs `overlapped`: per-thread tiles sized so that the tile's scratch
+//!   buffers (all fields, with the ghost zone of the fused steps) fit in half the L2 cache.
+
+use std::fmt;
+
+use tessera_analysis::tiling::{TileRegions, tile_regions};
+use tessera_analysis::{BoundProgram, FieldRole, Rect};
+use tessera_ir::Border;
+
+/// How the generated C code walks the grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CpuStrategy {
+    /// One thread, plain loops over each stage's domain (the baseline).
+    Naive,
+    /// OpenMP over the slowest axis, vectorized innermost loops.
+    Parallel,
+    /// Spatial blocks of `tile` points, distributed over threads, one stage at a time.
+    Blocked,
+    /// Overlapped (ghost-zone) time tiling: each tile computes `time_tile` fused steps in
+    /// thread-private scratch buffers, then writes its core to the other global buffer.
+    Overlapped,
+}
+
+impl CpuStrategy {
+    /// Every strategy, in the order of `--strategy` help texts.
+    pub const ALL: [CpuStrategy; 4] = [
+        CpuStrategy::Naive,
+        CpuStrategy::Parallel,
+        CpuStrategy::Blocked,
+        CpuStrategy::Overlapped,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuStrategy::Naive => "naive",
+            CpuStrategy::Parallel => "parallel",
+            CpuStrategy::Blocked => "blocked",
+            CpuStrategy::Overlapped => "overlapped",
+        }
+    }
+
+    /// Looks a strategy up by name.
+    pub fn from_name(name: &str) -> Option<CpuStrategy> {
+        CpuStrategy::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// What the user asked for (every field optional: `None` = choose automatically).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuRequest {
+    /// Strategy name.
+    pub strategy: Option<String>,
+    /// Spatial tile, slowest axis first.
+    pub tile: Option<Vec<usize>>,
+    /// Fused steps per time tile.
+    pub time_tile: Option<usize>,
+    /// OpenMP threads.
+    pub threads: Option<usize>,
+    /// Bitwise-exact floating point.
+    pub exact: bool,
+}
+
+/// The facts about the machine that planning uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuMachine {
+    /// Threads to use by default.
+    pub threads: usize,
+    /// L2 cache per core, in bytes.
+    pub l2_bytes: u64,
+    /// Last-level cache (shared), in bytes.
+    pub l3_bytes: u64,
+}
+
+/// A complete CPU plan; code generation is a pure function of (program, plan).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuPlan {
+    /// The strategy.
+    pub strategy: CpuStrategy,
+    /// Spatial tile per axis, slowest first (for `parallel`: one slowest-axis index per task).
+    pub tile: Vec<usize>,
+    /// Fused steps per time tile (1 unless `overlapped`).
+    pub time_tile: usize,
+    /// OpenMP threads.
+    pub threads: usize,
+    /// Bitwise-exact floating point (no contraction).
+    pub exact: bool,
+    /// Linear indices need 64 bits (some index of a grid or scratch buffer reaches 2^31).
+    pub index64: bool,
+    /// `overlapped` only: extents of the per-thread scratch buffers (the largest tile hull).
+    pub scratch_extents: Vec<usize>,
+}
+
+impl fmt::Display for CpuPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tile: Vec<String> = self.tile.iter().map(usize::to_string).collect();
+        write!(f, "{}", self.strategy.name())?;
+        if matches!(
+            self.strategy,
+            CpuStrategy::Blocked | CpuStrategy::Overlapped
+        ) {
+            write!(f, " tile={}", tile.join("x"))?;
+        }
+        if self.strategy == CpuStrategy::Overlapped {
+            write!(f, " T={}", self.time_tile)?;
+        }
+        write!(
+            f,
+            " threads={}{}",
+            self.threads,
+            if self.exact { " exact" } else { "" }
+        )
+    }
+}
+
+/// Why a request cannot be planned.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// The request names an unknown strategy or gives a bad parameter.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Validates `request` against `bound` and completes it into a plan.
+pub fn plan_cpu(
+    bound: &BoundProgram,
+    request: &CpuRequest,
+    machine: &CpuMachine,
+) -> Result<CpuPlan, PlanError> {
+    let dims = bound.extents.len();
+    let strategy = match &request.strategy {
+        Some(name) => CpuStrategy::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = CpuStrategy::ALL.iter().map(|s| s.name()).collect();
+            PlanError::Invalid(format!(
+                "unknown CPU strategy `{name}`; choose one of: {}",
+                names.join(", ")
+            ))
+        })?,
+        None => auto_strategy(bound, machine),
+    };
+    if let Some(tile) = &request.tile {
+        if tile.len() != dims {
+            return Err(PlanError::Invalid(format!(
+                "the tile has {} sizes but the grid has {dims} axes; give one size per axis, slowest first (e.g. {})",
+                tile.len(),
+                vec!["64"; dims].join("x")
+            )));
+        }
+        if tile.contains(&0) {
+            return Err(PlanError::Invalid(
+                "a tile size is 0; every tile size must be at least 1".into(),
+            ));
+        }
+    }
+    if request.time_tile == Some(0) {
+        return Err(PlanError::Invalid(
+            "the time tile is 0; fuse at least 1 step per tile".into(),
+        ));
+    }
+    if request.threads == Some(0) {
+        return Err(PlanError::Invalid(
+            "the thread count is 0; use at least 1 thread".into(),
+        ));
+    }
+    let threads = if strategy == CpuStrategy::Naive {
+        1
+    } else {
+        request.threads.unwrap_or(machine.threads).max(1)
+    };
+    let time_tile = match strategy {
+        CpuStrategy::Overlapped => request.time_tile.unwrap_or_else(|| auto_time_tile(dims)),
+        _ => 1,
+    };
+    let tile = match (&request.tile, strategy) {
+        (Some(tile), _) => tile.clone(),
+        (None, CpuStrategy::Naive) => bound.extents.clone(),
+        (None, CpuStrategy::Parallel) => {
+            let mut tile = bound.extents.clone();
+            tile[0] = if dims == 1 {
+                4096.min(bound.extents[0])
+            } else {
+                1
+            };
+            tile
+        }
+        (None, CpuStrategy::Blocked) => auto_spatial_tile(bound, machine),
+        (None, CpuStrategy::Overlapped) => auto_overlapped_tile(bound, machine, time_tile),
+    };
+    let scratch_extents = match strategy {
+        CpuStrategy::Overlapped => {
+            scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile))
+        }
+        _ => Vec::new(),
+    };
+    let scratch_cells: u128 = scratch_extents.iter().map(|&e| e as u128).product();
+    let reach = max_reach(bound) as u128;
+    let largest = (bound.cell_count() as u128).max(scratch_cells) + reach * 2 + 1;
+    Ok(CpuPlan {
+        strategy,
+        tile,
+        time_tile,
+        threads,
+        exact: request.exact,
+        index64: largest >= 1 << 31,
+        scratch_extents,
+    })
+}
+
+/// The largest absolute read offset of any stage or reduction, as a linear distance bound.
+fn max_reach(bound: &BoundProgram) -> u64 {
+    let checked = bound.checked();
+    let mut reach = 0u64;
+    for stage in checked.program().stages.ids() {
+        for (_, fp) in checked.stage_footprints(stage) {
+            reach = reach.max(u64::from(fp.radius()));
+        }
+    }
+    let row: u64 = bound.extents.iter().skip(1).map(|&e| e as u64).product();
+    reach.saturating_mul(row.max(1)).saturating_mul(2)
+}
+
+/// Whether some stage reads a field with a periodic border (its reads may wrap around).
+fn reads_periodic(bound: &BoundProgram) -> bool {
+    let program = bound.program();
+    program.stages.iter().any(|(id, stage)| {
+        bound
+            .checked()
+            .stage_footprints(id)
+            .iter()
+            .any(|(f, _)| stage.border_of(*f, program) == Some(Border::Periodic))
+    })
+}
+
+/// Bytes of all fields at one grid point.
+fn bytes_per_point(bound: &BoundProgram) -> u64 {
+    bound
+        .program()
+        .fields
+        .values()
+        .map(|f| f.ty.size_bytes() as u64)
+        .sum::<u64>()
+        .max(1)
+}
+
+fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine) -> CpuStrategy {
+    let grid_bytes = bound.cell_count() as u64 * bytes_per_point(bound) * 2;
+    if reads_periodic(bound) || grid_bytes <= machine.l3_bytes / 2 || bound.extents.len() > 3 {
+        CpuStrategy::Parallel
+    } else {
+        CpuStrategy::Overlapped
+    }
+}
+
+/// Fused steps per time tile by default: deeper in 1D/2D, where the ghost zone is cheap.
+fn auto_time_tile(dims: usize) -> usize {
+    match dims {
+        1 | 2 => 8,
+        _ => 4,
+    }
+}
+
+/// Spatial blocks of about 256 KiB, full rows along the fastest axis.
+fn auto_spatial_tile(bound: &BoundProgram, _machine: &CpuMachine) -> Vec<usize> {
+    let dims = bound.extents.len();
+    let mut tile = bound.extents.clone();
+    let bytes = bytes_per_point(bound);
+    let fast = bound.extents[dims - 1];
+    if dims >= 2 {
+        let rows = ((256 * 1024) / (bytes * fast as u64).max(1)).max(1) as usize;
+        tile[dims - 2] = rows.min(bound.extents[dims - 2]);
+        for t in tile.iter_mut().take(dims.saturating_sub(2)) {
+            *t = 1;
+        }
+    } else {
+        tile[0] = 4096.min(fast);
+    }
+    tile
+}
+
+/// The largest tile (fastest axis kept whole up to 512 points) whose scratch fits in half of L2.
+fn auto_overlapped_tile(
+    bound: &BoundProgram,
+    machine: &CpuMachine,
+    time_tile: usize,
+) -> Vec<usize> {
+    let dims = bound.extents.len();
+    let budget = machine.l2_bytes / 2;
+    let scratch_bytes_per_point = scratch_bytes_per_point(bound);
+    let mut tile: Vec<usize> = bound.extents.iter().map(|&e| e.min(512)).collect();
+    // Halve the slowest axis that is still the largest until the scratch fits.
+    loop {
+        let extents = scratch_extents(
+            bound,
+            time_tile,
+            &representative_cores(&bound.extents, &tile),
+        );
+        let cells: u64 = extents.iter().map(|&e| e as u64).product();
+        if cells * scratch_bytes_per_point <= budget || tile.iter().all(|&t| t <= 8) {
+            return tile;
+        }
+        let largest = tile.iter().copied().max().unwrap_or(1);
+        let axis = (0..dims).find(|&a| tile[a] == largest).unwrap_or(0);
+        tile[axis] = tile[axis].div_ceil(2);
+    }
+}
+
+/// Scratch bytes per hull point: two buffers per updated field, one per read-only field.
+fn scratch_bytes_per_point(bound: &BoundProgram) -> u64 {
+    let checked = bound.checked();
+    checked
+        .program()
+        .fields
+        .iter()
+        .map(|(id, f)| match checked.role(id) {
+            FieldRole::Updated => 2 * f.ty.size_bytes() as u64,
+            FieldRole::ReadOnly => f.ty.size_bytes() as u64,
+            FieldRole::Unused => 0,
+        })
+        .sum::<u64>()
+        .max(1)
+}
+
+/// The tiles of the grid: cores of `tile` points, slowest axis first, in row-major order.
+pub fn tile_cores(extents: &[usize], tile: &[usize]) -> Vec<Rect> {
+    let counts: Vec<usize> = extents
+        .iter()
+        .zip(tile)
+        .map(|(&e, &t)| e.div_ceil(t.max(1)))
+        .collect();
+    let total: usize = counts.iter().product();
+    (0..total)
+        .map(|mut index| {
+            let mut lo = vec![0i64; extents.len()];
+            let mut hi = vec![0i64; extents.len()];
+            for axis in (0..extents.len()).rev() {
+                let k = index % counts[axis];
+                index /= counts[axis];
+                lo[axis] = (k * tile[axis]) as i64;
+                hi[axis] = (((k + 1) * tile[axis]).min(extents[axis])) as i64;
+            }
+            Rect::new(lo, hi)
+        })
+        .collect()
+}
+
+/// The scratch hull of a tile fusing `steps` steps: every region it loads or computes, and
+/// its core.
+pub fn tile_hull(regions: &TileRegions, core: &Rect) -> Rect {
+    regions
+        .compute
+        .iter()
+        .flatten()
+        .chain(&regions.inputs)
+        .fold(core.clone(), |acc, r| acc.hull(r))
+}
+
+/// The extents of the scratch buffers: the largest hull over the given tile cores.
+fn scratch_extents(bound: &BoundProgram, time_tile: usize, cores: &[Rect]) -> Vec<usize> {
+    let mut extents = vec![0usize; bound.extents.len()];
+    for core in cores {
+        let regions = tile_regions(bound, core, time_tile);
+        let hull = tile_hull(&regions, &core);
+        for (axis, e) in extents.iter_mut().enumerate() {
+            *e = (*e).max(hull.len(axis) as usize);
+        }
+    }
+    extents
+}
+
+/// A few tiles that together come close to the largest hull extents (for the tile-size search):
+/// per axis the first three and last two tile positions.
+fn representative_cores(extents: &[usize], tile: &[usize]) -> Vec<Rect> {
+    let positions: Vec<Vec<usize>> = extents
+        .iter()
+        .zip(tile)
+        .map(|(&e, &t)| {
+            let count = e.div_ceil(t.max(1));
+            let mut p = vec![
+                0,
+                1.min(count - 1),
+                2.min(count - 1),
+                count.saturating_sub(2),
+                count - 1,
+            ];
+            p.sort_unstable();
+            p.dedup();
+            p
+        })
+        .collect();
+    let mut cores = vec![(Vec::new(), Vec::new())];
+    for (axis, ps) in positions.iter().enumerate() {
+        let mut next = Vec::new();
+        for (lo, hi) in &cores {
+            for &k in ps {
+                let (mut lo, mut hi): (Vec<i64>, Vec<i64>) = (lo.clone(), hi.clone());
+                lo.push((k * tile[axis]) as i64);
+                hi.push((((k + 1) * tile[axis]).min(extents[axis])) as i64);
+                next.push((lo, hi));
+            }
+        }
+        cores = next;
+    }
+    cores
+        .into_iter()
+        .map(|(lo, hi)| Rect::new(lo, hi))
+        .collect()
+}

@@ -1,1 +1,0 @@
-//! C + OpenMP code for the CPU backend.

@@ -1,0 +1,550 @@
+//! C + OpenMP source for the CPU backend's strategies.
+//!
+//! [`emit_c`] is a pure function of (bound program, plan). The generated file exports:
+//!
+//! - `int tessera_run(void* const* user, void* const* spare, int64_t t0, int64_t steps, int threads)`:
+//!   `steps` steps without reductions, one stage at a time over spatial tiles (`naive`,
+//!   `parallel`, `blocked`);
+//! - `int tessera_step_reduce(void* const* user, void* const* spare, int64_t t, const int32_t* due, double* partials, int threads)`:
+//!   one step that also computes the reductions flagged in `due` (by reduction index) into row
+//!   partials (see [`layout::partial_layout`]);
+//! - `int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads)`
+//!   (`overlapped` plans): `steps` fused steps per tile, tiles described by records of
+//!   [`layout::push_tile_record`];
+//! - `int tessera_until(const double* values)` when the program has a stop condition.
+//!
+//! `user[f]` is field `f`'s array (it holds the current values before and after every call);
+//! `spare[f]` is a second array of the same size for every updated field, which agrees with
+//! `user[f]` outside the domains of the field's writers between calls (the caller makes it a
+//! copy before the first call). Functions return 0, or 1 when scratch memory could not be
+//! allocated. Linear indices have type `ts_idx`: `int64_t` when some index can reach 2^31
+//! ([`tessera_plan::cpu::CpuPlan::index64`]), else `int32_t`.
+
+pub mod layout;
+mod stage;
+
+use std::fmt::Write as _;
+
+use tessera_analysis::BoundProgram;
+use tessera_ir::{Id, ReductionPlacement, Stage};
+use tessera_plan::cpu::{CpuPlan, CpuStrategy};
+
+use crate::cfamily::{Dialect, print_expr};
+use layout::{WriteMode, partial_layout, updated_fields, write_mode};
+use stage::{Context, View};
+
+/// The C source of `bound` under `plan`.
+pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
+    let program = bound.program();
+    let dims = bound.extents.len();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "/* Tessera CPU kernel for program `{}`: {plan}. */",
+        program.name
+    );
+    out.push_str(&Dialect::C.preamble());
+    out.push_str(SUPPORT);
+    let _ = writeln!(
+        out,
+        "typedef {} ts_idx;",
+        if plan.index64 { "int64_t" } else { "int32_t" }
+    );
+    let _ = writeln!(
+        out,
+        "#define TS_DIMS {dims}\n#define TS_FIELDS {}\n",
+        program.fields.len().max(1)
+    );
+    let global = Context {
+        bound,
+        strides: row_major_strides(&bound.extents),
+        openmp: plan.strategy != CpuStrategy::Naive,
+    };
+    let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+    let _ = writeln!(
+        out,
+        "static const int64_t ts_gst[TS_DIMS] = {{{}}};",
+        sizes(&global.strides)
+    );
+    let _ = writeln!(out, "static const int64_t ts_zero[TS_DIMS] = {{0}};");
+    let _ = writeln!(
+        out,
+        "static const int64_t ts_cells = {};",
+        bound.cell_count()
+    );
+    let elem: Vec<String> = program
+        .fields
+        .values()
+        .map(|f| f.ty.size_bytes().to_string())
+        .collect();
+    let _ = writeln!(
+        out,
+        "static const int64_t ts_es[TS_FIELDS] = {{{}}};\n",
+        if elem.is_empty() {
+            "0".into()
+        } else {
+            elem.join(", ")
+        }
+    );
+    let offsets = partial_layout(bound);
+    for stage in program.stages.ids() {
+        stage::emit_stage_box(&global, View::Global, stage, &mut out);
+        if !bound.checked().stage_reductions(stage).is_empty() {
+            stage::emit_stage_reduce(&global, stage, &offsets, &mut out);
+        }
+        emit_stage_tiles(bound, plan, stage, &mut out);
+    }
+    for (id, reduction) in program.reductions.iter() {
+        if let ReductionPlacement::AfterStep { .. } = reduction.placement {
+            stage::emit_after_step_reduction(&global, id, offsets[id.index()].0, &mut out);
+        }
+    }
+    emit_run(bound, &mut out);
+    emit_step_reduce(bound, plan, &mut out);
+    if plan.strategy == CpuStrategy::Overlapped {
+        let scratch_strides = row_major_strides(&plan.scratch_extents);
+        let _ = writeln!(
+            out,
+            "static const int64_t ts_lst[TS_DIMS] = {{{}}};",
+            sizes(&scratch_strides)
+        );
+        let local = Context {
+            bound,
+            strides: scratch_strides,
+            openmp: true,
+        };
+        for stage in program.stages.ids() {
+            stage::emit_stage_box(&local, View::Scratch, stage, &mut out);
+        }
+        emit_run_overlapped(bound, plan, &mut out);
+    }
+    if let Some(until) = &program.until {
+        let mut leaves = stage::until_leaves(bound);
+        let condition = print_expr(Dialect::C, bound.checked(), until.condition, &mut leaves);
+        let _ = writeln!(
+            out,
+            "int tessera_until(const double* v) {{\n    return {condition} ? 1 : 0;\n}}"
+        );
+    }
+    out
+}
+
+/// Row-major strides of `extents` (the fastest axis has stride 1).
+fn row_major_strides(extents: &[usize]) -> Vec<i64> {
+    let mut strides = vec![1i64; extents.len()];
+    for a in (0..extents.len().saturating_sub(1)).rev() {
+        strides[a] = strides[a + 1] * extents[a + 1] as i64;
+    }
+    strides
+}
+
+/// Helpers of the generated file beyond the C-family preamble.
+const SUPPORT: &str = r#"#include <stdlib.h>
+#include <omp.h>
+
+#define TS_NAN ts_f64_from_bits(0x7ff8000000000000ull)
+#define TS_INF ts_f64_from_bits(0x7ff0000000000000ull)
+static inline int64_t ts_clamp(int64_t q, int64_t n) { return q < 0 ? 0 : q >= n ? n - 1 : q; }
+static inline int64_t ts_wrap(int64_t q, int64_t n) { int64_t r = q % n; return r < 0 ? r + n : r; }
+static inline int64_t ts_mirror(int64_t q, int64_t n) { return q < 0 ? -q : q >= n ? 2 * n - 2 - q : q; }
+/* The first index >= v on the lattice base + k * step (v >= base). */
+static inline int64_t ts_align(int64_t v, int64_t base, int64_t step) { return base + (v - base + step - 1) / step * step; }
+
+/* Copies the points lo..hi (every step-th, lo on the lattice) between two views. */
+static void ts_copy_box(char* dst, const int64_t* dst_st, const int64_t* dst_org,
+                        const char* src, const int64_t* src_st, const int64_t* src_org,
+                        int64_t es, const int64_t* lo, const int64_t* hi, const int64_t* step, int dims) {
+    int64_t p[8];
+    for (int a = 0; a < dims; a++) { if (lo[a] >= hi[a]) return; p[a] = lo[a]; }
+    const int f = dims - 1;
+    for (;;) {
+        int64_t d = p[f] - dst_org[f], s = p[f] - src_org[f];
+        for (int a = 0; a < f; a++) { d += (p[a] - dst_org[a]) * dst_st[a]; s += (p[a] - src_org[a]) * src_st[a]; }
+        if (step[f] == 1) {
+            memcpy(dst + d * es, src + s * es, (size_t)((hi[f] - lo[f]) * es));
+        } else {
+            for (int64_t x = 0; x < hi[f] - lo[f]; x += step[f]) memcpy(dst + (d + x) * es, src + (s + x) * es, (size_t)es);
+        }
+        int a = f - 1;
+        for (; a >= 0; a--) { p[a] += step[a]; if (p[a] < hi[a]) break; p[a] = lo[a]; }
+        if (a < 0) return;
+    }
+}
+
+/* Copies whole arrays, split over threads. */
+static void ts_copy_all(void* dst, const void* src, int64_t bytes, int threads) {
+    const int64_t chunk = 1 << 20, n = (bytes + chunk - 1) / chunk;
+    #pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t c = 0; c < n; c++) {
+        const int64_t at = c * chunk, len = bytes - at < chunk ? bytes - at : chunk;
+        memcpy((char*)dst + at, (const char*)src + at, (size_t)len);
+    }
+}
+
+"#;
+
+/// Emits `ts_s<k>_tiles`: the stage over spatial tiles of its domain, split over threads.
+fn emit_stage_tiles(bound: &BoundProgram, plan: &CpuPlan, stage: Id<Stage>, out: &mut String) {
+    let k = stage.index();
+    let domain = bound.stage_domain(stage);
+    let dims = bound.extents.len();
+    let counts: Vec<i64> = (0..dims)
+        .map(|a| {
+            if domain.rect.is_empty() {
+                0
+            } else {
+                (domain.rect.len(a) as u64).div_ceil(plan.tile[a] as u64) as i64
+            }
+        })
+        .collect();
+    let list = |v: &dyn Fn(usize) -> i64| {
+        (0..dims)
+            .map(|a| v(a).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        out,
+        "static void ts_s{k}_tiles(void* const* cur, void* const* nxt, int64_t t, int threads) {{"
+    );
+    let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
+    let _ = writeln!(
+        out,
+        "    static const int64_t dlo[TS_DIMS] = {{{}}};",
+        list(&|a| domain.rect.lo[a])
+    );
+    let _ = writeln!(
+        out,
+        "    static const int64_t dhi[TS_DIMS] = {{{}}};",
+        list(&|a| domain.rect.hi[a])
+    );
+    let _ = writeln!(
+        out,
+        "    static const int64_t tile[TS_DIMS] = {{{}}};",
+        list(&|a| plan.tile[a] as i64)
+    );
+    let _ = writeln!(
+        out,
+        "    static const int64_t count[TS_DIMS] = {{{}}};",
+        list(&|a| counts[a])
+    );
+    let _ = writeln!(
+        out,
+        "    const int64_t tiles = {};",
+        counts.iter().product::<i64>()
+    );
+    if plan.strategy == CpuStrategy::Naive {
+        out.push_str("    (void)threads;\n");
+    } else {
+        out.push_str("    #pragma omp parallel for schedule(static) num_threads(threads)\n");
+    }
+    out.push_str(
+        "    for (int64_t n = 0; n < tiles; n++) {\n\
+         \x20       int64_t lo[TS_DIMS], hi[TS_DIMS], m = n;\n\
+         \x20       for (int a = TS_DIMS - 1; a >= 0; a--) {\n\
+         \x20           const int64_t c = m % count[a];\n\
+         \x20           m /= count[a];\n\
+         \x20           lo[a] = dlo[a] + c * tile[a];\n\
+         \x20           hi[a] = lo[a] + tile[a] < dhi[a] ? lo[a] + tile[a] : dhi[a];\n\
+         \x20       }\n",
+    );
+    let _ = writeln!(
+        out,
+        "        ts_s{k}_g(cur, nxt, org, lo, hi, t);\n    }}\n}}\n"
+    );
+}
+
+/// The statements that finish stage `k` on views `cur`/`nxt` (pointer arrays) with strides
+/// `st` and origin `org`: swaps, or copies back over `lo..hi` (clipped to the domain).
+fn post_stage(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    cur: &str,
+    nxt: &str,
+    st: &str,
+    org: &str,
+    bounds: Option<(&str, &str)>,
+) -> String {
+    let domain = bound.stage_domain(stage);
+    let mut out = String::new();
+    for field in bound.program().stages[stage].outputs() {
+        let f = field.index();
+        match write_mode(bound, stage, field) {
+            WriteMode::InPlace => {}
+            WriteMode::Swap => {
+                let _ = writeln!(
+                    out,
+                    "{{ void* s_ = {cur}[{f}]; {cur}[{f}] = {nxt}[{f}]; {nxt}[{f}] = s_; }}"
+                );
+            }
+            WriteMode::CopyBack => {
+                let list = |v: &dyn Fn(usize) -> i64| {
+                    (0..bound.extents.len())
+                        .map(|a| v(a).to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let _ = writeln!(out, "{{");
+                let _ = writeln!(
+                    out,
+                    "    static const int64_t dlo[TS_DIMS] = {{{}}};",
+                    list(&|a| domain.rect.lo[a])
+                );
+                let _ = writeln!(
+                    out,
+                    "    static const int64_t dhi[TS_DIMS] = {{{}}};",
+                    list(&|a| domain.rect.hi[a])
+                );
+                let _ = writeln!(
+                    out,
+                    "    static const int64_t step[TS_DIMS] = {{{}}};",
+                    list(&|a| domain.stride[a])
+                );
+                let _ = writeln!(out, "    int64_t cl[TS_DIMS], ch[TS_DIMS];");
+                let (lo, hi) = bounds.unwrap_or(("dlo", "dhi"));
+                let _ = writeln!(out, "    for (int a = 0; a < TS_DIMS; a++) {{");
+                let _ = writeln!(
+                    out,
+                    "        cl[a] = ts_align({lo}[a] > dlo[a] ? {lo}[a] : dlo[a], dlo[a], step[a]);"
+                );
+                let _ = writeln!(out, "        ch[a] = {hi}[a] < dhi[a] ? {hi}[a] : dhi[a];");
+                let _ = writeln!(out, "    }}");
+                let _ = writeln!(
+                    out,
+                    "    ts_copy_box((char*){cur}[{f}], {st}, {org}, (const char*){nxt}[{f}], {st}, {org}, ts_es[{f}], cl, ch, step, TS_DIMS);"
+                );
+                let _ = writeln!(out, "}}");
+            }
+        }
+    }
+    out
+}
+
+/// Declarations of the working pointer arrays and the end-of-call copy into `user`.
+fn working_arrays(bound: &BoundProgram) -> (String, String) {
+    let mut open =
+        String::from("    void* cur[TS_FIELDS] = {0};\n    void* nxt[TS_FIELDS] = {0};\n");
+    let updated = updated_fields(bound);
+    for field in bound.program().fields.ids() {
+        let f = field.index();
+        let _ = writeln!(open, "    cur[{f}] = user[{f}];");
+        if updated.contains(&field) {
+            let _ = writeln!(open, "    nxt[{f}] = spare[{f}];");
+        }
+    }
+    let mut close = String::new();
+    for field in updated {
+        let f = field.index();
+        let _ = writeln!(
+            close,
+            "    if (cur[{f}] != user[{f}]) ts_copy_all(user[{f}], cur[{f}], ts_cells * ts_es[{f}], threads);"
+        );
+    }
+    (open, close)
+}
+
+fn emit_run(bound: &BoundProgram, out: &mut String) {
+    let (open, close) = working_arrays(bound);
+    out.push_str("int tessera_run(void* const* user, void* const* spare, int64_t t0, int64_t steps, int threads) {\n");
+    out.push_str(&open);
+    out.push_str("    for (int64_t s = 0; s < steps; s++) {\n        const int64_t t = t0 + s;\n");
+    for stage in bound.program().stages.ids() {
+        let _ = writeln!(
+            out,
+            "        ts_s{}_tiles(cur, nxt, t, threads);",
+            stage.index()
+        );
+        out.push_str(&indent(
+            &post_stage(bound, stage, "cur", "nxt", "ts_gst", "ts_zero", None),
+            "        ",
+        ));
+    }
+    out.push_str("    }\n");
+    out.push_str(&close);
+    out.push_str("    return 0;\n}\n\n");
+}
+
+fn emit_step_reduce(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
+    let program = bound.program();
+    let dims = bound.extents.len();
+    let (open, close) = working_arrays(bound);
+    out.push_str("int tessera_step_reduce(void* const* user, void* const* spare, int64_t t, const int32_t* due, double* partials, int threads) {\n");
+    out.push_str(&open);
+    let parallel = plan.strategy != CpuStrategy::Naive && dims > 1;
+    let region = if parallel {
+        "    #pragma omp parallel num_threads(threads)\n"
+    } else {
+        ""
+    };
+    for stage in program.stages.ids() {
+        let k = stage.index();
+        let reductions = bound.checked().stage_reductions(stage);
+        if reductions.is_empty() {
+            let _ = writeln!(out, "    ts_s{k}_tiles(cur, nxt, t, threads);");
+        } else {
+            let due: Vec<String> = reductions
+                .iter()
+                .map(|r| format!("due[{}]", r.index()))
+                .collect();
+            let _ = writeln!(out, "    if ({}) {{", due.join(" || "));
+            let _ = writeln!(
+                out,
+                "    {region}    ts_s{k}_red(cur, nxt, t, due, partials);"
+            );
+            let _ = writeln!(
+                out,
+                "    }} else {{\n        ts_s{k}_tiles(cur, nxt, t, threads);\n    }}"
+            );
+        }
+        out.push_str(&indent(
+            &post_stage(bound, stage, "cur", "nxt", "ts_gst", "ts_zero", None),
+            "    ",
+        ));
+    }
+    for (id, reduction) in program.reductions.iter() {
+        if let ReductionPlacement::AfterStep { .. } = reduction.placement {
+            let r = id.index();
+            let _ = writeln!(
+                out,
+                "    if (due[{r}]) {{\n    {region}    ts_r{r}_after(cur, t, partials);\n    }}"
+            );
+        }
+    }
+    out.push_str(&close);
+    out.push_str("    (void)threads;\n    return 0;\n}\n\n");
+}
+
+fn emit_run_overlapped(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
+    let program = bound.program();
+    let dims = bound.extents.len();
+    let fields = program.fields.len();
+    let stages = program.stages.len();
+    let (open, close) = working_arrays(bound);
+    let updated = updated_fields(bound);
+    let scratch_cells: usize = plan.scratch_extents.iter().product();
+    out.push_str(
+        "int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads) {\n",
+    );
+    out.push_str(&open);
+    let _ = writeln!(
+        out,
+        "    static const int64_t ones[TS_DIMS] = {{{}}};",
+        vec!["1"; dims].join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "    const int64_t record = {} * (2 + {fields} + steps * {stages});",
+        2 * dims
+    );
+    out.push_str("    int failed = 0;\n    #pragma omp parallel num_threads(threads)\n    {\n");
+    out.push_str("        void* la[TS_FIELDS] = {0};\n        void* lb[TS_FIELDS] = {0};\n        int ok = 1;\n");
+    let buffered = |f| {
+        program.stages.ids().any(|s| {
+            program.stages[s].outputs().contains(&f)
+                && write_mode(bound, s, f) != WriteMode::InPlace
+        })
+    };
+    let used: Vec<_> = program
+        .fields
+        .ids()
+        .filter(|f| bound.checked().role(*f) != tessera_analysis::FieldRole::Unused)
+        .collect();
+    for &field in &used {
+        let f = field.index();
+        let bytes = (scratch_cells * program.fields[field].ty.size_bytes()).div_ceil(64) * 64;
+        let _ = writeln!(
+            out,
+            "        la[{f}] = aligned_alloc(64, {bytes});\n        ok = ok && la[{f}];"
+        );
+        if buffered(field) {
+            let _ = writeln!(
+                out,
+                "        lb[{f}] = aligned_alloc(64, {bytes});\n        ok = ok && lb[{f}];"
+            );
+        }
+    }
+    out.push_str("        if (!ok) {\n            #pragma omp atomic write\n            failed = 1;\n        }\n");
+    out.push_str("        #pragma omp for schedule(dynamic, 1)\n        for (int64_t n = 0; n < ntiles; n++) {\n");
+    out.push_str(
+        "            if (!ok) continue;\n            const int64_t* rec = tiles + n * record;\n",
+    );
+    let _ = writeln!(
+        out,
+        "            const int64_t* org = rec;\n            const int64_t* core = rec + {};",
+        2 * dims
+    );
+    out.push_str("            void* lc[TS_FIELDS];\n            void* ln[TS_FIELDS];\n");
+    out.push_str(
+        "            memcpy(lc, la, sizeof lc);\n            memcpy(ln, lb, sizeof ln);\n",
+    );
+    for &field in &used {
+        let f = field.index();
+        let input = 2 * dims * (2 + f);
+        let _ = writeln!(
+            out,
+            "            {{\n                const int64_t* in = rec + {input};"
+        );
+        let copy = |dst: &str| {
+            format!(
+                "                ts_copy_box((char*){dst}[{f}], ts_lst, org, (const char*)cur[{f}], ts_gst, ts_zero, ts_es[{f}], in, in + TS_DIMS, ones, TS_DIMS);\n"
+            )
+        };
+        out.push_str(&copy("lc"));
+        if buffered(field) {
+            out.push_str(&copy("ln"));
+        }
+        out.push_str("            }\n");
+    }
+    out.push_str("            for (int64_t s = 0; s < steps; s++) {\n                const int64_t t = t0 + s;\n");
+    for stage in program.stages.ids() {
+        let k = stage.index();
+        let at = format!(
+            "rec + {} + {} * (s * {stages} + {k})",
+            2 * dims * (2 + fields),
+            2 * dims
+        );
+        let _ = writeln!(
+            out,
+            "                {{\n                    const int64_t* c = {at};"
+        );
+        let _ = writeln!(
+            out,
+            "                    ts_s{k}_l(lc, ln, org, c, c + TS_DIMS, t);"
+        );
+        out.push_str(&indent(
+            &post_stage(
+                bound,
+                stage,
+                "lc",
+                "ln",
+                "ts_lst",
+                "org",
+                Some(("c", "(c + TS_DIMS)")),
+            ),
+            "                    ",
+        ));
+        out.push_str("                }\n");
+    }
+    out.push_str("            }\n");
+    for &field in &updated {
+        let f = field.index();
+        let _ = writeln!(
+            out,
+            "            ts_copy_box((char*)nxt[{f}], ts_gst, ts_zero, (const char*)lc[{f}], ts_lst, org, ts_es[{f}], core, core + TS_DIMS, ones, TS_DIMS);"
+        );
+    }
+    out.push_str("        }\n        for (int f = 0; f < TS_FIELDS; f++) { free(la[f]); free(lb[f]); }\n    }\n");
+    for &field in &updated {
+        let f = field.index();
+        let _ = writeln!(
+            out,
+            "    {{ void* s_ = cur[{f}]; cur[{f}] = nxt[{f}]; nxt[{f}] = s_; }}"
+        );
+    }
+    out.push_str(&close);
+    out.push_str("    return failed;\n}\n\n");
+}
+
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines().map(|l| format!("{prefix}{l}\n")).collect()
+}

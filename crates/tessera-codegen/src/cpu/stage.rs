@@ -1,0 +1,586 @@
+//! The C functions that compute one stage (or one after-step reduction) over a box of points.
+//!
+//! Arrays are addressed through *views*: `ptr[(p0 - org0) * ST0 + ... + (pD - orgD)]` for a grid
+//! point `p`, where the strides `ST` are compile-time constants of the instantiation (`g`: the
+//! global grid, origin 0; `l`: the overlapped strategy's scratch buffers, origin = the tile's
+//! hull) and `org` is passed at run time. Coordinates are always grid coordinates.
+//!
+//! Per stage and instantiation there are three functions: the interior loop nest (no border
+//! logic, `#pragma omp simd` on the innermost loop), the border loop nest (every read mapped
+//! through its border mode) and the box function that clips a box to the stage's domain and
+//! splits it into the interior box and up to two slabs per axis. Reductions get a scalar loop
+//! nest over the whole domain that folds each row in ascending x (the fixed order).
+
+use std::fmt::Write as _;
+
+use tessera_analysis::{BoundProgram, Domain};
+use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, Stage};
+
+use super::layout::{WriteMode, domain_count, write_mode};
+use crate::cfamily::{Dialect, ReadRenderer, print_reduction_value, print_stage};
+
+/// Which buffers an instantiation addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum View {
+    /// The global grid arrays.
+    Global,
+    /// The thread-private scratch buffers of a tile.
+    Scratch,
+}
+
+impl View {
+    /// The suffix of the functions of this instantiation.
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            View::Global => "g",
+            View::Scratch => "l",
+        }
+    }
+}
+
+/// Everything the stage printers need about the program and the instantiation.
+pub(crate) struct Context<'a> {
+    pub(crate) bound: &'a BoundProgram,
+    /// Row-major strides of the addressed arrays (last = 1).
+    pub(crate) strides: Vec<i64>,
+    /// Whether to emit OpenMP pragmas (`naive` does not).
+    pub(crate) openmp: bool,
+}
+
+impl Context<'_> {
+    fn dims(&self) -> usize {
+        self.bound.extents.len()
+    }
+}
+
+/// How reads are spelled in a loop body.
+struct Leaves<'a> {
+    bound: &'a BoundProgram,
+    stage: Option<Id<Stage>>,
+    strides: &'a [i64],
+    /// Map every read through its field's border mode (otherwise: plain offset from `i`).
+    border: bool,
+}
+
+impl ReadRenderer for Leaves<'_> {
+    fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String {
+        let name = format!("r{}", field.index());
+        if !self.border {
+            let k: i64 = offset
+                .iter()
+                .zip(self.strides)
+                .map(|(&o, &s)| i64::from(o) * s)
+                .sum();
+            return match k {
+                0 => format!("{name}[i]"),
+                k if k < 0 => format!("{name}[i - {}]", -k),
+                k => format!("{name}[i + {k}]"),
+            };
+        }
+        let program = self.bound.program();
+        let border = match self.stage {
+            Some(stage) => program.stages[stage].border_of(field, program),
+            None => program.fields[field].border,
+        };
+        let extents = &self.bound.extents;
+        let q: Vec<String> = offset
+            .iter()
+            .enumerate()
+            .map(|(a, &o)| {
+                let raw = if o == 0 {
+                    format!("p{a}")
+                } else {
+                    format!("(p{a} + {o})")
+                };
+                match (border, o) {
+                    (_, 0) | (None | Some(Border::Constant(_)), _) => raw,
+                    (Some(Border::Clamp), _) => format!("ts_clamp({raw}, {})", extents[a]),
+                    (Some(Border::Periodic), _) => format!("ts_wrap({raw}, {})", extents[a]),
+                    (Some(Border::Mirror), _) => format!("ts_mirror({raw}, {})", extents[a]),
+                }
+            })
+            .collect();
+        let index: Vec<String> = q
+            .iter()
+            .enumerate()
+            .map(|(a, q)| match self.strides[a] {
+                1 => format!("(ts_idx)({q} - org[{a}])"),
+                s => format!("(ts_idx)({q} - org[{a}]) * {s}"),
+            })
+            .collect();
+        let access = format!("{name}[{}]", index.join(" + "));
+        match border {
+            Some(Border::Constant(value)) if offset.iter().any(|&o| o != 0) => {
+                let inside: Vec<String> = offset
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, o)| **o != 0)
+                    .map(|(a, _)| format!("(uint64_t){} < {}u", q[a], extents[a]))
+                    .collect();
+                let ty = program.fields[field].ty;
+                format!(
+                    "({} ? {access} : {})",
+                    inside.join(" && "),
+                    Dialect::C.literal(value, ty)
+                )
+            }
+            _ => access,
+        }
+    }
+
+    fn local(&mut self, local: Id<Local>) -> String {
+        format!("l{}", local.index())
+    }
+
+    fn coord(&mut self, axis: usize) -> String {
+        format!("p{axis}")
+    }
+
+    fn step(&mut self) -> String {
+        "t".into()
+    }
+
+    fn param(&mut self, param: Id<Param>) -> String {
+        let program = self.bound.program();
+        Dialect::C.literal(self.bound.param(param), program.params[param].ty)
+    }
+
+    fn reduction_value(&mut self, reduction: Id<Reduction>) -> String {
+        format!("v[{}]", reduction.index())
+    }
+}
+
+/// Spells reduction values for the `until` condition (`v[r]`), and nothing else.
+pub(crate) fn until_leaves(bound: &BoundProgram) -> impl ReadRenderer + '_ {
+    Leaves {
+        bound,
+        stage: None,
+        strides: &[],
+        border: false,
+    }
+}
+
+/// The pointer declarations of a stage: `r<f>` for reads (and in-place writes), `w<f>` for
+/// buffered writes.
+fn pointer_declarations(bound: &BoundProgram, stage: Id<Stage>) -> String {
+    let checked = bound.checked();
+    let program = checked.program();
+    let outputs = program.stages[stage].outputs();
+    let mut out = String::new();
+    let ty = |f: Id<Field>| Dialect::C.scalar_type(program.fields[f].ty);
+    for (field, _) in checked.stage_footprints(stage) {
+        let in_place =
+            outputs.contains(field) && write_mode(bound, stage, *field) == WriteMode::InPlace;
+        if !in_place {
+            let t = ty(*field);
+            let _ = writeln!(
+                out,
+                "    const {t}* restrict r{0} = (const {t}*)cur[{0}];",
+                field.index()
+            );
+        }
+    }
+    for field in &outputs {
+        let t = ty(*field);
+        match write_mode(bound, stage, *field) {
+            WriteMode::InPlace => {
+                let _ = writeln!(
+                    out,
+                    "    {t}* restrict r{0} = ({t}*)cur[{0}];",
+                    field.index()
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "    {t}* restrict w{0} = ({t}*)nxt[{0}];",
+                    field.index()
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The loop nest over the box `lo..hi` of `domain` (strided), with `body` at every point and
+/// the linear index `i`; `row_open`/`row_close` wrap the innermost loop.
+struct LoopNest<'a> {
+    domain: &'a Domain,
+    strides: &'a [i64],
+    /// Bounds: C expressions per axis (`lo[a]`/`hi[a]`, or constants).
+    lo: Vec<String>,
+    hi: Vec<String>,
+    /// Pragma before the outermost loop (`#pragma omp for ...`), if any.
+    outer_pragma: Option<String>,
+    /// Pragma before the innermost loop, if any.
+    inner_pragma: Option<&'static str>,
+    row_open: String,
+    row_close: String,
+}
+
+impl LoopNest<'_> {
+    fn emit(&self, body: &str, out: &mut String) {
+        let dims = self.strides.len();
+        let mut indent = String::from("    ");
+        for a in 0..dims {
+            let (dlo, step) = (self.domain.rect.lo[a], self.domain.stride[a]);
+            let start = if step == 1 {
+                self.lo[a].clone()
+            } else {
+                format!("ts_align({}, {dlo}, {step})", self.lo[a])
+            };
+            let advance = if step == 1 {
+                format!("p{a}++")
+            } else {
+                format!("p{a} += {step}")
+            };
+            if a == 0 {
+                if let Some(pragma) = &self.outer_pragma {
+                    let _ = writeln!(out, "{indent}{pragma}");
+                }
+            }
+            if a == dims - 1 {
+                out.push_str(&indent_lines(&self.row_open, &indent));
+                if let Some(pragma) = self.inner_pragma {
+                    let _ = writeln!(out, "{indent}{pragma}");
+                }
+            }
+            let _ = writeln!(
+                out,
+                "{indent}for (int64_t p{a} = {start}; p{a} < {}; {advance}) {{",
+                self.hi[a]
+            );
+            indent.push_str("    ");
+            let prev = if a == 0 {
+                String::new()
+            } else {
+                format!("b{} + ", a - 1)
+            };
+            let stride = match self.strides[a] {
+                1 => String::new(),
+                s => format!(" * {s}"),
+            };
+            let name = if a == dims - 1 {
+                "i".to_string()
+            } else {
+                format!("b{a}")
+            };
+            let _ = writeln!(
+                out,
+                "{indent}const ts_idx {name} = {prev}(ts_idx)(p{a} - org[{a}]){stride};"
+            );
+        }
+        out.push_str(&indent_lines(body, &indent));
+        for a in (0..dims).rev() {
+            indent.truncate(indent.len() - 4);
+            let _ = writeln!(out, "{indent}}}");
+            if a == dims - 1 {
+                out.push_str(&indent_lines(&self.row_close, &indent));
+            }
+        }
+    }
+}
+
+fn indent_lines(text: &str, indent: &str) -> String {
+    text.lines().map(|l| format!("{indent}{l}\n")).collect()
+}
+
+/// The statements computing a stage at one point: lets, outputs into `o<f>`, then stores; when
+/// `fold` is set, in-stage reductions are folded into `a<r>` if `due[r]`.
+fn stage_body(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    strides: &[i64],
+    border: bool,
+    fold: bool,
+) -> String {
+    let checked = bound.checked();
+    let program = checked.program();
+    let mut leaves = Leaves {
+        bound,
+        stage: Some(stage),
+        strides,
+        border,
+    };
+    let printed = print_stage(Dialect::C, checked, stage, &mut leaves);
+    let mut body = String::new();
+    for line in &printed.lets {
+        let _ = writeln!(body, "{line}");
+    }
+    for (field, value) in &printed.outputs {
+        let t = Dialect::C.scalar_type(program.fields[*field].ty);
+        let _ = writeln!(body, "const {t} o{} = {value};", field.index());
+    }
+    if fold {
+        for (reduction, value) in &printed.reductions {
+            let op = program.reductions[*reduction].op;
+            let r = reduction.index();
+            let _ = writeln!(
+                body,
+                "if (due[{r}]) {{ const double x = {value}; {} }}",
+                combine(op, &format!("a{r}"), "x")
+            );
+        }
+    }
+    for (field, _) in &printed.outputs {
+        let f = field.index();
+        let target = match write_mode(bound, stage, *field) {
+            WriteMode::InPlace => format!("r{f}"),
+            _ => format!("w{f}"),
+        };
+        let _ = writeln!(body, "{target}[i] = o{f};");
+    }
+    body
+}
+
+/// `acc = combine(acc, x)` in the fixed order of `tessera_runtime::reduce`.
+fn combine(op: ReduceOp, acc: &str, x: &str) -> String {
+    match op {
+        ReduceOp::Sum => format!("{acc} = {acc} + {x};"),
+        ReduceOp::Min => format!(
+            "{acc} = ({acc} != {acc} || {x} != {x}) ? TS_NAN : ({x} < {acc} ? {x} : {acc});"
+        ),
+        ReduceOp::Max => format!(
+            "{acc} = ({acc} != {acc} || {x} != {x}) ? TS_NAN : ({x} > {acc} ? {x} : {acc});"
+        ),
+    }
+}
+
+/// The C spelling of a reduction's identity.
+fn identity(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "0.0",
+        ReduceOp::Min => "TS_INF",
+        ReduceOp::Max => "(-TS_INF)",
+    }
+}
+
+/// The interior box of a stage: points whose reads of fields with a border mode all stay in
+/// the grid, per axis `(lo, hi)` (possibly empty).
+fn interior(bound: &BoundProgram, stage: Id<Stage>) -> Vec<(i64, i64)> {
+    let checked = bound.checked();
+    let program = checked.program();
+    let mut bounds: Vec<(i64, i64)> = bound.extents.iter().map(|&e| (0, e as i64)).collect();
+    for (field, fp) in checked.stage_footprints(stage) {
+        if program.stages[stage].border_of(*field, program).is_none() {
+            continue;
+        }
+        for (a, b) in bounds.iter_mut().enumerate() {
+            b.0 = b.0.max(i64::from(-fp.min[a]));
+            b.1 = b.1.min(bound.extents[a] as i64 - i64::from(fp.max[a]));
+        }
+    }
+    bounds
+}
+
+/// Emits the interior, border and box functions of `stage` for `view`.
+pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &mut String) {
+    let dims = ctx.dims();
+    let k = stage.index();
+    let v = view.suffix();
+    let domain = ctx.bound.stage_domain(stage);
+    let signature = "void* const* cur, void* const* nxt, const int64_t* org, const int64_t* lo, const int64_t* hi, int64_t t";
+    let pointers = pointer_declarations(ctx.bound, stage);
+    for (part, border) in [("in", false), ("bd", true)] {
+        let _ = writeln!(out, "static void ts_s{k}_{part}_{v}({signature}) {{");
+        out.push_str(&pointers);
+        let nest = LoopNest {
+            domain,
+            strides: &ctx.strides,
+            lo: (0..dims).map(|a| format!("lo[{a}]")).collect(),
+            hi: (0..dims).map(|a| format!("hi[{a}]")).collect(),
+            outer_pragma: None,
+            inner_pragma: (ctx.openmp && !border).then_some("#pragma omp simd"),
+            row_open: String::new(),
+            row_close: String::new(),
+        };
+        nest.emit(
+            &stage_body(ctx.bound, stage, &ctx.strides, border, false),
+            out,
+        );
+        let _ = writeln!(out, "    (void)t;\n}}\n");
+    }
+    let inner = interior(ctx.bound, stage);
+    let list = |f: &dyn Fn(usize) -> i64| {
+        (0..dims)
+            .map(|a| f(a).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "static void ts_s{k}_{v}({signature}) {{");
+    let _ = writeln!(
+        out,
+        "    static const int64_t dlo[TS_DIMS] = {{{}}};",
+        list(&|a| domain.rect.lo[a])
+    );
+    let _ = writeln!(
+        out,
+        "    static const int64_t dhi[TS_DIMS] = {{{}}};",
+        list(&|a| domain.rect.hi[a])
+    );
+    let _ = writeln!(
+        out,
+        "    static const int64_t ilo[TS_DIMS] = {{{}}};",
+        list(&|a| inner[a].0)
+    );
+    let _ = writeln!(
+        out,
+        "    static const int64_t ihi[TS_DIMS] = {{{}}};",
+        list(&|a| inner[a].1)
+    );
+    out.push_str(
+        "    int64_t cl[TS_DIMS], ch[TS_DIMS];\n\
+         \x20   for (int a = 0; a < TS_DIMS; a++) {\n\
+         \x20       cl[a] = lo[a] > dlo[a] ? lo[a] : dlo[a];\n\
+         \x20       ch[a] = hi[a] < dhi[a] ? hi[a] : dhi[a];\n\
+         \x20       if (cl[a] >= ch[a]) return;\n\
+         \x20   }\n\
+         \x20   for (int a = 0; a < TS_DIMS; a++) {\n\
+         \x20       int64_t sl[TS_DIMS], sh[TS_DIMS];\n\
+         \x20       memcpy(sl, cl, sizeof sl);\n\
+         \x20       memcpy(sh, ch, sizeof sh);\n\
+         \x20       const int64_t low_end = ch[a] < ilo[a] ? ch[a] : ilo[a];\n\
+         \x20       if (cl[a] < low_end) {\n\
+         \x20           sh[a] = low_end;\n",
+    );
+    let _ = writeln!(out, "            ts_s{k}_bd_{v}(cur, nxt, org, sl, sh, t);");
+    out.push_str(
+        "        }\n\
+         \x20       int64_t high_start = cl[a] > ihi[a] ? cl[a] : ihi[a];\n\
+         \x20       if (high_start < low_end) high_start = low_end;\n\
+         \x20       if (high_start < ch[a]) {\n\
+         \x20           sl[a] = high_start;\n\
+         \x20           sh[a] = ch[a];\n",
+    );
+    let _ = writeln!(out, "            ts_s{k}_bd_{v}(cur, nxt, org, sl, sh, t);");
+    out.push_str(
+        "        }\n\
+         \x20       if (cl[a] < ilo[a]) cl[a] = ilo[a];\n\
+         \x20       if (ch[a] > ihi[a]) ch[a] = ihi[a];\n\
+         \x20       if (cl[a] >= ch[a]) return;\n\
+         \x20   }\n",
+    );
+    let _ = writeln!(out, "    ts_s{k}_in_{v}(cur, nxt, org, cl, ch, t);\n}}\n");
+}
+
+/// Row bookkeeping for a loop nest that folds reductions row by row.
+fn row_fold(domain: &Domain, reductions: &[(Id<Reduction>, ReduceOp, usize)]) -> (String, String) {
+    let dims = domain.rect.dims();
+    let mut row = String::from("const int64_t row = 0");
+    let mut multiplier = 1i64;
+    for a in (0..dims - 1).rev() {
+        let (dlo, step) = (domain.rect.lo[a], domain.stride[a]);
+        let _ = write!(row, " + (p{a} - {dlo}) / {step} * {multiplier}");
+        multiplier *= domain_count(domain, a);
+    }
+    row.push(';');
+    let mut open = format!("{row}\n");
+    let mut close = String::new();
+    for (reduction, op, offset) in reductions {
+        let r = reduction.index();
+        let _ = writeln!(open, "double a{r} = {};", identity(*op));
+        let _ = writeln!(close, "partials[{offset} + row] = a{r};");
+    }
+    (open, close)
+}
+
+/// Emits `ts_s<k>_red`: the whole stage over its domain, folding its due in-stage reductions
+/// into row partials (scalar loops, rows split over threads by `omp for` when there are
+/// several).
+pub(crate) fn emit_stage_reduce(
+    ctx: &Context,
+    stage: Id<Stage>,
+    offsets: &[(usize, usize)],
+    out: &mut String,
+) {
+    let dims = ctx.dims();
+    let k = stage.index();
+    let domain = ctx.bound.stage_domain(stage);
+    let program = ctx.bound.program();
+    let reductions: Vec<(Id<Reduction>, ReduceOp, usize)> = ctx
+        .bound
+        .checked()
+        .stage_reductions(stage)
+        .into_iter()
+        .map(|r| (r, program.reductions[r].op, offsets[r.index()].0))
+        .collect();
+    let _ = writeln!(
+        out,
+        "static void ts_s{k}_red(void* const* cur, void* const* nxt, int64_t t, const int32_t* due, double* partials) {{"
+    );
+    let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
+    out.push_str(&pointer_declarations(ctx.bound, stage));
+    let (row_open, row_close) = row_fold(domain, &reductions);
+    let nest = LoopNest {
+        domain,
+        strides: &ctx.strides,
+        lo: (0..dims).map(|a| domain.rect.lo[a].to_string()).collect(),
+        hi: (0..dims).map(|a| domain.rect.hi[a].to_string()).collect(),
+        outer_pragma: (ctx.openmp && dims > 1)
+            .then(|| "#pragma omp for schedule(static)".to_string()),
+        inner_pragma: None,
+        row_open,
+        row_close,
+    };
+    nest.emit(&stage_body(ctx.bound, stage, &ctx.strides, true, true), out);
+    let _ = writeln!(out, "    (void)t;\n}}\n");
+}
+
+/// Emits `ts_r<r>_after`: an after-step reduction over its domain into row partials.
+pub(crate) fn emit_after_step_reduction(
+    ctx: &Context,
+    reduction: Id<Reduction>,
+    offset: usize,
+    out: &mut String,
+) {
+    let dims = ctx.dims();
+    let r = reduction.index();
+    let bound = ctx.bound;
+    let checked = bound.checked();
+    let program = checked.program();
+    let domain = &bound.reduction_domains[r];
+    let op = program.reductions[reduction].op;
+    let _ = writeln!(
+        out,
+        "static void ts_r{r}_after(void* const* cur, int64_t t, double* partials) {{"
+    );
+    let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
+    for (field, _) in checked.reduction_footprints(reduction) {
+        let t = Dialect::C.scalar_type(program.fields[*field].ty);
+        let _ = writeln!(
+            out,
+            "    const {t}* restrict r{0} = (const {t}*)cur[{0}];",
+            field.index()
+        );
+    }
+    let mut leaves = Leaves {
+        bound,
+        stage: None,
+        strides: &ctx.strides,
+        border: true,
+    };
+    let value = print_reduction_value(
+        Dialect::C,
+        checked,
+        program.reductions[reduction].value,
+        &mut leaves,
+    );
+    let body = format!(
+        "const double x = {value};\n(void)i;\n{}\n",
+        combine(op, &format!("a{r}"), "x")
+    );
+    let (row_open, row_close) = row_fold(domain, &[(reduction, op, offset)]);
+    let nest = LoopNest {
+        domain,
+        strides: &ctx.strides,
+        lo: (0..dims).map(|a| domain.rect.lo[a].to_string()).collect(),
+        hi: (0..dims).map(|a| domain.rect.hi[a].to_string()).collect(),
+        outer_pragma: (ctx.openmp && dims > 1)
+            .then(|| "#pragma omp for schedule(static)".to_string()),
+        inner_pragma: None,
+        row_open,
+        row_close,
+    };
+    nest.emit(&body, out);
+    let _ = writeln!(out, "    (void)t;\n}}\n");
+}

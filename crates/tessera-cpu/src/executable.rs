@@ -1,0 +1,366 @@
+//! [`CpuExecutable`]: the loaded kernel and the time loop around it (chunks between reduction
+//! steps, overlapped tile tables, reductions, the stop condition).
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::time::{Duration, Instant};
+
+use tessera_analysis::BoundProgram;
+use tessera_analysis::tiling::tile_regions;
+use tessera_codegen::cpu::layout::{
+    partial_layout, partial_len, push_tile_record, tile_record_len,
+};
+use tessera_ir::{ExprKind, ReductionPlacement};
+use tessera_jit::{CompiledLibrary, JitError};
+use tessera_plan::cpu::{CpuPlan, CpuStrategy, tile_cores, tile_hull};
+use tessera_runtime::reduce::fold;
+use tessera_runtime::{
+    BackendError, Buffer, Executable, FieldSet, Progress, ReductionRecord, RunReport,
+};
+
+type RunFn = unsafe extern "C" fn(*const *mut c_void, *const *mut c_void, i64, i64, c_int) -> c_int;
+type StepReduceFn = unsafe extern "C" fn(
+    *const *mut c_void,
+    *const *mut c_void,
+    i64,
+    *const i32,
+    *mut f64,
+    c_int,
+) -> c_int;
+type OverlappedFn = unsafe extern "C" fn(
+    *const *mut c_void,
+    *const *mut c_void,
+    i64,
+    i64,
+    *const i64,
+    i64,
+    c_int,
+) -> c_int;
+type UntilFn = unsafe extern "C" fn(*const f64) -> c_int;
+
+/// A program compiled for the CPU backend.
+pub struct CpuExecutable {
+    bound: BoundProgram,
+    plan: CpuPlan,
+    run: RunFn,
+    step_reduce: StepReduceFn,
+    overlapped: Option<OverlappedFn>,
+    until: Option<UntilFn>,
+    /// Overlapped tile records by fused step count.
+    tables: HashMap<usize, Vec<i64>>,
+    /// Latest value of each reduction, kept across `run` calls; cleared when a run starts at 0.
+    latest: Vec<Option<f64>>,
+    compile_time: Duration,
+    /// Keeps the entry points valid; declared last so it is dropped after them.
+    _library: CompiledLibrary,
+}
+
+impl CpuExecutable {
+    /// Looks up the entry points of `library`, generated for `bound` under `plan`.
+    pub fn new(
+        bound: BoundProgram,
+        plan: CpuPlan,
+        library: CompiledLibrary,
+        compile_time: Duration,
+    ) -> Result<Self, JitError> {
+        // SAFETY: the types match the prototypes emitted by `tessera_codegen::cpu::emit_c`.
+        let (run, step_reduce) = unsafe {
+            (
+                *library.symbol::<RunFn>("tessera_run")?,
+                *library.symbol::<StepReduceFn>("tessera_step_reduce")?,
+            )
+        };
+        let overlapped = match plan.strategy {
+            // SAFETY: as above.
+            CpuStrategy::Overlapped => {
+                Some(unsafe { *library.symbol::<OverlappedFn>("tessera_run_overlapped")? })
+            }
+            _ => None,
+        };
+        let until = match bound.program().until {
+            // SAFETY: as above.
+            Some(_) => Some(unsafe { *library.symbol::<UntilFn>("tessera_until")? }),
+            None => None,
+        };
+        let reductions = bound.program().reductions.len();
+        Ok(CpuExecutable {
+            bound,
+            plan,
+            run,
+            step_reduce,
+            overlapped,
+            until,
+            tables: HashMap::new(),
+            latest: vec![None; reductions],
+            compile_time,
+            _library: library,
+        })
+    }
+
+    /// The plan this executable runs.
+    pub fn plan(&self) -> &CpuPlan {
+        &self.plan
+    }
+
+    /// Whether some reduction is computed in step `t`.
+    fn due(&self, t: u64) -> Vec<i32> {
+        self.bound
+            .program()
+            .reductions
+            .values()
+            .map(|r| i32::from((t + 1).is_multiple_of(r.every.max(1))))
+            .collect()
+    }
+
+    /// The overlapped tile table for `steps` fused steps.
+    fn table(&mut self, steps: usize) -> Result<&[i64], BackendError> {
+        if !self.tables.contains_key(&steps) {
+            let mut records = Vec::new();
+            for core in tile_cores(&self.bound.extents, &self.plan.tile) {
+                let regions = tile_regions(&self.bound, &core, steps);
+                let hull = tile_hull(&regions, &core);
+                if (0..hull.dims()).any(|a| hull.len(a) as usize > self.plan.scratch_extents[a]) {
+                    return Err(BackendError::Runtime(format!(
+                        "internal error: tile hull {hull:?} exceeds the scratch buffers {:?}",
+                        self.plan.scratch_extents
+                    )));
+                }
+                push_tile_record(&mut records, &hull, &core, &regions);
+            }
+            debug_assert_eq!(records.len() % tile_record_len(&self.bound, steps), 0);
+            self.tables.insert(steps, records);
+        }
+        Ok(&self.tables[&steps])
+    }
+
+    /// Runs `steps` steps from `t` with no reduction due.
+    fn run_plain(
+        &mut self,
+        user: &[*mut c_void],
+        spare: &[*mut c_void],
+        t: u64,
+        steps: u64,
+    ) -> Result<(), BackendError> {
+        let threads = self.plan.threads as c_int;
+        match self.overlapped {
+            Some(overlapped) => {
+                let depth = self.plan.time_tile as u64;
+                let mut done = 0;
+                while done < steps {
+                    let chunk = depth.min(steps - done);
+                    let record = tile_record_len(&self.bound, chunk as usize);
+                    let table = self.table(chunk as usize)?;
+                    let tiles = table.len() / record;
+                    // SAFETY: pointers to live buffers of the grid's size per field, a table of
+                    // `tiles` records for `chunk` steps, as the generated code expects.
+                    let status = unsafe {
+                        overlapped(
+                            user.as_ptr(),
+                            spare.as_ptr(),
+                            (t + done) as i64,
+                            chunk as i64,
+                            table.as_ptr(),
+                            tiles as i64,
+                            threads,
+                        )
+                    };
+                    check_status(status)?;
+                    done += chunk;
+                }
+                Ok(())
+            }
+            // SAFETY: pointers to live buffers of the grid's size per field.
+            None => check_status(unsafe {
+                (self.run)(
+                    user.as_ptr(),
+                    spare.as_ptr(),
+                    t as i64,
+                    steps as i64,
+                    threads,
+                )
+            }),
+        }
+    }
+
+    /// Runs step `t`, computing its due reductions; returns their values.
+    fn run_reducing(
+        &mut self,
+        user: &[*mut c_void],
+        spare: &[*mut c_void],
+        t: u64,
+        due: &[i32],
+        report: &mut RunReport,
+    ) -> Result<(), BackendError> {
+        let mut partials = vec![0.0f64; partial_len(&self.bound).max(1)];
+        // SAFETY: as in `run_plain`; `due` has one flag per reduction and `partials` the length
+        // of the partial layout.
+        let status = unsafe {
+            (self.step_reduce)(
+                user.as_ptr(),
+                spare.as_ptr(),
+                t as i64,
+                due.as_ptr(),
+                partials.as_mut_ptr(),
+                self.plan.threads as c_int,
+            )
+        };
+        check_status(status)?;
+        let program = self.bound.program();
+        let layout = partial_layout(&self.bound);
+        // Records follow the reference's order: in-stage reductions by stage, then after-step.
+        let mut order: Vec<_> = program.reductions.ids().collect();
+        order.sort_by_key(|r| match program.reductions[*r].placement {
+            ReductionPlacement::InStage(stage) => (0, stage.index(), r.index()),
+            ReductionPlacement::AfterStep { .. } => (1, 0, r.index()),
+        });
+        for r in order.into_iter().filter(|r| due[r.index()] != 0) {
+            let (offset, rows) = layout[r.index()];
+            let value = fold(
+                program.reductions[r].op,
+                partials[offset..offset + rows].iter().copied(),
+            );
+            self.latest[r.index()] = Some(value);
+            report.reductions.push(ReductionRecord {
+                step: t,
+                name: program.reductions[r].name.clone(),
+                value,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether the stop condition holds (false until every reduction it names has a value).
+    fn stop(&self) -> bool {
+        let program = self.bound.program();
+        let (Some(until), Some(condition)) = (self.until, program.until.as_ref()) else {
+            return false;
+        };
+        let mut complete = true;
+        tessera_analysis::check::visit(program, condition.condition, &mut |e| {
+            if let ExprKind::ReductionValue(r) = e.kind {
+                complete &= self.latest[r.index()].is_some();
+            }
+        });
+        if !complete {
+            return false;
+        }
+        let values: Vec<f64> = self.latest.iter().map(|v| v.unwrap_or(0.0)).collect();
+        // SAFETY: one value per reduction, as the generated condition reads.
+        unsafe { until(values.as_ptr()) != 0 }
+    }
+
+    /// Checks that `fields` belongs to this program.
+    fn check_fields(&self, fields: &FieldSet) -> Result<(), BackendError> {
+        let program = self.bound.program();
+        if fields.shape != self.bound.extents || fields.buffers.len() != program.fields.len() {
+            return Err(BackendError::InvalidOptions(format!(
+                "the fields have shape {:?} and {} buffers, but the program needs shape {:?} and {} fields",
+                fields.shape,
+                fields.buffers.len(),
+                self.bound.extents,
+                program.fields.len()
+            )));
+        }
+        let cells = self.bound.cell_count();
+        for (buffer, field) in fields.buffers.iter().zip(program.fields.values()) {
+            if buffer.ty() != field.ty || buffer.len() != cells {
+                return Err(BackendError::InvalidOptions(format!(
+                    "field `{}` has {} `{}` values, but the program needs {cells} `{}` values",
+                    field.name,
+                    buffer.len(),
+                    buffer.ty(),
+                    field.ty
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_status(status: c_int) -> Result<(), BackendError> {
+    match status {
+        0 => Ok(()),
+        _ => Err(BackendError::Runtime(
+            "the CPU kernel could not allocate its per-thread scratch buffers; use a smaller tile"
+                .into(),
+        )),
+    }
+}
+
+impl Executable for CpuExecutable {
+    fn run(
+        &mut self,
+        fields: &mut FieldSet,
+        first_step: u64,
+        steps: u64,
+        progress: &mut dyn Progress,
+    ) -> Result<RunReport, BackendError> {
+        self.check_fields(fields)?;
+        if first_step == 0 {
+            self.latest.fill(None);
+        }
+        let updated = tessera_codegen::cpu::layout::updated_fields(&self.bound);
+        let mut spare: Vec<Option<Buffer>> = fields
+            .buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| updated.iter().any(|f| f.index() == i).then(|| b.clone()))
+            .collect();
+        let user: Vec<*mut c_void> = fields
+            .buffers
+            .iter_mut()
+            .map(|b| b.as_mut_ptr().cast())
+            .collect();
+        let spare_ptrs: Vec<*mut c_void> = spare
+            .iter_mut()
+            .map(|b| {
+                b.as_mut()
+                    .map_or(std::ptr::null_mut(), |b| b.as_mut_ptr().cast())
+            })
+            .collect();
+        let start = Instant::now();
+        let mut report = RunReport {
+            plan: self.describe(),
+            ..RunReport::default()
+        };
+        let has_reductions = !self.bound.program().reductions.is_empty();
+        let mut done = 0;
+        while done < steps {
+            let t = first_step + done;
+            let plain = if has_reductions {
+                (0..steps - done)
+                    .find(|&d| self.due(t + d).contains(&1))
+                    .unwrap_or(steps - done)
+            } else {
+                steps - done
+            };
+            if plain > 0 {
+                self.run_plain(&user, &spare_ptrs, t, plain)?;
+                done += plain;
+                report.steps = done;
+                progress.advance(done, steps);
+                continue;
+            }
+            let due = self.due(t);
+            self.run_reducing(&user, &spare_ptrs, t, &due, &mut report)?;
+            done += 1;
+            report.steps = done;
+            progress.advance(done, steps);
+            if self.stop() {
+                report.stopped_early = true;
+                break;
+            }
+        }
+        report.compute_time = start.elapsed();
+        drop(spare);
+        Ok(report)
+    }
+
+    fn describe(&self) -> String {
+        format!("{}", self.plan)
+    }
+
+    fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+}

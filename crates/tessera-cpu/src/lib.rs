@@ -1,0 +1,24 @@
+//! Tessera's CPU backend (`--backend cpu`): C + OpenMP generated from the bound program through
+//! a plan (`tessera_plan::cpu`), compiled at run time by the system C compiler
+//! (`tessera_jit`, cached on disk) and called through its exported entry points.
+//!
+//! Strategies (`RunOptions::strategy`): `naive`, `parallel`, `blocked`, `overlapped`; chosen
+//! automatically when not given (see [`tessera_plan::cpu::plan_cpu`]).
+//!
+//! Exact mode (`RunOptions::exact`) compiles with `-ffp-contract=off -fno-fast-math`: every
+//! strategy, tile, time tile and thread count then gives results bitwise equal to the reference
+//! backend. Otherwise the compiler may contract `a * b + c` into fused multiply-adds
+//! (`-ffp-contract=fast`), which changes results in the last bits; nothing is reassociated.
+//!
+//! Reductions and `until` stay exact inside time tiles: time tiles end before every step in
+//! which a reduction is due, and that step runs alone, folding row partials in the fixed order
+//! of `tessera_runtime::reduce`.
+
+mod backend;
+mod executable;
+mod machine;
+
+pub use backend::CpuBackend;
+pub use executable::CpuExecutable;
+pub use machine::machine;
+pub use tessera_codegen::cpu::emit_c;

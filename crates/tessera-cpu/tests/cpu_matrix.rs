@@ -1,0 +1,135 @@
+//! The differential matrix: benchmark-like programs × strategies × tiles × time tiles × thread
+//! counts × awkward sizes, in exact mode, bitwise against the reference backend.
+
+mod common;
+
+use common::*;
+use tessera_runtime::RunOptions;
+
+const STEPS: u64 = 7;
+
+/// A small tile per dimension (so that grids hold several partial tiles).
+fn small_tile(dims: usize) -> Vec<usize> {
+    match dims {
+        1 => vec![5],
+        2 => vec![4, 7],
+        _ => vec![3, 4, 5],
+    }
+}
+
+/// Every strategy, with time tiles 1, 2, 3, more than the steps, and 4 (not dividing 7), on
+/// 1 to 3 threads; tiles smaller and larger than the grid.
+fn configurations(dims: usize) -> Vec<RunOptions> {
+    let tile = small_tile(dims);
+    let mut out = vec![
+        exact("naive", None, None, 1),
+        exact("parallel", None, None, 2),
+        exact("blocked", Some(tile.clone()), None, 3),
+        exact("overlapped", Some(vec![1000; dims]), Some(3), 1),
+    ];
+    for (time_tile, threads) in [(1, 2), (2, 3), (3, 2), (STEPS as usize + 2, 2), (4, 3)] {
+        out.push(exact(
+            "overlapped",
+            Some(tile.clone()),
+            Some(time_tile),
+            threads,
+        ));
+    }
+    out
+}
+
+/// Runs the matrix for `program` at each size.
+fn matrix(program: tessera_ir::Program, sizes: &[&[usize]]) {
+    let backend = backend();
+    for (n, size) in sizes.iter().enumerate() {
+        let bound = bind_sizes(&program, size);
+        let fields = inputs(&bound, 17 + n as u64);
+        let expected = reference(&bound, &fields, STEPS);
+        for options in configurations(size.len()) {
+            let actual = run_cpu(&backend, &bound, &fields, STEPS, &options);
+            let what = format!("{} {size:?} {} {options:?}", program.name, actual.1.plan);
+            assert_same(&what, &bound, &expected, &actual);
+        }
+    }
+}
+
+#[test]
+fn star_1d_radius_2() {
+    matrix(star1d2(), &[&[23], &[5]]);
+}
+
+#[test]
+fn star_2d_radius_1_f32() {
+    matrix(star2d_r1_f32(), &[&[17, 20], &[3, 3]]);
+}
+
+#[test]
+fn star_2d_radius_2_f64() {
+    matrix(star2d_r2_f64(), &[&[13, 8]]);
+}
+
+#[test]
+fn box_2d_radius_1() {
+    matrix(box2d_r1_f32(), &[&[5, 8]]);
+}
+
+#[test]
+fn star_3d_radius_1() {
+    matrix(star3d_r1_f64(), &[&[7, 9, 11]]);
+}
+
+#[test]
+fn box_3d_radius_1() {
+    matrix(box3d_r1_f32(), &[&[3, 3, 3], &[4, 5, 6]]);
+}
+
+#[test]
+fn clamped_borders() {
+    matrix(clamp2d(), &[&[11, 13], &[2, 3]]);
+}
+
+#[test]
+fn mirrored_borders() {
+    matrix(mirror2d(), &[&[9, 8]]);
+}
+
+#[test]
+fn constant_borders() {
+    matrix(constant3d(), &[&[5, 4, 7]]);
+}
+
+#[test]
+fn periodic_borders() {
+    matrix(periodic2d(), &[&[9, 10], &[2, 3]]);
+}
+
+#[test]
+fn life_u8_periodic() {
+    matrix(life(), &[&[11, 14]]);
+}
+
+#[test]
+fn fdtd_multi_stage_subdomains() {
+    matrix(fdtd2d(), &[&[9, 11]]);
+}
+
+#[test]
+fn rician_with_reductions_every_1_and_3() {
+    matrix(rician(1), &[&[8, 9]]);
+    matrix(rician(3), &[&[10, 7]]);
+}
+
+#[test]
+fn tv_multi_output_with_until() {
+    matrix(tv2d(-1e300), &[&[9, 12]]);
+}
+
+#[test]
+fn until_stops_inside_a_time_tile_run() {
+    matrix(tv2d(1e300), &[&[6, 5]]);
+}
+
+#[test]
+fn strided_integer_subdomain() {
+    matrix(strided_i32(), &[&[12, 17]]);
+}
