@@ -23,7 +23,11 @@ pub enum GpuStrategy {
 
 impl GpuStrategy {
     /// Every strategy, in the order of [`GpuStrategy::name`]s listed to users.
-    pub const ALL: [GpuStrategy; 3] = [GpuStrategy::Naive, GpuStrategy::Tiled, GpuStrategy::Streaming];
+    pub const ALL: [GpuStrategy; 3] = [
+        GpuStrategy::Naive,
+        GpuStrategy::Tiled,
+        GpuStrategy::Streaming,
+    ];
 
     /// The name used on the command line (`--strategy NAME`).
     pub fn name(self) -> &'static str {
@@ -64,7 +68,14 @@ impl GpuPlan {
     /// A plan of `strategy` with a 32x8 block, one point per thread, serial streaming, no
     /// time tiling, exact mode.
     pub fn new(strategy: GpuStrategy) -> GpuPlan {
-        GpuPlan { strategy, block: [32, 8, 1], elements_per_thread: 1, stream_chunk: None, time_tile: 1, exact: true }
+        GpuPlan {
+            strategy,
+            block: [32, 8, 1],
+            elements_per_thread: 1,
+            stream_chunk: None,
+            time_tile: 1,
+            exact: true,
+        }
     }
 
     /// Threads per block.
@@ -75,7 +86,11 @@ impl GpuPlan {
     /// A one-line summary: `tiled block=32x8x1 E=1`.
     pub fn describe(&self) -> String {
         let [x, y, z] = self.block;
-        let mut text = format!("{} block={x}x{y}x{z} E={}", self.strategy.name(), self.elements_per_thread);
+        let mut text = format!(
+            "{} block={x}x{y}x{z} E={}",
+            self.strategy.name(),
+            self.elements_per_thread
+        );
         if self.strategy == GpuStrategy::Streaming {
             match self.stream_chunk {
                 Some(n) => text.push_str(&format!(" chunk={n}")),
@@ -92,17 +107,25 @@ impl GpuPlan {
     pub fn check(&self) -> Result<(), PlanError> {
         for (axis, &b) in ["x", "y", "z"].iter().zip(&self.block) {
             if b == 0 {
-                return Err(PlanError::Zero { what: format!("the block size along {axis}") });
+                return Err(PlanError::Zero {
+                    what: format!("the block size along {axis}"),
+                });
             }
         }
         if self.elements_per_thread == 0 {
-            return Err(PlanError::Zero { what: "the number of elements per thread".into() });
+            return Err(PlanError::Zero {
+                what: "the number of elements per thread".into(),
+            });
         }
         if self.stream_chunk == Some(0) {
-            return Err(PlanError::Zero { what: "the streaming chunk".into() });
+            return Err(PlanError::Zero {
+                what: "the streaming chunk".into(),
+            });
         }
         if self.time_tile == 0 {
-            return Err(PlanError::Zero { what: "the time tile".into() });
+            return Err(PlanError::Zero {
+                what: "the time tile".into(),
+            });
         }
         if self.time_tile != 1 {
             return Err(PlanError::Unsupported(format!(
@@ -223,25 +246,42 @@ pub fn occupancy(limits: &DeviceLimits, kernel: &KernelResources) -> Occupancy {
     let warps_per_block = threads.div_ceil(warp);
     let candidates = [
         (u64::from(limits.max_blocks_per_sm), Limiter::Blocks),
-        (u64::from(limits.max_threads_per_sm) / (warps_per_block * warp), Limiter::Threads),
         (
-            if kernel.shared_bytes == 0 { u64::MAX } else { (limits.shared_bytes_per_sm / kernel.shared_bytes) as u64 },
+            u64::from(limits.max_threads_per_sm) / (warps_per_block * warp),
+            Limiter::Threads,
+        ),
+        (
+            limits
+                .shared_bytes_per_sm
+                .checked_div(kernel.shared_bytes)
+                .map_or(u64::MAX, |b| b as u64),
             Limiter::SharedMemory,
         ),
         (
-            u64::from(limits.registers_per_sm) / (u64::from(kernel.registers_per_thread.max(1)) * warps_per_block * warp),
+            u64::from(limits.registers_per_sm)
+                / (u64::from(kernel.registers_per_thread.max(1)) * warps_per_block * warp),
             Limiter::Registers,
         ),
     ];
-    let (blocks, limited_by) = candidates.into_iter().min_by_key(|(b, _)| *b).unwrap_or((0, Limiter::Blocks));
+    let (blocks, limited_by) = candidates
+        .into_iter()
+        .min_by_key(|(b, _)| *b)
+        .unwrap_or((0, Limiter::Blocks));
     let max_warps = (u64::from(limits.max_threads_per_sm) / warp).max(1);
     let occupancy = (blocks * warps_per_block) as f64 / max_warps as f64;
-    Occupancy { blocks_per_sm: u32::try_from(blocks).unwrap_or(u32::MAX), occupancy: occupancy.min(1.0), limited_by }
+    Occupancy {
+        blocks_per_sm: u32::try_from(blocks).unwrap_or(u32::MAX),
+        occupancy: occupancy.min(1.0),
+        limited_by,
+    }
 }
 
 /// Refuses a kernel over the device's thread, block-shape, grid or shared-memory limits (with
 /// a suggestion), else returns its occupancy.
-pub fn check_kernel(limits: &DeviceLimits, kernel: &KernelResources) -> Result<Occupancy, PlanError> {
+pub fn check_kernel(
+    limits: &DeviceLimits,
+    kernel: &KernelResources,
+) -> Result<Occupancy, PlanError> {
     let threads = kernel.threads();
     if threads > u64::from(limits.max_threads_per_block) {
         return Err(PlanError::Threads {
@@ -293,7 +333,11 @@ pub fn check_kernel(limits: &DeviceLimits, kernel: &KernelResources) -> Result<O
 /// Refuses a program whose buffers exceed the device's global memory, before allocation.
 pub fn check_memory(limits: &DeviceLimits, bytes: u64) -> Result<(), PlanError> {
     if bytes > limits.global_bytes {
-        return Err(PlanError::DeviceMemory { needs: bytes, has: limits.global_bytes, device: limits.name.clone() });
+        return Err(PlanError::DeviceMemory {
+            needs: bytes,
+            has: limits.global_bytes,
+            device: limits.name.clone(),
+        });
     }
     Ok(())
 }
@@ -386,7 +430,12 @@ impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PlanError::Zero { what } => write!(f, "{what} is 0; it must be at least 1"),
-            PlanError::Threads { kernel, block, max, device } => {
+            PlanError::Threads {
+                kernel,
+                block,
+                max,
+                device,
+            } => {
                 let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
                 write!(
                     f,
@@ -397,22 +446,43 @@ impl fmt::Display for PlanError {
                     suggest_block(*block, u64::from(*max))
                 )
             }
-            PlanError::BlockShape { kernel, axis, size, max, device } => write!(
+            PlanError::BlockShape {
+                kernel,
+                axis,
+                size,
+                max,
+                device,
+            } => write!(
                 f,
                 "kernel `{kernel}`: a block of {size} threads along {} exceeds the limit of {max} of {device}; use at most {max}",
                 AXES[*axis]
             ),
-            PlanError::Grid { kernel, axis, blocks, max } => write!(
+            PlanError::Grid {
+                kernel,
+                axis,
+                blocks,
+                max,
+            } => write!(
                 f,
                 "kernel `{kernel}` needs {blocks} blocks along {} but the device allows {max}; use a larger block or more elements per thread along that axis",
                 AXES[*axis]
             ),
-            PlanError::SharedMemory { kernel, needs, has, device } => write!(
+            PlanError::SharedMemory {
+                kernel,
+                needs,
+                has,
+                device,
+            } => write!(
                 f,
                 "kernel `{kernel}`: the tile needs {needs} bytes of shared memory per block, but {device} gives a block {has} bytes; use a smaller block or fewer elements per thread (about {:.0}% of the current tile)",
                 100.0 * *has as f64 / *needs as f64
             ),
-            PlanError::Registers { kernel, registers, threads, available } => write!(
+            PlanError::Registers {
+                kernel,
+                registers,
+                threads,
+                available,
+            } => write!(
                 f,
                 "kernel `{kernel}`: {threads} threads of about {registers} registers each exceed the {available} registers of a multiprocessor; use a smaller block"
             ),
@@ -443,7 +513,13 @@ mod tests {
     use super::*;
 
     fn kernel(block: [u32; 3], shared_bytes: usize, registers_per_thread: u32) -> KernelResources {
-        KernelResources { kernel: "k".into(), block, grid: [1, 1, 1], shared_bytes, registers_per_thread }
+        KernelResources {
+            kernel: "k".into(),
+            block,
+            grid: [1, 1, 1],
+            shared_bytes,
+            registers_per_thread,
+        }
     }
 
     #[test]
@@ -481,9 +557,16 @@ mod tests {
         let e = check_kernel(&limits, &kernel([32, 8, 128], 0, 32)).unwrap_err();
         assert!(matches!(e, PlanError::Threads { .. }), "{e}");
         let e = check_kernel(&limits, &kernel([1, 1, 128], 0, 32)).unwrap_err();
-        assert!(e.to_string().contains("128 threads along z exceeds the limit of 64"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("128 threads along z exceeds the limit of 64"),
+            "{e}"
+        );
         let e = check_memory(&limits, 40 << 30).unwrap_err();
-        assert_eq!(e.to_string(), "the program needs 40.00 GiB of device memory, typical GPU has 16.00 GiB; use a smaller grid or another device");
+        assert_eq!(
+            e.to_string(),
+            "the program needs 40.00 GiB of device memory, typical GPU has 16.00 GiB; use a smaller grid or another device"
+        );
         assert!(check_kernel(&limits, &kernel([32, 8, 1], 4096, 32)).is_ok());
     }
 
@@ -492,13 +575,30 @@ mod tests {
         let mut plan = GpuPlan::new(GpuStrategy::Tiled);
         assert!(plan.check().is_ok());
         plan.block[1] = 0;
-        assert_eq!(plan.check().unwrap_err().to_string(), "the block size along y is 0; it must be at least 1");
+        assert_eq!(
+            plan.check().unwrap_err().to_string(),
+            "the block size along y is 0; it must be at least 1"
+        );
         plan.block[1] = 8;
         plan.time_tile = 0;
-        assert_eq!(plan.check().unwrap_err().to_string(), "the time tile is 0; it must be at least 1");
+        assert_eq!(
+            plan.check().unwrap_err().to_string(),
+            "the time tile is 0; it must be at least 1"
+        );
         plan.time_tile = 3;
-        assert!(plan.check().unwrap_err().to_string().contains("use a time tile of 1"));
-        assert_eq!(GpuStrategy::from_name("streaming"), Some(GpuStrategy::Streaming));
-        assert_eq!(GpuPlan::new(GpuStrategy::Streaming).describe(), "streaming block=32x8x1 E=1 chunk=all");
+        assert!(
+            plan.check()
+                .unwrap_err()
+                .to_string()
+                .contains("use a time tile of 1")
+        );
+        assert_eq!(
+            GpuStrategy::from_name("streaming"),
+            Some(GpuStrategy::Streaming)
+        );
+        assert_eq!(
+            GpuPlan::new(GpuStrategy::Streaming).describe(),
+            "streaming block=32x8x1 E=1 chunk=all"
+        );
     }
 }

@@ -5,8 +5,8 @@
 
 use tessera_ir::builder::{ProgramBuilder, StageBuilder};
 use tessera_ir::{
-    BinaryOp, Border, Constant, ExprId, Field, Id, MathFn, Param, Program, Range, ReduceOp, Region, ScalarType, SizeExpr,
-    SizeOp, Span,
+    BinaryOp, Border, Constant, ExprId, Field, Id, MathFn, Param, Program, Range, ReduceOp, Region,
+    ScalarType, SizeExpr, SizeOp, Span,
 };
 use tessera_plan::gpu::{GpuPlan, GpuStrategy};
 
@@ -39,20 +39,37 @@ pub struct TestCase {
 
 fn sizes(names: &[&str], sets: &[&[i64]]) -> Vec<Vec<(String, Constant)>> {
     sets.iter()
-        .map(|set| names.iter().zip(*set).map(|(n, v)| (n.to_string(), Constant::Int(*v))).collect())
+        .map(|set| {
+            names
+                .iter()
+                .zip(*set)
+                .map(|(n, v)| (n.to_string(), Constant::Int(*v)))
+                .collect()
+        })
         .collect()
 }
 
 fn span(lo: i64, hi: Option<SizeExpr>) -> Range {
-    Range::Span { lo: Some(SizeExpr::Const(lo)), hi, stride: 1 }
+    Range::Span {
+        lo: Some(SizeExpr::Const(lo)),
+        hi,
+        stride: 1,
+    }
 }
 
 fn minus(p: Id<Param>, k: i64) -> Option<SizeExpr> {
-    Some(SizeExpr::Binary(SizeOp::Sub, Box::new(SizeExpr::Param(p)), Box::new(SizeExpr::Const(k))))
+    Some(SizeExpr::Binary(
+        SizeOp::Sub,
+        Box::new(SizeExpr::Param(p)),
+        Box::new(SizeExpr::Const(k)),
+    ))
 }
 
 fn region(ranges: Vec<Range>) -> Region {
-    Region { ranges, span: Span::NONE }
+    Region {
+        ranges,
+        span: Span::NONE,
+    }
 }
 
 /// `c * (sum of reads of `field` at `offsets`)`.
@@ -103,7 +120,10 @@ fn finish(b: ProgramBuilder, stage: StageBuilder) -> Program {
 /// 2D Jacobi 5-point on the interior (no border), f32.
 fn j2d5pt() -> Program {
     let mut b = ProgramBuilder::new("j2d5pt");
-    let (ny, nx) = (b.param("NY", ScalarType::I64, Constant::Int(33)), b.param("NX", ScalarType::I64, Constant::Int(31)));
+    let (ny, nx) = (
+        b.param("NY", ScalarType::I64, Constant::Int(33)),
+        b.param("NX", ScalarType::I64, Constant::Int(31)),
+    );
     b.grid(vec![SizeExpr::Param(ny), SizeExpr::Param(nx)]);
     let a = b.field("A", ScalarType::F32);
     let mut s = b.stage("jacobi");
@@ -116,7 +136,10 @@ fn j2d5pt() -> Program {
 /// 2D radius-2 star with periodic borders over the whole grid, f64, using `t`.
 fn heat2d_periodic() -> Program {
     let mut b = ProgramBuilder::new("heat2d_periodic");
-    let (ny, nx) = (b.param("NY", ScalarType::I64, Constant::Int(20)), b.param("NX", ScalarType::I64, Constant::Int(17)));
+    let (ny, nx) = (
+        b.param("NY", ScalarType::I64, Constant::Int(20)),
+        b.param("NX", ScalarType::I64, Constant::Int(17)),
+    );
     b.grid(vec![SizeExpr::Param(ny), SizeExpr::Param(nx)]);
     let u = b.field("u", ScalarType::F64);
     b.set_border(u, Border::Periodic);
@@ -134,7 +157,10 @@ fn heat2d_periodic() -> Program {
 /// 3D Jacobi 7-point with clamp borders over the whole grid, f32.
 fn j3d7pt() -> Program {
     let mut b = ProgramBuilder::new("j3d7pt");
-    let n: Vec<Id<Param>> = ["NZ", "NY", "NX"].iter().map(|n| b.param(*n, ScalarType::I64, Constant::Int(17))).collect();
+    let n: Vec<Id<Param>> = ["NZ", "NY", "NX"]
+        .iter()
+        .map(|n| b.param(*n, ScalarType::I64, Constant::Int(17)))
+        .collect();
     b.grid(n.iter().map(|p| SizeExpr::Param(*p)).collect());
     let a = b.field("A", ScalarType::F32);
     b.set_border(a, Border::Clamp);
@@ -151,7 +177,10 @@ fn j3d7pt() -> Program {
 /// 3D 27-point box with a constant border and a coefficient field, f64 (diagonal reads).
 fn box3d_constant() -> Program {
     let mut b = ProgramBuilder::new("box3d_constant");
-    let n: Vec<Id<Param>> = ["NZ", "NY", "NX"].iter().map(|n| b.param(*n, ScalarType::I64, Constant::Int(9))).collect();
+    let n: Vec<Id<Param>> = ["NZ", "NY", "NX"]
+        .iter()
+        .map(|n| b.param(*n, ScalarType::I64, Constant::Int(9)))
+        .collect();
     b.grid(n.iter().map(|p| SizeExpr::Param(*p)).collect());
     let a = b.field("A", ScalarType::F64);
     b.set_border(a, Border::Constant(Constant::Float(1.5)));
@@ -169,7 +198,10 @@ fn box3d_constant() -> Program {
 /// stage and a second stage reading both, over sub-domains, f32.
 fn fdtd2d() -> Program {
     let mut b = ProgramBuilder::new("fdtd2d");
-    let (ny, nx) = (b.param("NY", ScalarType::I64, Constant::Int(21)), b.param("NX", ScalarType::I64, Constant::Int(19)));
+    let (ny, nx) = (
+        b.param("NY", ScalarType::I64, Constant::Int(21)),
+        b.param("NX", ScalarType::I64, Constant::Int(19)),
+    );
     b.grid(vec![SizeExpr::Param(ny), SizeExpr::Param(nx)]);
     let ex = b.field("ex", ScalarType::F32);
     let ey = b.field("ey", ScalarType::F32);
@@ -183,7 +215,11 @@ fn fdtd2d() -> Program {
     let mut e = b.stage("e");
     e.over(region(vec![span(1, None), span(1, None)]));
     let half = b.lit(Constant::Float(0.5));
-    let (h, hy, hx) = (b.read(hz, &[0, 0]), b.read(hz, &[-1, 0]), b.read(hz, &[0, -1]));
+    let (h, hy, hx) = (
+        b.read(hz, &[0, 0]),
+        b.read(hz, &[-1, 0]),
+        b.read(hz, &[0, -1]),
+    );
     let dy = b.binary(BinaryOp::Sub, h, hy);
     let dy = b.binary(BinaryOp::Mul, half, dy);
     let old = b.read(ey, &[0, 0]);
@@ -196,8 +232,24 @@ fn fdtd2d() -> Program {
     e.assign(ey, new_ey).assign(ex, new_ex);
     b.finish_stage(e);
     let mut h_stage = b.stage("h");
-    h_stage.over(region(vec![Range::Span { lo: None, hi: minus(ny, 1), stride: 1 }, Range::Span { lo: None, hi: minus(nx, 1), stride: 1 }]));
-    let (ex1, ex0, ey1, ey0) = (b.read(ex, &[0, 1]), b.read(ex, &[0, 0]), b.read(ey, &[1, 0]), b.read(ey, &[0, 0]));
+    h_stage.over(region(vec![
+        Range::Span {
+            lo: None,
+            hi: minus(ny, 1),
+            stride: 1,
+        },
+        Range::Span {
+            lo: None,
+            hi: minus(nx, 1),
+            stride: 1,
+        },
+    ]));
+    let (ex1, ex0, ey1, ey0) = (
+        b.read(ex, &[0, 1]),
+        b.read(ex, &[0, 0]),
+        b.read(ey, &[1, 0]),
+        b.read(ey, &[0, 0]),
+    );
     let curl = b.binary(BinaryOp::Sub, ex1, ex0);
     let dey = b.binary(BinaryOp::Sub, ey1, ey0);
     let curl = b.binary(BinaryOp::Add, curl, dey);
@@ -213,7 +265,10 @@ fn fdtd2d() -> Program {
 /// a stop condition, f64.
 fn reductions2d() -> Program {
     let mut b = ProgramBuilder::new("reductions2d");
-    let (ny, nx) = (b.param("NY", ScalarType::I64, Constant::Int(13)), b.param("NX", ScalarType::I64, Constant::Int(35)));
+    let (ny, nx) = (
+        b.param("NY", ScalarType::I64, Constant::Int(13)),
+        b.param("NX", ScalarType::I64, Constant::Int(35)),
+    );
     b.grid(vec![SizeExpr::Param(ny), SizeExpr::Param(nx)]);
     let u = b.field("u", ScalarType::F64);
     b.set_border(u, Border::Mirror);
@@ -228,7 +283,13 @@ fn reductions2d() -> Program {
     let here = b.read(u, &[0, 0]);
     let total = b.reduce_after_step("total", ReduceOp::Sum, here, None, 2);
     let lowest = b.read(u, &[0, 0]);
-    b.reduce_after_step("lowest", ReduceOp::Min, lowest, Some(region(vec![span(1, minus(ny, 1)), Range::all()])), 1);
+    b.reduce_after_step(
+        "lowest",
+        ReduceOp::Min,
+        lowest,
+        Some(region(vec![span(1, minus(ny, 1)), Range::all()])),
+        1,
+    );
     let value = b.reduction_value(total);
     let limit = b.lit(Constant::Float(-1.0));
     let stop = b.binary(BinaryOp::Lt, value, limit);
@@ -239,7 +300,10 @@ fn reductions2d() -> Program {
 /// Game of Life on a periodic u8 grid (9-point box, integer arithmetic).
 fn life() -> Program {
     let mut b = ProgramBuilder::new("life");
-    let (ny, nx) = (b.param("NY", ScalarType::I64, Constant::Int(16)), b.param("NX", ScalarType::I64, Constant::Int(33)));
+    let (ny, nx) = (
+        b.param("NY", ScalarType::I64, Constant::Int(16)),
+        b.param("NX", ScalarType::I64, Constant::Int(33)),
+    );
     b.grid(vec![SizeExpr::Param(ny), SizeExpr::Param(nx)]);
     let c = b.field("cell", ScalarType::U8);
     b.set_border(c, Border::Periodic);
@@ -254,7 +318,12 @@ fn life() -> Program {
     }
     let n = b.bind(&mut s, "n", around.expect("eight neighbours"));
     let alive = b.read(c, &[0, 0]);
-    let (two, three, one, zero) = (b.lit(Constant::Int(2)), b.lit(Constant::Int(3)), b.lit(Constant::Int(1)), b.lit(Constant::Int(0)));
+    let (two, three, one, zero) = (
+        b.lit(Constant::Int(2)),
+        b.lit(Constant::Int(3)),
+        b.lit(Constant::Int(1)),
+        b.lit(Constant::Int(0)),
+    );
     let is_three = b.binary(BinaryOp::Eq, n, three);
     let is_two = b.binary(BinaryOp::Eq, n, two);
     let one_alive = b.binary(BinaryOp::Eq, alive, one);
@@ -272,7 +341,11 @@ fn strided1d() -> Program {
     b.grid(vec![SizeExpr::Param(n)]);
     let a = b.field("a", ScalarType::I32);
     let mut s = b.stage("mix");
-    s.over(region(vec![Range::Span { lo: Some(SizeExpr::Const(2)), hi: minus(n, 2), stride: 2 }]));
+    s.over(region(vec![Range::Span {
+        lo: Some(SizeExpr::Const(2)),
+        hi: minus(n, 2),
+        stride: 2,
+    }]));
     let (l, r, c) = (b.read(a, &[-2]), b.read(a, &[1]), b.read(a, &[0]));
     let x = b.coord(0);
     let x = b.cast(ScalarType::I32, x);
@@ -288,7 +361,10 @@ fn strided1d() -> Program {
 /// 4D clamp-border star, f32: the slowest axis is looped by every strategy.
 fn star4d() -> Program {
     let mut b = ProgramBuilder::new("star4d");
-    let n: Vec<Id<Param>> = ["NW", "NZ", "NY", "NX"].iter().map(|n| b.param(*n, ScalarType::I64, Constant::Int(5))).collect();
+    let n: Vec<Id<Param>> = ["NW", "NZ", "NY", "NX"]
+        .iter()
+        .map(|n| b.param(*n, ScalarType::I64, Constant::Int(5)))
+        .collect();
     b.grid(n.iter().map(|p| SizeExpr::Param(*p)).collect());
     let a = b.field("A", ScalarType::F32);
     b.set_border(a, Border::Clamp);
@@ -300,22 +376,69 @@ fn star4d() -> Program {
 
 /// Every example program with its test sizes.
 pub fn example_programs() -> Vec<ExampleProgram> {
-    let two_d = sizes(&["NY", "NX"], &[&[33, 31], &[8, 32], &[9, 33], &[20, 17], &[3, 3], &[5, 70]]);
-    let three_d = sizes(&["NZ", "NY", "NX"], &[&[17, 20, 21], &[4, 8, 32], &[5, 9, 33], &[3, 3, 3], &[6, 7, 31]]);
+    let two_d = sizes(
+        &["NY", "NX"],
+        &[&[33, 31], &[8, 32], &[9, 33], &[20, 17], &[3, 3], &[5, 70]],
+    );
+    let three_d = sizes(
+        &["NZ", "NY", "NX"],
+        &[
+            &[17, 20, 21],
+            &[4, 8, 32],
+            &[5, 9, 33],
+            &[3, 3, 3],
+            &[6, 7, 31],
+        ],
+    );
     vec![
-        ExampleProgram { name: "j2d5pt", program: j2d5pt(), sizes: two_d.clone(), steps: 3 },
+        ExampleProgram {
+            name: "j2d5pt",
+            program: j2d5pt(),
+            sizes: two_d.clone(),
+            steps: 3,
+        },
         ExampleProgram {
             name: "heat2d_periodic",
             program: heat2d_periodic(),
             sizes: sizes(&["NY", "NX"], &[&[20, 17], &[8, 32], &[5, 5], &[9, 33]]),
             steps: 3,
         },
-        ExampleProgram { name: "j3d7pt", program: j3d7pt(), sizes: three_d.clone(), steps: 3 },
-        ExampleProgram { name: "box3d_constant", program: box3d_constant(), sizes: three_d, steps: 2 },
-        ExampleProgram { name: "fdtd2d", program: fdtd2d(), sizes: two_d.clone(), steps: 4 },
-        ExampleProgram { name: "reductions2d", program: reductions2d(), sizes: two_d.clone(), steps: 4 },
-        ExampleProgram { name: "life", program: life(), sizes: two_d, steps: 5 },
-        ExampleProgram { name: "strided1d", program: strided1d(), sizes: sizes(&["N"], &[&[41], &[5], &[256], &[257]]), steps: 3 },
+        ExampleProgram {
+            name: "j3d7pt",
+            program: j3d7pt(),
+            sizes: three_d.clone(),
+            steps: 3,
+        },
+        ExampleProgram {
+            name: "box3d_constant",
+            program: box3d_constant(),
+            sizes: three_d,
+            steps: 2,
+        },
+        ExampleProgram {
+            name: "fdtd2d",
+            program: fdtd2d(),
+            sizes: two_d.clone(),
+            steps: 4,
+        },
+        ExampleProgram {
+            name: "reductions2d",
+            program: reductions2d(),
+            sizes: two_d.clone(),
+            steps: 4,
+        },
+        ExampleProgram {
+            name: "life",
+            program: life(),
+            sizes: two_d,
+            steps: 5,
+        },
+        ExampleProgram {
+            name: "strided1d",
+            program: strided1d(),
+            sizes: sizes(&["N"], &[&[41], &[5], &[256], &[257]]),
+            steps: 3,
+        },
         ExampleProgram {
             name: "star4d",
             program: star4d(),
@@ -350,7 +473,12 @@ pub fn test_matrix() -> Vec<TestCase> {
     for example in example_programs() {
         for params in &example.sizes {
             for plan in test_plans() {
-                cases.push(TestCase { program: example.name, params: params.clone(), plan, steps: example.steps });
+                cases.push(TestCase {
+                    program: example.name,
+                    params: params.clone(),
+                    plan,
+                    steps: example.steps,
+                });
             }
         }
     }

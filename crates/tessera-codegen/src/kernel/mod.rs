@@ -40,7 +40,7 @@ use tessera_analysis::{BoundProgram, CheckedProgram};
 use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ScalarType, Stage, UnaryOp};
 pub use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy, PlanError};
 
-pub use examples::{example_programs, test_matrix, test_plans, ExampleProgram, TestCase};
+pub use examples::{ExampleProgram, TestCase, example_programs, test_matrix, test_plans};
 pub use lower::{default_plan, lower};
 pub use print::{print_cuda, print_opencl};
 pub use resources::{kernel_resources, validate};
@@ -79,7 +79,8 @@ impl KernelProgram {
     /// Whether any kernel or buffer uses `f64` (OpenCL then needs `cl_khr_fp64`).
     pub fn uses_f64(&self) -> bool {
         self.host.buffers.iter().any(|b| b.ty == ScalarType::F64)
-            || (0..self.checked.program().exprs.len()).any(|i| self.checked.ty(Id::from_index(i)) == ScalarType::F64)
+            || (0..self.checked.program().exprs.len())
+                .any(|i| self.checked.ty(Id::from_index(i)) == ScalarType::F64)
     }
 
     /// The kernel of a given name.
@@ -360,7 +361,7 @@ impl Expr {
     }
 
     /// `self + other`, folding a zero literal away.
-    pub fn add(self, other: Expr) -> Expr {
+    pub fn plus(self, other: Expr) -> Expr {
         match (&self, &other) {
             (_, Expr::Literal(Constant::Int(0), _)) => self,
             (Expr::Literal(Constant::Int(0), _), _) => other,
@@ -369,7 +370,7 @@ impl Expr {
     }
 
     /// `self * other`, folding a literal one away.
-    pub fn mul(self, other: Expr) -> Expr {
+    pub fn times(self, other: Expr) -> Expr {
         match (&self, &other) {
             (_, Expr::Literal(Constant::Int(1), _)) => self,
             (Expr::Literal(Constant::Int(1), _), _) => other,
@@ -401,7 +402,10 @@ impl HostProgram {
 
     /// Total device memory, in bytes.
     pub fn bytes(&self) -> u64 {
-        self.buffers.iter().map(|b| (b.len * b.ty.size_bytes()) as u64).sum()
+        self.buffers
+            .iter()
+            .map(|b| (b.len * b.ty.size_bytes()) as u64)
+            .sum()
     }
 }
 
@@ -520,7 +524,10 @@ impl From<PlanError> for LowerError {
 }
 
 /// Lowers and prints a bound program in both dialects (convenience for tests and tools).
-pub fn generate(bound: &BoundProgram, plan: &GpuPlan) -> Result<(KernelProgram, String, String), LowerError> {
+pub fn generate(
+    bound: &BoundProgram,
+    plan: &GpuPlan,
+) -> Result<(KernelProgram, String, String), LowerError> {
     let program = lower(bound, plan)?;
     let (cuda, opencl) = (print_cuda(&program), print_opencl(&program));
     Ok((program, cuda, opencl))

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage, UnaryOp};
 
 use super::{Expr, Kernel, KernelOp, KernelProgram, ParamKind, ProgramEnv, Stmt};
-use crate::cfamily::{print_reduction_value, print_stage, Dialect, ReadRenderer};
+use crate::cfamily::{Dialect, ReadRenderer, print_reduction_value, print_stage};
 
 /// CUDA C source of every kernel of `program`: NVRTC-compilable alone (no includes).
 pub fn print_cuda(program: &KernelProgram) -> String {
@@ -21,9 +21,19 @@ pub fn print_opencl(program: &KernelProgram) -> String {
 
 fn print_source(program: &KernelProgram, dialect: Dialect) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "// Tessera kernels for `{}`: {}", program.name, program.plan.describe());
+    let _ = writeln!(
+        out,
+        "// Tessera kernels for `{}`: {}",
+        program.name,
+        program.plan.describe()
+    );
     let extents: Vec<String> = program.extents.iter().map(|e| e.to_string()).collect();
-    let _ = writeln!(out, "// grid {}, {} indexing", extents.join(" x "), program.index_ty);
+    let _ = writeln!(
+        out,
+        "// grid {}, {} indexing",
+        extents.join(" x "),
+        program.index_ty
+    );
     for note in &program.notes {
         let _ = writeln!(out, "// note: {note}");
     }
@@ -37,7 +47,12 @@ fn print_source(program: &KernelProgram, dialect: Dialect) -> String {
     }
     for kernel in &program.kernels {
         out.push('\n');
-        Printer { dialect, program, out: &mut out }.kernel(kernel);
+        Printer {
+            dialect,
+            program,
+            out: &mut out,
+        }
+        .kernel(kernel);
     }
     out
 }
@@ -62,7 +77,9 @@ impl Printer<'_> {
                 ParamKind::Buffer { ty, read_only } => {
                     let constness = if read_only { "const " } else { "" };
                     match self.dialect {
-                        Dialect::OpenCl => format!("__global {constness}{}* restrict {}", self.ty(ty), p.name),
+                        Dialect::OpenCl => {
+                            format!("__global {constness}{}* restrict {}", self.ty(ty), p.name)
+                        }
                         _ => format!("{constness}{}* __restrict__ {}", self.ty(ty), p.name),
                     }
                 }
@@ -72,19 +89,34 @@ impl Printer<'_> {
         let [bx, by, bz] = kernel.block;
         match self.dialect {
             Dialect::OpenCl => {
-                let _ = writeln!(self.out, "__kernel __attribute__((reqd_work_group_size({bx}, {by}, {bz})))");
+                let _ = writeln!(
+                    self.out,
+                    "__kernel __attribute__((reqd_work_group_size({bx}, {by}, {bz})))"
+                );
                 let _ = writeln!(self.out, "void {}({}) {{", kernel.name, params.join(", "));
             }
             _ => {
                 let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
-                let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__({threads})");
+                let _ = writeln!(
+                    self.out,
+                    "extern \"C\" __global__ void __launch_bounds__({threads})"
+                );
                 let _ = writeln!(self.out, "{}({}) {{", kernel.name, params.join(", "));
             }
         }
-        let qualifier = if self.dialect == Dialect::OpenCl { "__local" } else { "__shared__" };
+        let qualifier = if self.dialect == Dialect::OpenCl {
+            "__local"
+        } else {
+            "__shared__"
+        };
         for array in &kernel.shared {
             let dims: String = array.dims.iter().map(|d| format!("[{d}]")).collect();
-            let _ = writeln!(self.out, "    {qualifier} {} {}{dims};", self.ty(array.ty), array.name);
+            let _ = writeln!(
+                self.out,
+                "    {qualifier} {} {}{dims};",
+                self.ty(array.ty),
+                array.name
+            );
         }
         self.block(&kernel.body, 1);
         self.out.push_str("}\n");
@@ -117,15 +149,27 @@ impl Printer<'_> {
                 let text = format!("{var} = {};", self.expr(value));
                 self.line(depth, &text);
             }
-            Stmt::Store { buffer, index, value } => {
+            Stmt::Store {
+                buffer,
+                index,
+                value,
+            } => {
                 let text = format!("{buffer}[{}] = {};", self.expr(index), self.expr(value));
                 self.line(depth, &text);
             }
-            Stmt::SharedStore { array, index, value } => {
+            Stmt::SharedStore {
+                array,
+                index,
+                value,
+            } => {
                 let text = format!("{array}{} = {};", self.indices(index), self.expr(value));
                 self.line(depth, &text);
             }
-            Stmt::If { cond, then, otherwise } => {
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let text = format!("if ({}) {{", self.expr(cond));
                 self.line(depth, &text);
                 self.block(then, depth + 1);
@@ -137,7 +181,14 @@ impl Printer<'_> {
                     self.line(depth, "}");
                 }
             }
-            Stmt::For { var, ty, start, end, step, body } => {
+            Stmt::For {
+                var,
+                ty,
+                start,
+                end,
+                step,
+                body,
+            } => {
                 let text = format!(
                     "for ({} {var} = {}; {var} < {}; {var} += {}) {{",
                     self.ty(*ty),
@@ -165,7 +216,11 @@ impl Printer<'_> {
             Stmt::Stage(eval) => {
                 let checked = self.program.checked.clone();
                 let printed = {
-                    let mut leaves = Leaves { printer: self, env: &eval.env, stage: Some(eval.stage) };
+                    let mut leaves = Leaves {
+                        printer: self,
+                        env: &eval.env,
+                        stage: Some(eval.stage),
+                    };
                     print_stage(leaves.printer.dialect, &checked, eval.stage, &mut leaves)
                 };
                 self.line(depth, "{");
@@ -178,7 +233,9 @@ impl Printer<'_> {
                     }
                 }
                 for (reduction, var) in &eval.reductions {
-                    if let Some((_, value)) = printed.reductions.iter().find(|(r, _)| r == reduction) {
+                    if let Some((_, value)) =
+                        printed.reductions.iter().find(|(r, _)| r == reduction)
+                    {
                         self.line(depth + 1, &format!("{var} = {value};"));
                     }
                 }
@@ -188,7 +245,11 @@ impl Printer<'_> {
                 let checked = self.program.checked.clone();
                 let value = checked.program().reductions[eval.reduction].value;
                 let printed = {
-                    let mut leaves = Leaves { printer: self, env: &eval.env, stage: None };
+                    let mut leaves = Leaves {
+                        printer: self,
+                        env: &eval.env,
+                        stage: None,
+                    };
                     print_reduction_value(leaves.printer.dialect, &checked, value, &mut leaves)
                 };
                 self.line(depth, &format!("{} = {printed};", eval.var));
@@ -197,7 +258,10 @@ impl Printer<'_> {
     }
 
     fn indices(&self, index: &[Expr]) -> String {
-        index.iter().map(|i| format!("[{}]", self.expr(i))).collect()
+        index
+            .iter()
+            .map(|i| format!("[{}]", self.expr(i)))
+            .collect()
     }
 
     fn index_cast(&self, text: &str) -> String {
@@ -217,7 +281,11 @@ impl Printer<'_> {
                 Dialect::OpenCl => self.index_cast(&format!("get_group_id({axis})")),
                 _ => self.index_cast(&format!("blockIdx.{}", AXES[*axis])),
             },
-            Expr::Load { buffer, index, cached } => {
+            Expr::Load {
+                buffer,
+                index,
+                cached,
+            } => {
                 let index = self.expr(index);
                 if *cached && self.dialect == Dialect::Cuda {
                     format!("__ldg(&{buffer}[{index}])")
@@ -252,7 +320,9 @@ impl Printer<'_> {
                 };
                 format!("({a} {symbol} {b})")
             }
-            Expr::Select(c, a, b) => format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b)),
+            Expr::Select(c, a, b) => {
+                format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b))
+            }
             Expr::Cast(ty, a) => format!("(({}){})", self.ty(*ty), self.expr(a)),
         }
     }
@@ -267,9 +337,17 @@ struct Leaves<'p, 'a> {
 
 impl ReadRenderer for Leaves<'_, '_> {
     fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String {
-        match self.env.reads.iter().find(|r| r.field == field && r.offset == offset) {
+        match self
+            .env
+            .reads
+            .iter()
+            .find(|r| r.field == field && r.offset == offset)
+        {
             Some(binding) => self.printer.expr(&binding.value),
-            None => panic!("kernel lowering bound no value to a read of field #{} at {offset:?}", field.index()),
+            None => panic!(
+                "kernel lowering bound no value to a read of field #{} at {offset:?}",
+                field.index()
+            ),
         }
     }
 
@@ -292,10 +370,15 @@ impl ReadRenderer for Leaves<'_, '_> {
 
     fn param(&mut self, param: Id<Param>) -> String {
         let ty = self.printer.program.checked.program().params[param].ty;
-        self.printer.dialect.literal(self.printer.program.param_values[param.index()], ty)
+        self.printer
+            .dialect
+            .literal(self.printer.program.param_values[param.index()], ty)
     }
 
     fn reduction_value(&mut self, reduction: Id<Reduction>) -> String {
-        panic!("reduction value #{} used in a kernel: only `until` reads reduction values", reduction.index())
+        panic!(
+            "reduction value #{} used in a kernel: only `until` reads reduction values",
+            reduction.index()
+        )
     }
 }

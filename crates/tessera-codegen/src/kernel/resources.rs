@@ -1,6 +1,8 @@
 //! What a lowered program needs from a device, checked against its limits (Rawat §2).
 
-use tessera_plan::gpu::{check_kernel, check_memory, DeviceLimits, KernelResources, Occupancy, PlanError};
+use tessera_plan::gpu::{
+    DeviceLimits, KernelResources, Occupancy, PlanError, check_kernel, check_memory,
+};
 
 use super::{HostOp, Kernel, KernelProgram, Launch, ScalarType, Stmt};
 
@@ -11,15 +13,29 @@ pub fn kernel_resources(kernel: &Kernel, launch: &Launch) -> KernelResources {
         body.iter()
             .map(|s| match s {
                 Stmt::Declare { ty, .. } => {
-                    if ty.size_bytes() == 8 { 2 } else { 1 }
+                    if ty.size_bytes() == 8 {
+                        2
+                    } else {
+                        1
+                    }
                 }
-                Stmt::If { then, otherwise, .. } => registers(then).max(registers(otherwise)),
+                Stmt::If {
+                    then, otherwise, ..
+                } => registers(then).max(registers(otherwise)),
                 Stmt::For { body, .. } | Stmt::Block(body) => 1 + registers(body),
                 _ => 0,
             })
             .sum()
     }
-    let index_registers = if kernel.params.iter().any(|p| p.kind == super::ParamKind::Scalar(ScalarType::I64)) { 2 } else { 0 };
+    let index_registers = if kernel
+        .params
+        .iter()
+        .any(|p| p.kind == super::ParamKind::Scalar(ScalarType::I64))
+    {
+        2
+    } else {
+        0
+    };
     KernelResources {
         kernel: kernel.name.clone(),
         block: launch.block,
@@ -32,15 +48,24 @@ pub fn kernel_resources(kernel: &Kernel, launch: &Launch) -> KernelResources {
 /// Checks a lowered program against a device: its buffers must fit in device memory, every
 /// launch within the thread, block, grid and shared-memory limits. Returns each kernel's
 /// occupancy, in launch order.
-pub fn validate(program: &KernelProgram, limits: &DeviceLimits) -> Result<Vec<(String, Occupancy)>, PlanError> {
+pub fn validate(
+    program: &KernelProgram,
+    limits: &DeviceLimits,
+) -> Result<Vec<(String, Occupancy)>, PlanError> {
     check_memory(limits, program.host.bytes())?;
     let mut report = Vec::new();
     for op in &program.host.step {
         if let HostOp::Launch(launch) = op {
-            let kernel = program
-                .kernel(&launch.kernel)
-                .ok_or_else(|| PlanError::Unsupported(format!("the host program launches an unknown kernel `{}`", launch.kernel)))?;
-            report.push((kernel.name.clone(), check_kernel(limits, &kernel_resources(kernel, launch))?));
+            let kernel = program.kernel(&launch.kernel).ok_or_else(|| {
+                PlanError::Unsupported(format!(
+                    "the host program launches an unknown kernel `{}`",
+                    launch.kernel
+                ))
+            })?;
+            report.push((
+                kernel.name.clone(),
+                check_kernel(limits, &kernel_resources(kernel, launch))?,
+            ));
         }
     }
     Ok(report)

@@ -5,7 +5,9 @@ use tessera_analysis::{BoundProgram, Domain, Footprint};
 use tessera_ir::{Border, Field, Id, ScalarType, Stage};
 use tessera_plan::gpu::GpuPlan;
 
-use super::super::{Expr, KernelOp, KernelParam, ParamKind, ProgramEnv, ReadBinding, StageEval, Stmt};
+use super::super::{
+    Expr, KernelOp, KernelParam, ParamKind, ProgramEnv, ReadBinding, StageEval, Stmt,
+};
 
 /// The lowering context: the program, the plan and the index type.
 pub struct Ctx<'a> {
@@ -22,7 +24,11 @@ impl<'a> Ctx<'a> {
     /// coordinate of a tile overhanging the grid) can reach 2^31.
     pub fn new(bound: &'a BoundProgram, plan: &'a GpuPlan) -> Ctx<'a> {
         let cells = bound.cell_count() as u128;
-        let ity = if cells * 2 >= 1u128 << 31 { ScalarType::I64 } else { ScalarType::I32 };
+        let ity = if cells * 2 >= 1u128 << 31 {
+            ScalarType::I64
+        } else {
+            ScalarType::I32
+        };
         Ctx { bound, plan, ity }
     }
 
@@ -59,7 +65,11 @@ impl<'a> Ctx<'a> {
 
     /// Points of `domain` along `axis`.
     pub fn count(domain: &Domain, axis: usize) -> i64 {
-        if domain.rect.is_empty() { 0 } else { (domain.rect.hi[axis] - 1 - domain.rect.lo[axis]) / domain.stride[axis] + 1 }
+        if domain.rect.is_empty() {
+            0
+        } else {
+            (domain.rect.hi[axis] - 1 - domain.rect.lo[axis]) / domain.stride[axis] + 1
+        }
     }
 
     /// `c + offset` (a subtraction for negative offsets, `c` itself for 0).
@@ -73,14 +83,18 @@ impl<'a> Ctx<'a> {
 
     /// `coords + offset`, per axis.
     pub fn shifted(&self, coords: &[Expr], offset: &[i32]) -> Vec<Expr> {
-        coords.iter().zip(offset).map(|(c, o)| self.offset(c.clone(), i64::from(*o))).collect()
+        coords
+            .iter()
+            .zip(offset)
+            .map(|(c, o)| self.offset(c.clone(), i64::from(*o)))
+            .collect()
     }
 
     /// The row-major linear index of in-grid coordinates (slowest first).
     pub fn linear(&self, coords: &[Expr]) -> Expr {
         let mut index = coords[0].clone();
         for (axis, c) in coords.iter().enumerate().skip(1) {
-            index = index.mul(self.lit(self.extent(axis))).add(c.clone());
+            index = index.times(self.lit(self.extent(axis))).plus(c.clone());
         }
         index
     }
@@ -100,16 +114,26 @@ impl<'a> Ctx<'a> {
     /// (tile overhang, whose values are never used) are clamped to stay in bounds.
     fn resolve_axis(&self, c: Expr, axis: usize, border: Border) -> Expr {
         let n = self.extent(axis);
-        let clamp = |e: Expr| e.op(KernelOp::Min, self.lit(n - 1)).op(KernelOp::Max, self.lit(0));
+        let clamp = |e: Expr| {
+            e.op(KernelOp::Min, self.lit(n - 1))
+                .op(KernelOp::Max, self.lit(0))
+        };
         match border {
-            Border::Periodic => c.op(KernelOp::Rem, self.lit(n)).add(self.lit(n)).op(KernelOp::Rem, self.lit(n)),
+            Border::Periodic => c
+                .op(KernelOp::Rem, self.lit(n))
+                .plus(self.lit(n))
+                .op(KernelOp::Rem, self.lit(n)),
             Border::Mirror => {
                 let below = c.clone().op(KernelOp::Lt, self.lit(0));
                 let above = self.lit(n - 1).op(KernelOp::Lt, c.clone());
                 let reflected = Expr::Select(
                     Box::new(below),
                     Box::new(Expr::Unary(tessera_ir::UnaryOp::Neg, Box::new(c.clone()))),
-                    Box::new(Expr::Select(Box::new(above), Box::new(self.lit(2 * (n - 1)).op(KernelOp::Sub, c.clone())), Box::new(c))),
+                    Box::new(Expr::Select(
+                        Box::new(above),
+                        Box::new(self.lit(2 * (n - 1)).op(KernelOp::Sub, c.clone())),
+                        Box::new(c),
+                    )),
                 );
                 clamp(reflected)
             }
@@ -120,15 +144,33 @@ impl<'a> Ctx<'a> {
     /// The value of `field` at grid position `coords` (possibly outside the grid along the
     /// axes flagged in `resolve`), answered by `border` there; `None` means the position is
     /// known to be inside.
-    pub fn load(&self, buffer: &str, cached: bool, field: Id<Field>, coords: &[Expr], resolve: &[bool], border: Option<Border>) -> Expr {
-        let load = |coords: &[Expr]| Expr::Load { buffer: buffer.to_string(), index: Box::new(self.linear(coords)), cached };
+    pub fn load(
+        &self,
+        buffer: &str,
+        cached: bool,
+        field: Id<Field>,
+        coords: &[Expr],
+        resolve: &[bool],
+        border: Option<Border>,
+    ) -> Expr {
+        let load = |coords: &[Expr]| Expr::Load {
+            buffer: buffer.to_string(),
+            index: Box::new(self.linear(coords)),
+            cached,
+        };
         let Some(border) = border.filter(|_| resolve.iter().any(|&r| r)) else {
             return load(coords);
         };
         let resolved: Vec<Expr> = coords
             .iter()
             .enumerate()
-            .map(|(axis, c)| if resolve[axis] { self.resolve_axis(c.clone(), axis, border) } else { c.clone() })
+            .map(|(axis, c)| {
+                if resolve[axis] {
+                    self.resolve_axis(c.clone(), axis, border)
+                } else {
+                    c.clone()
+                }
+            })
             .collect();
         match border {
             Border::Constant(value) => {
@@ -137,12 +179,19 @@ impl<'a> Ctx<'a> {
                     .enumerate()
                     .filter(|(axis, _)| resolve[*axis])
                     .map(|(axis, c)| {
-                        self.lit(0).op(KernelOp::Le, c.clone()).op(KernelOp::And, c.clone().op(KernelOp::Lt, self.lit(self.extent(axis))))
+                        self.lit(0).op(KernelOp::Le, c.clone()).op(
+                            KernelOp::And,
+                            c.clone().op(KernelOp::Lt, self.lit(self.extent(axis))),
+                        )
                     })
                     .reduce(|a, b| a.op(KernelOp::And, b))
                     .expect("some axis is resolved");
                 let ty = self.bound.program().fields[field].ty;
-                Expr::Select(Box::new(inside), Box::new(load(&resolved)), Box::new(Expr::Literal(value, ty)))
+                Expr::Select(
+                    Box::new(inside),
+                    Box::new(load(&resolved)),
+                    Box::new(Expr::Literal(value, ty)),
+                )
             }
             _ => load(&resolved),
         }
@@ -169,27 +218,57 @@ impl<'a> Ctx<'a> {
 
     /// Code evaluating `stage` at `coords` and storing its outputs there: reads are loaded into
     /// variables by `read` first, then the stage is evaluated, then outputs are stored.
-    pub fn point(&self, io: &StageIo, coords: &[Expr], read: &mut dyn FnMut(Id<Field>, &[i32]) -> Expr) -> Stmt {
+    pub fn point(
+        &self,
+        io: &StageIo,
+        coords: &[Expr],
+        read: &mut dyn FnMut(Id<Field>, &[i32]) -> Expr,
+    ) -> Stmt {
         let program = self.bound.program();
         let mut body = Vec::new();
         let mut reads = Vec::new();
         for (field, fp) in &io.reads {
             for offset in &fp.offsets {
                 let var = format!("r{}", reads.len());
-                body.push(Stmt::Declare { var: var.clone(), ty: program.fields[*field].ty, value: Some(read(*field, offset)) });
-                reads.push(ReadBinding { field: *field, offset: offset.clone(), value: Expr::var(var) });
+                body.push(Stmt::Declare {
+                    var: var.clone(),
+                    ty: program.fields[*field].ty,
+                    value: Some(read(*field, offset)),
+                });
+                reads.push(ReadBinding {
+                    field: *field,
+                    offset: offset.clone(),
+                    value: Expr::var(var),
+                });
             }
         }
         let mut outputs = Vec::new();
         for (k, (field, _)) in io.outputs.iter().enumerate() {
             let var = format!("o{k}");
-            body.push(Stmt::Declare { var: var.clone(), ty: program.fields[*field].ty, value: None });
+            body.push(Stmt::Declare {
+                var: var.clone(),
+                ty: program.fields[*field].ty,
+                value: None,
+            });
             outputs.push((*field, var));
         }
-        let env = ProgramEnv { reads, coords: coords.to_vec(), step: Expr::var("t") };
-        body.push(Stmt::Stage(StageEval { stage: io.stage, env, outputs: outputs.clone(), reductions: Vec::new() }));
+        let env = ProgramEnv {
+            reads,
+            coords: coords.to_vec(),
+            step: Expr::var("t"),
+        };
+        body.push(Stmt::Stage(StageEval {
+            stage: io.stage,
+            env,
+            outputs: outputs.clone(),
+            reductions: Vec::new(),
+        }));
         for (field, var) in outputs {
-            body.push(Stmt::Store { buffer: io.output(field).to_string(), index: self.linear(coords), value: Expr::var(var) });
+            body.push(Stmt::Store {
+                buffer: io.output(field).to_string(),
+                index: self.linear(coords),
+                value: Expr::var(var),
+            });
         }
         Stmt::Block(body)
     }
@@ -217,7 +296,11 @@ pub struct IoParam {
 
 /// A C identifier for a field: `f3_E_ex` for field 3 named `E.ex`.
 pub fn field_ident(ctx: &Ctx, field: Id<Field>) -> String {
-    format!("f{}_{}", field.index(), ident(&ctx.bound.program().fields[field].name))
+    format!(
+        "f{}_{}",
+        field.index(),
+        ident(&ctx.bound.program().fields[field].name)
+    )
 }
 
 impl StageIo {
@@ -229,12 +312,17 @@ impl StageIo {
             .outputs()
             .into_iter()
             .map(|f| {
-                let own_point_only =
-                    checked.footprint(stage, f).is_none_or(|fp| fp.offsets.iter().all(|o| o.iter().all(|&v| v == 0)));
+                let own_point_only = checked
+                    .footprint(stage, f)
+                    .is_none_or(|fp| fp.offsets.iter().all(|o| o.iter().all(|&v| v == 0)));
                 (f, own_point_only)
             })
             .collect();
-        let mut fields: Vec<Id<Field>> = reads.iter().map(|(f, _)| *f).chain(outputs.iter().map(|(f, _)| *f)).collect();
+        let mut fields: Vec<Id<Field>> = reads
+            .iter()
+            .map(|(f, _)| *f)
+            .chain(outputs.iter().map(|(f, _)| *f))
+            .collect();
         fields.sort();
         fields.dedup();
         let mut params = Vec::new();
@@ -243,7 +331,10 @@ impl StageIo {
             let name = field_ident(ctx, field);
             let is_read = reads.iter().any(|(f, _)| *f == field);
             let buffer = |name: String, read_only: bool, next: bool| IoParam {
-                param: KernelParam { name, kind: ParamKind::Buffer { ty, read_only } },
+                param: KernelParam {
+                    name,
+                    kind: ParamKind::Buffer { ty, read_only },
+                },
                 buffer: Some((field, next)),
             };
             match outputs.iter().find(|(f, _)| *f == field) {
@@ -257,8 +348,19 @@ impl StageIo {
                 None => params.push(buffer(name, true, false)),
             }
         }
-        params.push(IoParam { param: KernelParam { name: "t".into(), kind: ParamKind::Scalar(ScalarType::I64) }, buffer: None });
-        StageIo { stage, reads, outputs, params }
+        params.push(IoParam {
+            param: KernelParam {
+                name: "t".into(),
+                kind: ParamKind::Scalar(ScalarType::I64),
+            },
+            buffer: None,
+        });
+        StageIo {
+            stage,
+            reads,
+            outputs,
+            params,
+        }
     }
 
     /// Output fields and whether each is written in place.
@@ -278,7 +380,10 @@ impl StageIo {
 
     /// The parameter `field` is read from.
     pub fn input(&self, field: Id<Field>) -> &str {
-        self.params.iter().find(|p| p.buffer == Some((field, false))).map_or("", |p| p.param.name.as_str())
+        self.params
+            .iter()
+            .find(|p| p.buffer == Some((field, false)))
+            .map_or("", |p| p.param.name.as_str())
     }
 
     /// Whether reads of `field` may use the read-only cache (the kernel never writes it).
@@ -286,24 +391,41 @@ impl StageIo {
         self.params
             .iter()
             .find(|p| p.buffer == Some((field, false)))
-            .is_some_and(|p| matches!(p.param.kind, ParamKind::Buffer { read_only: true, .. }))
+            .is_some_and(|p| {
+                matches!(
+                    p.param.kind,
+                    ParamKind::Buffer {
+                        read_only: true,
+                        ..
+                    }
+                )
+            })
     }
 
     /// The parameter `field`'s new values are written to.
     pub fn output(&self, field: Id<Field>) -> &str {
         let in_place = self.outputs.iter().any(|(f, p)| *f == field && *p);
-        self.params.iter().find(|p| p.buffer == Some((field, !in_place))).map_or("", |p| p.param.name.as_str())
+        self.params
+            .iter()
+            .find(|p| p.buffer == Some((field, !in_place)))
+            .map_or("", |p| p.param.name.as_str())
     }
 }
 
-
 /// A C identifier made of `name`'s letters and digits (others become `_`).
 pub fn ident(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 /// The name of `stage`'s kernel under a strategy: `ts_heat_s0_diffuse_tiled`.
 pub fn kernel_name(ctx: &Ctx, stage: Id<Stage>, strategy: &str) -> String {
     let program = ctx.bound.program();
-    format!("ts_{}_s{}_{}_{strategy}", ident(&program.name), stage.index(), ident(&program.stages[stage].name))
+    format!(
+        "ts_{}_s{}_{}_{strategy}",
+        ident(&program.name),
+        stage.index(),
+        ident(&program.stages[stage].name)
+    )
 }

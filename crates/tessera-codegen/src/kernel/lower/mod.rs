@@ -19,8 +19,8 @@ use tessera_ir::{Field, Id, ReductionPlacement, ScalarType, Stage};
 use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy};
 
 use super::{
-    validate, BufferDecl, BufferId, BufferRole, HostOp, HostProgram, KernelProgram, Launch, LaunchArg, LowerError,
-    ReduceReadback,
+    BufferDecl, BufferId, BufferRole, HostOp, HostProgram, KernelProgram, Launch, LaunchArg,
+    LowerError, ReduceReadback, validate,
 };
 pub(super) use common::Ctx;
 use common::StageIo;
@@ -35,12 +35,22 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Lowe
     let ctx = Ctx::new(bound, plan);
     let program = bound.program();
     let checked = bound.checked();
-    let mut host = HostProgram { buffers: Vec::new(), steps_per_iteration: 1, step: Vec::new() };
+    let mut host = HostProgram {
+        buffers: Vec::new(),
+        steps_per_iteration: 1,
+        step: Vec::new(),
+    };
     let mut field_buffers: Vec<Option<BufferId>> = vec![None; program.fields.len()];
     let mut next_buffers: Vec<Option<BufferId>> = vec![None; program.fields.len()];
     for (id, field) in program.fields.iter() {
         if checked.role(id) != tessera_analysis::FieldRole::Unused {
-            field_buffers[id.index()] = Some(add_buffer(&mut host, &field.name, field.ty, ctx.cells(), BufferRole::Field { field: id }));
+            field_buffers[id.index()] = Some(add_buffer(
+                &mut host,
+                &field.name,
+                field.ty,
+                ctx.cells(),
+                BufferRole::Field { field: id },
+            ));
         }
     }
     let mut kernels = Vec::new();
@@ -51,7 +61,13 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Lowe
             if !in_place && next_buffers[field.index()].is_none() {
                 let name = format!("{}.next", program.fields[field].name);
                 let ty = program.fields[field].ty;
-                next_buffers[field.index()] = Some(add_buffer(&mut host, &name, ty, ctx.cells(), BufferRole::Next { field }));
+                next_buffers[field.index()] = Some(add_buffer(
+                    &mut host,
+                    &name,
+                    ty,
+                    ctx.cells(),
+                    BufferRole::Next { field },
+                ));
             }
         }
         let buffer_of = |field: Id<Field>, next: bool| {
@@ -60,17 +76,25 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Lowe
         };
         for reduction in checked.stage_reductions(stage_id) {
             let kernel = reduction::kernel(&ctx, reduction, Some(&io));
-            push_reduction(&mut host, &mut kernels, kernel, reduction, &ctx, |f| buffer_of(f, false));
+            push_reduction(&mut host, &mut kernels, kernel, reduction, &ctx, |f| {
+                buffer_of(f, false)
+            });
         }
         if bound.stage_domain(stage_id).rect.is_empty() {
-            notes.push(format!("stage `{}` updates no point with these sizes and is skipped", stage.name));
+            notes.push(format!(
+                "stage `{}` updates no point with these sizes and is skipped",
+                stage.name
+            ));
             continue;
         }
         let (kernel, grid) = stage_kernel(&ctx, stage_id, &io, &mut notes);
         let partial = !ctx.covers_grid(stage_id);
         for (field, in_place) in io.outputs() {
             if !in_place && partial {
-                host.step.push(HostOp::Copy { from: buffer_of(field, false), to: buffer_of(field, true) });
+                host.step.push(HostOp::Copy {
+                    from: buffer_of(field, false),
+                    to: buffer_of(field, true),
+                });
             }
         }
         let args = io.params().iter().map(|p| match p.buffer {
@@ -86,7 +110,10 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Lowe
         }));
         for (field, in_place) in io.outputs() {
             if !in_place {
-                host.step.push(HostOp::Swap(buffer_of(field, false), buffer_of(field, true)));
+                host.step.push(HostOp::Swap(
+                    buffer_of(field, false),
+                    buffer_of(field, true),
+                ));
             }
         }
         kernels.push(kernel);
@@ -114,7 +141,12 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Lowe
 
 /// Lowers one stage by the plan's strategy, or by the naive one where the strategy does not
 /// apply (with a note saying why).
-fn stage_kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo, notes: &mut Vec<String>) -> (super::Kernel, [u64; 3]) {
+fn stage_kernel(
+    ctx: &Ctx,
+    stage: Id<Stage>,
+    io: &StageIo,
+    notes: &mut Vec<String>,
+) -> (super::Kernel, [u64; 3]) {
     let name = &ctx.bound.program().stages[stage].name;
     let refusal = match ctx.plan.strategy {
         GpuStrategy::Naive => None,
@@ -133,8 +165,19 @@ fn stage_kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo, notes: &mut Vec<Strin
     naive::kernel(ctx, stage, io)
 }
 
-fn add_buffer(host: &mut HostProgram, name: &str, ty: ScalarType, len: usize, role: BufferRole) -> BufferId {
-    host.buffers.push(BufferDecl { name: name.to_string(), ty, len, role });
+fn add_buffer(
+    host: &mut HostProgram,
+    name: &str,
+    ty: ScalarType,
+    len: usize,
+    role: BufferRole,
+) -> BufferId {
+    host.buffers.push(BufferDecl {
+        name: name.to_string(),
+        ty,
+        len,
+        role,
+    });
     BufferId(host.buffers.len() - 1)
 }
 
@@ -148,9 +191,19 @@ fn push_reduction(
     buffer_of: impl Fn(Id<Field>) -> BufferId,
 ) {
     let r = &ctx.bound.program().reductions[reduction];
-    let partials = add_buffer(host, &format!("partials.{}", r.name), ScalarType::F64, lowered.rows.max(1), BufferRole::Partials { reduction });
+    let partials = add_buffer(
+        host,
+        &format!("partials.{}", r.name),
+        ScalarType::F64,
+        lowered.rows.max(1),
+        BufferRole::Partials { reduction },
+    );
     if lowered.rows > 0 {
-        let mut args: Vec<LaunchArg> = lowered.fields.iter().map(|f| LaunchArg::Buffer(buffer_of(*f))).collect();
+        let mut args: Vec<LaunchArg> = lowered
+            .fields
+            .iter()
+            .map(|f| LaunchArg::Buffer(buffer_of(*f)))
+            .collect();
         args.push(LaunchArg::Buffer(partials));
         args.push(LaunchArg::Step);
         host.step.push(HostOp::Launch(Launch {
@@ -177,7 +230,10 @@ fn push_reduction(
 pub fn default_plan(bound: &BoundProgram, limits: &DeviceLimits) -> GpuPlan {
     let dims = bound.extents.len();
     let mut plan = match dims {
-        1 => GpuPlan { block: [256, 1, 1], ..GpuPlan::new(GpuStrategy::Tiled) },
+        1 => GpuPlan {
+            block: [256, 1, 1],
+            ..GpuPlan::new(GpuStrategy::Tiled)
+        },
         2 => GpuPlan::new(GpuStrategy::Tiled),
         3 => GpuPlan::new(GpuStrategy::Streaming),
         _ => GpuPlan::new(GpuStrategy::Naive),
@@ -186,11 +242,17 @@ pub fn default_plan(bound: &BoundProgram, limits: &DeviceLimits) -> GpuPlan {
         plan.block[axis] = plan.block[axis].min(limits.max_block_dims[axis].max(1));
     }
     loop {
-        let fits = lower(bound, &plan).map(|p| validate(&p, limits).is_ok()).unwrap_or(false);
+        let fits = lower(bound, &plan)
+            .map(|p| validate(&p, limits).is_ok())
+            .unwrap_or(false);
         if fits || plan.threads_per_block() == 1 {
             return plan;
         }
-        let largest = if plan.block[1] > 1 && plan.block[1] * 4 >= plan.block[0] { 1 } else { 0 };
+        let largest = if plan.block[1] > 1 && plan.block[1] * 4 >= plan.block[0] {
+            1
+        } else {
+            0
+        };
         plan.block[largest] = (plan.block[largest] / 2).max(1);
     }
 }

@@ -5,7 +5,7 @@
 use tessera_ir::{Id, Stage};
 
 use super::super::{Expr, Kernel, KernelOp, Stmt};
-use super::common::{kernel_name, Ctx, StageIo};
+use super::common::{Ctx, StageIo, kernel_name};
 
 /// The naive kernel of `stage` and its launch grid.
 pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
@@ -14,12 +14,19 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
     let names = ctx.axis_names();
     let ity = ctx.ity;
     let bx = ctx.plan.block[0];
-    let (by, elements) = if d >= 2 { (ctx.plan.block[1], ctx.plan.elements_per_thread) } else { (1, 1) };
+    let (by, elements) = if d >= 2 {
+        (ctx.plan.block[1], ctx.plan.elements_per_thread)
+    } else {
+        (1, 1)
+    };
     let coords: Vec<Expr> = names.iter().map(|n| Expr::var(*n)).collect();
     let thread_coord = |axis: usize, k: &str| Stmt::Declare {
         var: names[axis].to_string(),
         ty: ity,
-        value: Some(ctx.offset(Expr::var(k).mul(ctx.lit(domain.stride[axis])), domain.rect.lo[axis])),
+        value: Some(ctx.offset(
+            Expr::var(k).times(ctx.lit(domain.stride[axis])),
+            domain.rect.lo[axis],
+        )),
     };
     let mut point = point_with_borders(ctx, stage, io, &coords);
     for axis in (0..d.saturating_sub(2)).rev() {
@@ -40,30 +47,58 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
         let count_y = Ctx::count(&domain, y);
         for e in 0..elements {
             let ky = Expr::BlockIdx(1)
-                .mul(ctx.lit(i64::from(by) * i64::from(elements)))
-                .add(ctx.lit(i64::from(e) * i64::from(by)))
-                .add(Expr::ThreadIdx(1));
+                .times(ctx.lit(i64::from(by) * i64::from(elements)))
+                .plus(ctx.lit(i64::from(e) * i64::from(by)))
+                .plus(Expr::ThreadIdx(1));
             inner.push(Stmt::Block(vec![
-                Stmt::Declare { var: "ky".into(), ty: ity, value: Some(ky) },
+                Stmt::Declare {
+                    var: "ky".into(),
+                    ty: ity,
+                    value: Some(ky),
+                },
                 thread_coord(y, "ky"),
-                Stmt::If { cond: Expr::var("ky").op(KernelOp::Lt, ctx.lit(count_y)), then: point.clone(), otherwise: Vec::new() },
+                Stmt::If {
+                    cond: Expr::var("ky").op(KernelOp::Lt, ctx.lit(count_y)),
+                    then: point.clone(),
+                    otherwise: Vec::new(),
+                },
             ]));
         }
     } else {
         inner = point;
     }
-    let kx = Expr::BlockIdx(0).mul(ctx.lit(i64::from(bx))).add(Expr::ThreadIdx(0));
+    let kx = Expr::BlockIdx(0)
+        .times(ctx.lit(i64::from(bx)))
+        .plus(Expr::ThreadIdx(0));
     let body = vec![
-        Stmt::Declare { var: "kx".into(), ty: ity, value: Some(kx) },
+        Stmt::Declare {
+            var: "kx".into(),
+            ty: ity,
+            value: Some(kx),
+        },
         thread_coord(x, "kx"),
-        Stmt::If { cond: Expr::var("kx").op(KernelOp::Lt, ctx.lit(count_x)), then: inner, otherwise: Vec::new() },
+        Stmt::If {
+            cond: Expr::var("kx").op(KernelOp::Lt, ctx.lit(count_x)),
+            then: inner,
+            otherwise: Vec::new(),
+        },
     ];
-    let grid_y = if d >= 2 { blocks(Ctx::count(&domain, d - 2), u64::from(by) * u64::from(elements)) } else { 1 };
+    let grid_y = if d >= 2 {
+        blocks(
+            Ctx::count(&domain, d - 2),
+            u64::from(by) * u64::from(elements),
+        )
+    } else {
+        1
+    };
     let program = ctx.bound.program();
     let kernel = Kernel {
         name: kernel_name(ctx, stage, "naive"),
         strategy: "naive",
-        doc: format!("stage `{}`: one thread per point, slower axes looped", program.stages[stage].name),
+        doc: format!(
+            "stage `{}`: one thread per point, slower axes looped",
+            program.stages[stage].name
+        ),
         params: io.kernel_params(),
         shared: Vec::new(),
         block: [bx, by, 1],
@@ -100,7 +135,14 @@ fn point_with_borders(ctx: &Ctx, stage: Id<Stage>, io: &StageIo, coords: &[Expr]
         }
     }
     let mut direct = |field, offset: &[i32]| {
-        ctx.load(io.input(field), io.cached(field), field, &ctx.shifted(coords, offset), &vec![false; d], None)
+        ctx.load(
+            io.input(field),
+            io.cached(field),
+            field,
+            &ctx.shifted(coords, offset),
+            &vec![false; d],
+            None,
+        )
     };
     let interior = ctx.point(io, coords, &mut direct);
     match ctx.within(coords, &lo, &hi) {
@@ -109,10 +151,21 @@ fn point_with_borders(ctx: &Ctx, stage: Id<Stage>, io: &StageIo, coords: &[Expr]
             let mut bordered = |field, offset: &[i32]| {
                 let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
                 let border = ctx.border(Some(stage), field);
-                ctx.load(io.input(field), io.cached(field), field, &ctx.shifted(coords, offset), &resolve, border)
+                ctx.load(
+                    io.input(field),
+                    io.cached(field),
+                    field,
+                    &ctx.shifted(coords, offset),
+                    &resolve,
+                    border,
+                )
             };
             let boundary = ctx.point(io, coords, &mut bordered);
-            vec![Stmt::If { cond, then: vec![interior], otherwise: vec![boundary] }]
+            vec![Stmt::If {
+                cond,
+                then: vec![interior],
+                otherwise: vec![boundary],
+            }]
         }
     }
 }

@@ -1,0 +1,326 @@
+//! Kernel generator tests: every example under every test plan lowers and prints; structural
+//! properties of the generated kernels (barriers, index width); plan refusals; snapshots.
+
+use std::sync::Arc;
+
+use tessera_analysis::{BoundProgram, bind, check};
+use tessera_codegen::kernel::{
+    DeviceLimits, ExampleProgram, GpuPlan, GpuStrategy, HostOp, Kernel, KernelProgram, Stmt,
+    example_programs, lower, print_cuda, print_opencl, test_matrix, test_plans, validate,
+};
+use tessera_ir::Constant;
+
+fn bound(example: &ExampleProgram, params: &[(String, Constant)]) -> BoundProgram {
+    let checked = check(&example.program).unwrap_or_else(|e| panic!("{}: {e:?}", example.name));
+    bind(Arc::new(checked), params).unwrap_or_else(|e| panic!("{}: {e:?}", example.name))
+}
+
+fn example(name: &str) -> ExampleProgram {
+    example_programs()
+        .into_iter()
+        .find(|e| e.name == name)
+        .expect("example exists")
+}
+
+#[test]
+fn every_case_of_the_matrix_lowers_prints_and_fits_a_typical_gpu() {
+    let examples = example_programs();
+    let limits = DeviceLimits::typical_gpu();
+    let cases = test_matrix();
+    assert!(cases.len() > 200);
+    for case in cases {
+        let example = examples
+            .iter()
+            .find(|e| e.name == case.program)
+            .expect("example exists");
+        let program = lower(&bound(example, &case.params), &case.plan).expect("lowers");
+        let (cuda, opencl) = (print_cuda(&program), print_opencl(&program));
+        assert!(cuda.contains("extern \"C\" __global__"), "{}", case.program);
+        assert!(opencl.contains("__kernel"), "{}", case.program);
+        validate(&program, &limits)
+            .unwrap_or_else(|e| panic!("{} {:?}: {e}", case.program, case.plan));
+    }
+}
+
+fn lowered(name: &str, sizes: &[i64], plan: &GpuPlan) -> KernelProgram {
+    let example = example(name);
+    let names: Vec<String> = example.sizes[0].iter().map(|(n, _)| n.clone()).collect();
+    let params: Vec<(String, Constant)> = names
+        .into_iter()
+        .zip(sizes)
+        .map(|(n, v)| (n, Constant::Int(*v)))
+        .collect();
+    lower(&bound(&example, &params), plan).expect("lowers")
+}
+
+fn plan(strategy: GpuStrategy, block: [u32; 3], elements: u32) -> GpuPlan {
+    GpuPlan {
+        block,
+        elements_per_thread: elements,
+        ..GpuPlan::new(strategy)
+    }
+}
+
+/// Walks a kernel in program order and fails when shared memory written since the last
+/// barrier is read, or when a barrier sits under a condition (divergent).
+fn check_barriers(kernel: &Kernel) {
+    fn reads_shared(stmt: &Stmt) -> bool {
+        let text = format!("{stmt:?}");
+        text.contains("SharedLoad")
+    }
+    fn walk(body: &[Stmt], pending: &mut bool, conditional: bool, kernel: &str) {
+        for stmt in body {
+            match stmt {
+                Stmt::Barrier => {
+                    assert!(
+                        !conditional,
+                        "kernel `{kernel}` has a barrier under a condition"
+                    );
+                    *pending = false;
+                }
+                Stmt::SharedStore { .. } => *pending = true,
+                Stmt::For { body, .. } => walk(body, pending, conditional, kernel),
+                Stmt::Block(body) => walk(body, pending, conditional, kernel),
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    assert!(
+                        !(*pending
+                            && reads_shared(stmt)
+                            && !then.iter().any(|s| matches!(s, Stmt::SharedStore { .. }))),
+                        "kernel `{kernel}` reads shared memory before a barrier"
+                    );
+                    walk(then, pending, true, kernel);
+                    walk(otherwise, pending, true, kernel);
+                }
+                other => assert!(
+                    !(*pending && reads_shared(other)),
+                    "kernel `{kernel}` reads shared memory before a barrier"
+                ),
+            }
+        }
+    }
+    walk(&kernel.body, &mut false, false, &kernel.name);
+}
+
+#[test]
+fn shared_memory_is_read_only_after_a_barrier_and_barriers_are_uniform() {
+    let mut checked_kernels = 0;
+    for example in example_programs() {
+        for plan in test_plans() {
+            let program = lower(&bound(&example, &example.sizes[0]), &plan).expect("lowers");
+            for kernel in program.kernels.iter().filter(|k| !k.shared.is_empty()) {
+                check_barriers(kernel);
+                checked_kernels += 1;
+            }
+        }
+    }
+    assert!(checked_kernels > 20, "{checked_kernels}");
+    // The check itself catches a missing barrier.
+    let mut program = lowered(
+        "j2d5pt",
+        &[33, 31],
+        &plan(GpuStrategy::Tiled, [32, 8, 1], 1),
+    );
+    let kernel = &mut program.kernels[0];
+    kernel.body.retain(|s| !matches!(s, Stmt::Barrier));
+    assert!(std::panic::catch_unwind(|| check_barriers(kernel)).is_err());
+}
+
+#[test]
+fn indices_are_64_bit_once_a_linear_index_can_reach_2_pow_31() {
+    let streaming = GpuPlan::new(GpuStrategy::Streaming);
+    let small = lowered("j3d7pt", &[17, 20, 21], &streaming);
+    assert_eq!(small.index_ty, tessera_ir::ScalarType::I32);
+    assert!(print_cuda(&small).contains("int32_t x = "));
+    // 1300^3 > 2^31 points: coordinates and linear indices are 64-bit in both dialects.
+    let big = lowered("j3d7pt", &[1300, 1300, 1300], &streaming);
+    assert_eq!(big.index_ty, tessera_ir::ScalarType::I64);
+    let (cuda, opencl) = (print_cuda(&big), print_opencl(&big));
+    assert!(
+        cuda.contains("int64_t x = ") && !cuda.contains("int32_t x = "),
+        "{cuda}"
+    );
+    assert!(
+        opencl.contains("long x = ") && opencl.contains("((long)get_group_id(0))"),
+        "{opencl}"
+    );
+    assert!(
+        cuda.contains("* ((int64_t)1300LL))"),
+        "extents in index arithmetic are 64-bit literals"
+    );
+}
+
+#[test]
+fn tiles_over_the_device_limits_are_refused_with_a_suggestion() {
+    let limits = DeviceLimits::typical_gpu();
+    let too_many = lowered(
+        "j2d5pt",
+        &[33, 31],
+        &plan(GpuStrategy::Tiled, [64, 32, 1], 1),
+    );
+    let error = validate(&too_many, &limits).unwrap_err().to_string();
+    assert!(
+        error.contains("2048 threads exceeds the 1024 threads per block")
+            && error.contains("e.g. --block 32x32x1"),
+        "{error}"
+    );
+    let too_big = lowered(
+        "box3d_constant",
+        &[17, 20, 21],
+        &plan(GpuStrategy::Tiled, [32, 8, 4], 8),
+    );
+    let error = validate(&too_big, &limits).unwrap_err().to_string();
+    assert!(error.contains("bytes of shared memory per block, but typical GPU gives a block 49152 bytes; use a smaller block or fewer elements per thread"), "{error}");
+    let zero = lower(
+        &bound(&example("j2d5pt"), &example("j2d5pt").sizes[0]),
+        &plan(GpuStrategy::Naive, [0, 8, 1], 1),
+    );
+    assert_eq!(
+        zero.unwrap_err().to_string(),
+        "the block size along x is 0; it must be at least 1"
+    );
+    let deep = GpuPlan {
+        time_tile: 4,
+        ..GpuPlan::new(GpuStrategy::Tiled)
+    };
+    let error = lower(
+        &bound(&example("j2d5pt"), &example("j2d5pt").sizes[0]),
+        &deep,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("use a time tile of 1"), "{error}");
+}
+
+#[test]
+fn stages_a_strategy_cannot_handle_fall_back_to_naive_with_a_note() {
+    let tiled = lowered("strided1d", &[41], &plan(GpuStrategy::Tiled, [32, 1, 1], 1));
+    assert_eq!(tiled.kernels[0].strategy, "naive");
+    assert_eq!(
+        tiled.notes,
+        [
+            "stage `mix` uses the naive strategy: its domain is strided along x, which tiles do not support"
+        ]
+    );
+    let streaming = lowered(
+        "strided1d",
+        &[41],
+        &plan(GpuStrategy::Streaming, [32, 1, 1], 1),
+    );
+    assert_eq!(
+        streaming.notes,
+        [
+            "stage `mix` uses the naive strategy: the grid has one axis, so there is no plane to stream"
+        ]
+    );
+    // Diagonal reads are not streamed through registers but read from memory.
+    let boxed = lowered(
+        "box3d_constant",
+        &[9, 9, 9],
+        &GpuPlan::new(GpuStrategy::Streaming),
+    );
+    assert_eq!(boxed.kernels[0].strategy, "streaming");
+    assert!(boxed.kernels[0].shared.is_empty());
+}
+
+#[test]
+fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
+    let ops = |program: &KernelProgram| -> Vec<String> {
+        program
+            .host
+            .step
+            .iter()
+            .map(|op| match op {
+                HostOp::Launch(l) => format!("launch {}", l.kernel),
+                HostOp::Copy { from, to } => format!(
+                    "copy {} -> {}",
+                    program.host.buffers[from.0].name, program.host.buffers[to.0].name
+                ),
+                HostOp::Swap(a, b) => format!(
+                    "swap {} {}",
+                    program.host.buffers[a.0].name, program.host.buffers[b.0].name
+                ),
+                HostOp::Reduce(r) => format!("reduce {}", r.name),
+            })
+            .collect()
+    };
+    let tiled = GpuPlan::new(GpuStrategy::Tiled);
+    // Read at neighbours on a sub-domain: ping-pong, the partner first filled with the field.
+    let j2d = lowered("j2d5pt", &[33, 31], &tiled);
+    assert_eq!(
+        ops(&j2d),
+        [
+            "copy A -> A.next",
+            "launch ts_j2d5pt_s0_jacobi_tiled",
+            "swap A A.next"
+        ]
+    );
+    // Over the whole grid: ping-pong without a copy.
+    let heat = lowered("heat2d_periodic", &[20, 17], &tiled);
+    assert_eq!(
+        ops(&heat),
+        [
+            "launch ts_heat2d_periodic_s0_diffuse_tiled",
+            "swap u u.next"
+        ]
+    );
+    // Outputs read only at their own point are updated in place.
+    let fdtd = lowered("fdtd2d", &[21, 19], &tiled);
+    assert_eq!(
+        ops(&fdtd),
+        [
+            "launch ts_fdtd2d_s0_source_tiled",
+            "launch ts_fdtd2d_s1_e_tiled",
+            "launch ts_fdtd2d_s2_h_tiled"
+        ]
+    );
+    let program = lowered("reductions2d", &[13, 35], &GpuPlan::new(GpuStrategy::Naive));
+    let reduce: Vec<(String, usize, u64)> = program
+        .host
+        .step
+        .iter()
+        .filter_map(|op| match op {
+            HostOp::Reduce(r) => Some((r.name.clone(), r.rows, r.every)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reduce,
+        [
+            ("change".to_string(), 13, 1),
+            ("total".to_string(), 13, 2),
+            ("lowest".to_string(), 11, 1)
+        ]
+    );
+}
+
+#[test]
+fn generated_sources_are_snapshotted() {
+    let cases: [(&str, &[i64], GpuPlan); 6] = [
+        ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
+        ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
+        (
+            "j2d5pt",
+            &[33, 31],
+            plan(GpuStrategy::Streaming, [32, 1, 1], 1),
+        ),
+        (
+            "j3d7pt",
+            &[17, 20, 21],
+            plan(GpuStrategy::Streaming, [32, 8, 1], 1),
+        ),
+        ("fdtd2d", &[21, 19], plan(GpuStrategy::Tiled, [16, 8, 1], 1)),
+        (
+            "reductions2d",
+            &[13, 35],
+            plan(GpuStrategy::Naive, [32, 4, 1], 1),
+        ),
+    ];
+    for (name, sizes, plan) in cases {
+        let program = lowered(name, sizes, &plan);
+        let label = format!("{name}_{}", plan.strategy.name());
+        insta::assert_snapshot!(format!("gpu_{label}_cuda"), print_cuda(&program));
+        insta::assert_snapshot!(format!("gpu_{label}_opencl"), print_opencl(&program));
+    }
+}
