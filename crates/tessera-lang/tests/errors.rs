@@ -87,13 +87,11 @@ fn check_case(text: &str, expected: &Expected) -> Result<(), String> {
             expected.phase
         ));
     }
-    if let Some(count) = expected.count {
-        if diagnostics.len() != count {
-            return Err(format!(
-                "{} diagnostics, expected {count}:\n{rendered}",
-                diagnostics.len()
-            ));
-        }
+    if let Some(count) = expected.count.filter(|c| *c != diagnostics.len()) {
+        return Err(format!(
+            "{} diagnostics, expected {count}:\n{rendered}",
+            diagnostics.len()
+        ));
     }
     let Some(d) = diagnostics.iter().find(|d| d.code == expected.code) else {
         return Err(format!("no {} among:\n{rendered}", expected.code));

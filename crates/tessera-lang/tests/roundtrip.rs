@@ -36,3 +36,14 @@ fn every_feature_program_round_trips() {
         assert_round_trip(&name, &text);
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Random valid programs round-trip through the printer.
+    #[test]
+    fn random_programs_round_trip(seed in proptest::prelude::any::<u64>()) {
+        let text = common::generate::program(seed);
+        assert_round_trip(&format!("seed {seed}:\n{text}"), &text);
+    }
+}

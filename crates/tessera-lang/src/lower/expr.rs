@@ -306,7 +306,11 @@ impl Lowerer<'_> {
                 Resolved::Global(Global::Param(p)) => Some(SizeExpr::Param(p)),
                 other => not_a_size(self, format!("`{}`, {},", path.text(), other.describe())),
             },
-            ExprKind::Unary(UnaryOp::Neg, a) => Some(SizeExpr::Neg(Box::new(self.size(a, item)?))),
+            // `-(0)` is `0`, as `-0` is: the printer writes `Neg(Const(0))` as `-0`.
+            ExprKind::Unary(UnaryOp::Neg, a) => match self.size(a, item)? {
+                SizeExpr::Const(0) => Some(SizeExpr::Const(0)),
+                inner => Some(SizeExpr::Neg(Box::new(inner))),
+            },
             ExprKind::Binary(
                 op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div),
                 a,

@@ -70,15 +70,24 @@ impl Parser<'_> {
             let rhs = self.binary(op.precedence() + 1);
             self.leave();
             let rhs = rhs?;
-            if op.is_comparison() {
-                if let Some(next) = binary_op(self.peek()).filter(|o| o.is_comparison()) {
-                    self.errors.push(
-                        Diagnostic::error("E0007", format!("comparison operators cannot be chained: `{}` after `{}`", next.symbol(), op.symbol()))
-                            .with_primary(self.peek_span(), "second comparison here")
-                            .with_help("combine comparisons with `&&`, e.g. `a < b && b < c`, or add parentheses"),
-                    );
-                    return Err(Failed);
-                }
+            if let Some(next) =
+                binary_op(self.peek()).filter(|o| op.is_comparison() && o.is_comparison())
+            {
+                self.errors.push(
+                    Diagnostic::error(
+                        "E0007",
+                        format!(
+                            "comparison operators cannot be chained: `{}` after `{}`",
+                            next.symbol(),
+                            op.symbol()
+                        ),
+                    )
+                    .with_primary(self.peek_span(), "second comparison here")
+                    .with_help(
+                        "combine comparisons with `&&`, e.g. `a < b && b < c`, or add parentheses",
+                    ),
+                );
+                return Err(Failed);
             }
             let start = lhs.span;
             lhs = self.node(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), start)?;

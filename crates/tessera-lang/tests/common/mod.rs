@@ -1,6 +1,8 @@
 //! Helpers shared by the test files: the example programs and span-free comparison.
 #![allow(dead_code)]
 
+pub mod generate;
+
 use std::path::PathBuf;
 
 use tessera_ir::{Program, Range, ReductionPlacement, Span, Statement};
