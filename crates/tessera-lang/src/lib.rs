@@ -1,7 +1,8 @@
 //! The Tessera language front end: `.tess` text to [`tessera_ir::Program`].
 //!
-//! Pipeline: [`lexer`] (tokens with byte spans) → [`parser`] (syntax tree, with error
-//! recovery) → [`lower`] (name resolution into the IR) → `tessera_analysis::check`.
+//! Pipeline: the lexer (`logos` tokens with byte spans) → a recursive-descent parser (syntax
+//! tree, with error recovery) → lowering (name resolution into the IR) →
+//! `tessera_analysis::check`.
 //! Every error is a [`tessera_ir::Diagnostic`] with a span, a message and a `help:`;
 //! [`render`] prints them rustc-style. The language is specified in `docs/language.md`.
 //!
@@ -12,10 +13,10 @@
 //! assert_eq!(parsed.program.stages.len(), 1);
 //! ```
 
-pub mod ast;
-pub mod lexer;
-pub mod lower;
-pub mod parser;
+mod ast;
+mod lexer;
+mod lower;
+mod parser;
 mod render;
 
 pub use render::render;
@@ -46,6 +47,7 @@ pub fn parse(
     errors.extend(syntax_errors);
     if !errors.is_empty() {
         errors.sort_by_key(|d| d.primary_span().map(|s| (s.start, s.end)));
+        errors.truncate(parser::MAX_ERRORS);
         return Err(errors);
     }
     let (program, type_overrides_used) = lower::lower(&items, default_name, sets)?;

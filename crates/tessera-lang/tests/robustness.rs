@@ -312,6 +312,13 @@ fn many_errors_are_capped_and_terminate() {
     assert!(!codes(&text).is_empty());
     let text = "stage s { ".to_string() + &") ".repeat(100_000);
     assert!(!codes(&text).is_empty());
+    for text in [
+        "grid [4]; stage s { ".to_string() + &";".repeat(100_000),
+        "@".repeat(100_000),
+    ] {
+        let n = codes(&text).len();
+        assert!((1..=50).contains(&n), "{n} errors");
+    }
 }
 
 #[test]

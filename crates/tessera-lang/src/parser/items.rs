@@ -178,6 +178,7 @@ impl Parser<'_> {
                     self.bump();
                     break;
                 }
+                _ if self.errors.len() >= super::MAX_ERRORS => return Err(Failed),
                 t if t == Token::Eof || (t.starts_item() && t != Token::Reduce) => {
                     let found = self.found();
                     self.errors.push(

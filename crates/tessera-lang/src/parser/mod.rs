@@ -14,7 +14,7 @@ use crate::lexer::Token;
 pub const MAX_NESTING: usize = 256;
 
 /// Most syntax errors reported before the parser gives up.
-const MAX_ERRORS: usize = 50;
+pub const MAX_ERRORS: usize = 50;
 
 /// Parsing failed at a point already reported in the parser's errors.
 #[derive(Debug)]
