@@ -32,7 +32,9 @@ pub enum CudaError {
         reason: String,
     },
     /// No CUDA driver library (`libcuda.so`) is present.
-    #[error("no CUDA driver found (libcuda.so.1 is not loadable): install the NVIDIA driver, or use `--backend opencl` or `--backend cpu`")]
+    #[error(
+        "no CUDA driver found (libcuda.so.1 is not loadable): install the NVIDIA driver, or use `--backend opencl` or `--backend cpu`"
+    )]
     NoDriver,
     /// The driver has no device matching the selection.
     #[error("{0}")]
@@ -66,7 +68,10 @@ pub enum CudaError {
 impl CudaError {
     /// A driver failure while doing `during`.
     pub fn driver(during: impl Into<String>, error: impl std::fmt::Display) -> CudaError {
-        CudaError::Driver { during: during.into(), message: error.to_string() }
+        CudaError::Driver {
+            during: during.into(),
+            message: error.to_string(),
+        }
     }
 }
 

@@ -5,13 +5,21 @@
 //!   linker, pip wheels);
 //! - [`nvrtc`]: CUDA C to PTX for any architecture, without a device ([`compile_ptx`]);
 //! - [`ptxas`]: per-kernel registers, shared memory and spills ([`ptxas_report`]);
+//! - [`modules`]: PTX cached per process;
+//! - [`device`]: the driver probe ([`cuda_available`]), device selection and limits;
+//! - [`backend`]: [`CudaBackend`] and its executable;
 //! - [`error`]: [`CudaError`] and its mapping onto `BackendError`.
 
+pub mod backend;
+pub mod device;
 pub mod error;
+pub mod modules;
 pub mod nvrtc;
 pub mod ptxas;
 pub mod toolkit;
 
+pub use backend::{CudaBackend, CudaExecutable};
+pub use device::{CudaDevice, cuda_available, select_device};
 pub use error::CudaError;
 pub use nvrtc::compile_ptx;
-pub use ptxas::{ptxas_report, KernelResources};
+pub use ptxas::{KernelResources, ptxas_report};

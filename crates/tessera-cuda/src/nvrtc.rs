@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use cudarc::nvrtc::{CompileError, CompileOptions};
 
 use crate::error::CudaError;
-use crate::toolkit::{find_nvrtc, NvrtcLocation};
+use crate::toolkit::{NvrtcLocation, find_nvrtc};
 
 /// Compiles `source` to PTX for `arch` (`"sm_90"`). In `exact` mode floating-point
 /// contraction is off (`--fmad=false`) and division and square root are IEEE-rounded, so that
@@ -15,7 +15,10 @@ use crate::toolkit::{find_nvrtc, NvrtcLocation};
 pub fn compile_ptx(source: &str, arch: &str, exact: bool) -> Result<String, CudaError> {
     ensure_loaded()?;
     let options = nvrtc_options(arch, exact);
-    let compile_options = CompileOptions { options: options.clone(), ..Default::default() };
+    let compile_options = CompileOptions {
+        options: options.clone(),
+        ..Default::default()
+    };
     match cudarc::nvrtc::compile_ptx_with_opts(source, compile_options) {
         Ok(ptx) => Ok(ptx.to_src()),
         Err(CompileError::CompileError { log, .. }) => Err(CudaError::Compile {
@@ -23,15 +26,30 @@ pub fn compile_ptx(source: &str, arch: &str, exact: bool) -> Result<String, Cuda
             options,
             log: log.to_string_lossy().into_owned(),
         }),
-        Err(other) => Err(CudaError::Compile { source_path: save_source(source, "cu"), options, log: other.to_string() }),
+        Err(other) => Err(CudaError::Compile {
+            source_path: save_source(source, "cu"),
+            options,
+            log: other.to_string(),
+        }),
     }
 }
 
 /// The NVRTC options Tessera uses for `arch` and the exactness mode.
 pub fn nvrtc_options(arch: &str, exact: bool) -> Vec<String> {
-    let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_string(),
+    ];
     if exact {
-        options.extend(["--fmad=false", "--prec-div=true", "--prec-sqrt=true", "--ftz=false"].map(String::from));
+        options.extend(
+            [
+                "--fmad=false",
+                "--prec-div=true",
+                "--prec-sqrt=true",
+                "--ftz=false",
+            ]
+            .map(String::from),
+        );
     }
     options
 }
@@ -43,7 +61,11 @@ pub fn nvrtc_version() -> Result<(i32, i32), CudaError> {
     // SAFETY: the library is loaded; both pointers are valid for writes.
     let status = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
     if status != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
-        return Err(CudaError::Compile { source_path: Default::default(), options: Vec::new(), log: format!("nvrtcVersion: {status:?}") });
+        return Err(CudaError::Compile {
+            source_path: Default::default(),
+            options: Vec::new(),
+            log: format!("nvrtcVersion: {status:?}"),
+        });
     }
     Ok((major, minor))
 }
@@ -71,8 +93,11 @@ fn ensure_loaded() -> Result<(), CudaError> {
             let location = find_nvrtc()?;
             if let NvrtcLocation::File(path) = &location {
                 // SAFETY: NVRTC's initialisers have no preconditions.
-                let library = unsafe { libloading::Library::new(path) }
-                    .map_err(|e| CudaError::Load { path: path.clone(), reason: e.to_string() })?;
+                let library =
+                    unsafe { libloading::Library::new(path) }.map_err(|e| CudaError::Load {
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    })?;
                 std::mem::forget(library);
             }
             // SAFETY: probing only.
@@ -83,7 +108,10 @@ fn ensure_loaded() -> Result<(), CudaError> {
                     NvrtcLocation::File(path) => path,
                     NvrtcLocation::SystemSearch => "libnvrtc.so.13".into(),
                 };
-                Err(CudaError::Load { path, reason: "loaded, but not visible under the name libnvrtc.so.13".into() })
+                Err(CudaError::Load {
+                    path,
+                    reason: "loaded, but not visible under the name libnvrtc.so.13".into(),
+                })
             }
         })
         .clone()

@@ -26,10 +26,12 @@ pub struct KernelResources {
 /// in the order ptxas reports them.
 pub fn ptxas_report(ptx: &str, arch: &str) -> Result<Vec<KernelResources>, CudaError> {
     let ptxas = find_ptxas()?;
-    let dir = tempfile::tempdir().map_err(|e| CudaError::Ptxas(format!("cannot create a temporary folder: {e}")))?;
+    let dir = tempfile::tempdir()
+        .map_err(|e| CudaError::Ptxas(format!("cannot create a temporary folder: {e}")))?;
     let input = dir.path().join("kernels.ptx");
     let output = dir.path().join("kernels.cubin");
-    std::fs::write(&input, ptx).map_err(|e| CudaError::Ptxas(format!("cannot write {}: {e}", input.display())))?;
+    std::fs::write(&input, ptx)
+        .map_err(|e| CudaError::Ptxas(format!("cannot write {}: {e}", input.display())))?;
     let result = Command::new(&ptxas)
         .arg(format!("-arch={arch}"))
         .arg("-v")
@@ -38,10 +40,15 @@ pub fn ptxas_report(ptx: &str, arch: &str) -> Result<Vec<KernelResources>, CudaE
         .arg(&output)
         .output()
         .map_err(|e| CudaError::Ptxas(format!("cannot run {}: {e}", ptxas.display())))?;
-    let log = String::from_utf8_lossy(&result.stderr).into_owned() + &String::from_utf8_lossy(&result.stdout);
+    let log = String::from_utf8_lossy(&result.stderr).into_owned()
+        + &String::from_utf8_lossy(&result.stdout);
     if !result.status.success() {
         let saved = crate::nvrtc::save_source(ptx, "ptx");
-        return Err(CudaError::Ptxas(format!("failed on {} ({}):\n{log}", saved.display(), result.status)));
+        return Err(CudaError::Ptxas(format!(
+            "failed on {} ({}):\n{log}",
+            saved.display(),
+            result.status
+        )));
     }
     parse_report(&log)
 }
@@ -54,17 +61,23 @@ pub fn parse_report(log: &str) -> Result<Vec<KernelResources>, CudaError> {
     for line in log.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             let name = rest.split('\'').next().unwrap_or_default();
-            kernels.push(KernelResources { name: name.to_string(), ..Default::default() });
+            kernels.push(KernelResources {
+                name: name.to_string(),
+                ..Default::default()
+            });
             continue;
         }
-        let Some(current) = kernels.last_mut() else { continue };
+        let Some(current) = kernels.last_mut() else {
+            continue;
+        };
         if line.contains("stack frame") {
             current.stack_bytes = number_before(line, "bytes stack frame")?;
             current.spill_stores = number_before(line, "bytes spill stores")?;
             current.spill_loads = number_before(line, "bytes spill loads")?;
         } else if line.contains("Used") && line.contains("registers") {
-            current.registers = u32::try_from(number_before(line, "registers")?)
-                .map_err(|_| CudaError::Ptxas(format!("register count out of range in `{line}`")))?;
+            current.registers = u32::try_from(number_before(line, "registers")?).map_err(|_| {
+                CudaError::Ptxas(format!("register count out of range in `{line}`"))
+            })?;
             if line.contains("bytes smem") {
                 current.shared_bytes = number_before(line, "bytes smem")?;
             }
@@ -76,8 +89,16 @@ pub fn parse_report(log: &str) -> Result<Vec<KernelResources>, CudaError> {
 /// The integer just before `unit` in `line` (`"12 bytes spill stores"` -> 12).
 fn number_before(line: &str, unit: &str) -> Result<u64, CudaError> {
     let unparsable = || CudaError::Ptxas(format!("cannot read `{unit}` in `{}`", line.trim()));
-    let before = line.split(unit).next().filter(|b| b.len() < line.len()).ok_or_else(unparsable)?;
-    let word = before.trim_end().rsplit([' ', ',', ':']).next().ok_or_else(unparsable)?;
+    let before = line
+        .split(unit)
+        .next()
+        .filter(|b| b.len() < line.len())
+        .ok_or_else(unparsable)?;
+    let word = before
+        .trim_end()
+        .rsplit([' ', ',', ':'])
+        .next()
+        .ok_or_else(unparsable)?;
     word.parse().map_err(|_| unparsable())
 }
 
@@ -100,8 +121,22 @@ ptxas info    : Used 18 registers, used 0 barriers, 392 bytes cmem[0]\n";
         assert_eq!(
             kernels,
             vec![
-                KernelResources { name: "tiled".into(), registers: 40, shared_bytes: 2312, stack_bytes: 8, spill_stores: 4, spill_loads: 12 },
-                KernelResources { name: "naive".into(), registers: 18, shared_bytes: 0, stack_bytes: 0, spill_stores: 0, spill_loads: 0 },
+                KernelResources {
+                    name: "tiled".into(),
+                    registers: 40,
+                    shared_bytes: 2312,
+                    stack_bytes: 8,
+                    spill_stores: 4,
+                    spill_loads: 12
+                },
+                KernelResources {
+                    name: "naive".into(),
+                    registers: 18,
+                    shared_bytes: 0,
+                    stack_bytes: 0,
+                    spill_stores: 0,
+                    spill_loads: 0
+                },
             ]
         );
     }

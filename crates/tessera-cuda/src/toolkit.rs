@@ -46,7 +46,10 @@ pub fn find_nvrtc() -> Result<NvrtcLocation, CudaError> {
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Ok(NvrtcLocation::SystemSearch);
     }
-    if let Some(path) = pip_cuda_dirs().iter().find_map(|cu| first_existing(&cu.join("lib"), &NVRTC_NAMES)) {
+    if let Some(path) = pip_cuda_dirs()
+        .iter()
+        .find_map(|cu| first_existing(&cu.join("lib"), &NVRTC_NAMES))
+    {
         return Ok(NvrtcLocation::File(path));
     }
     Err(CudaError::ToolNotFound {
@@ -61,17 +64,27 @@ pub fn find_ptxas() -> Result<PathBuf, CudaError> {
     if let Some(path) = explicit_file("TESSERA_PTXAS")? {
         return Ok(path);
     }
-    let in_roots = toolkit_roots().into_iter().find_map(|root| first_existing(&root.join("bin"), &["ptxas"]));
+    let in_roots = toolkit_roots()
+        .into_iter()
+        .find_map(|root| first_existing(&root.join("bin"), &["ptxas"]));
     let on_path = || {
-        std::env::var_os("PATH")
-            .and_then(|paths| std::env::split_paths(&paths).find_map(|dir| first_existing(&dir, &["ptxas"])))
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths).find_map(|dir| first_existing(&dir, &["ptxas"]))
+        })
     };
-    let in_pip = || pip_cuda_dirs().iter().find_map(|cu| first_existing(&cu.join("bin"), &["ptxas"]));
-    in_roots.or_else(on_path).or_else(in_pip).ok_or(CudaError::ToolNotFound {
-        tool: "ptxas",
-        hint: "install it with `pip install nvidia-cuda-nvcc`, or a CUDA 13 toolkit, or point \
+    let in_pip = || {
+        pip_cuda_dirs()
+            .iter()
+            .find_map(|cu| first_existing(&cu.join("bin"), &["ptxas"]))
+    };
+    in_roots
+        .or_else(on_path)
+        .or_else(in_pip)
+        .ok_or(CudaError::ToolNotFound {
+            tool: "ptxas",
+            hint: "install it with `pip install nvidia-cuda-nvcc`, or a CUDA 13 toolkit, or point \
                TESSERA_PTXAS at the executable (or TESSERA_CUDA_HOME at the toolkit)",
-    })
+        })
 }
 
 /// The file named by environment variable `var`, if set; an error if it does not exist.
@@ -80,7 +93,11 @@ fn explicit_file(var: &'static str) -> Result<Option<PathBuf>, CudaError> {
         None => Ok(None),
         Some(value) => {
             let path = PathBuf::from(value);
-            if path.is_file() { Ok(Some(path)) } else { Err(CudaError::BadOverride { var, path }) }
+            if path.is_file() {
+                Ok(Some(path))
+            } else {
+                Err(CudaError::BadOverride { var, path })
+            }
         }
     }
 }
@@ -89,12 +106,19 @@ fn explicit_file(var: &'static str) -> Result<Option<PathBuf>, CudaError> {
 fn toolkit_roots() -> Vec<PathBuf> {
     ["TESSERA_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"]
         .iter()
-        .filter_map(|var| std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from))
+        .filter_map(|var| {
+            std::env::var_os(var)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
         .collect()
 }
 
 fn first_existing(dir: &Path, names: &[&str]) -> Option<PathBuf> {
-    names.iter().map(|name| dir.join(name)).find(|path| path.is_file())
+    names
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.is_file())
 }
 
 /// The `nvidia/cu13` folders of the pip wheels, asked of `python3` once per process.

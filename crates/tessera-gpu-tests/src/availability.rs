@@ -26,7 +26,11 @@ pub fn require_opencl(suite: &str) -> bool {
         Ok(_) => Err("the OpenCL runtime lists no device".to_string()),
         Err(e) => Err(e.to_string()),
     };
-    require(suite, probe, "install PoCL: `apt-get install pocl-opencl-icd ocl-icd-libopencl1`")
+    require(
+        suite,
+        probe,
+        "install PoCL: `apt-get install pocl-opencl-icd ocl-icd-libopencl1`",
+    )
 }
 
 /// Whether NVRTC and ptxas are usable (see [`require`]).
@@ -36,5 +40,9 @@ pub fn require_nvrtc_and_ptxas(suite: &str) -> bool {
         .and_then(|_| tessera_cuda::toolkit::find_ptxas())
         .map(|_| ())
         .map_err(|e| e.to_string());
-    require(suite, probe, "`pip install nvidia-cuda-nvrtc nvidia-cuda-nvcc`, or set TESSERA_CUDA_HOME")
+    require(
+        suite,
+        probe,
+        "`pip install nvidia-cuda-nvrtc nvidia-cuda-nvcc`, or set TESSERA_CUDA_HOME",
+    )
 }

@@ -2,14 +2,16 @@
 
 use std::sync::Arc;
 
-use tessera_analysis::{bind, check, BoundProgram};
+use tessera_analysis::{BoundProgram, bind, check};
 use tessera_ir::{Constant, Program};
 use tessera_runtime::{Buffer, FieldSet, RunReport};
 
 /// Checks and binds `program` with `params`; panics with the diagnostics when it does not.
 pub fn bind_program(program: &Program, params: &[(String, Constant)]) -> BoundProgram {
-    let checked = check(program).unwrap_or_else(|d| panic!("`{}` does not check: {d:?}", program.name));
-    bind(Arc::new(checked), params).unwrap_or_else(|d| panic!("`{}` does not bind with {params:?}: {d:?}", program.name))
+    let checked =
+        check(program).unwrap_or_else(|d| panic!("`{}` does not check: {d:?}", program.name));
+    bind(Arc::new(checked), params)
+        .unwrap_or_else(|d| panic!("`{}` does not bind with {params:?}: {d:?}", program.name))
 }
 
 /// A small deterministic generator (xorshift64*), so inputs are reproducible without a
@@ -47,8 +49,12 @@ pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
             Buffer::F32(v) => v.iter_mut().for_each(|x| *x = rng.unit() as f32),
             Buffer::F64(v) => v.iter_mut().for_each(|x| *x = rng.unit()),
             Buffer::U8(v) => v.iter_mut().for_each(|x| *x = (rng.next_u64() % 2) as u8),
-            Buffer::I32(v) => v.iter_mut().for_each(|x| *x = (rng.next_u64() % 100) as i32 - 50),
-            Buffer::I64(v) => v.iter_mut().for_each(|x| *x = (rng.next_u64() % 100) as i64 - 50),
+            Buffer::I32(v) => v
+                .iter_mut()
+                .for_each(|x| *x = (rng.next_u64() % 100) as i32 - 50),
+            Buffer::I64(v) => v
+                .iter_mut()
+                .for_each(|x| *x = (rng.next_u64() % 100) as i64 - 50),
         }
     }
     fields
@@ -57,11 +63,17 @@ pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
 /// The reference backend's exact-order result of `steps` steps from `inputs`.
 pub fn reference_run(bound: &BoundProgram, inputs: &FieldSet, steps: u64) -> (FieldSet, RunReport) {
     let mut fields = inputs.clone();
-    let report = tessera_reference::run_exact(bound, &mut fields, 0, steps).expect("the reference backend runs every program");
+    let report = tessera_reference::run_exact(bound, &mut fields, 0, steps)
+        .expect("the reference backend runs every program");
     (fields, report)
 }
 
 /// Field names by field index, for messages.
 pub fn field_names(bound: &BoundProgram) -> Vec<String> {
-    bound.program().fields.values().map(|f| f.name.clone()).collect()
+    bound
+        .program()
+        .fields
+        .values()
+        .map(|f| f.name.clone())
+        .collect()
 }

@@ -5,15 +5,28 @@
 
 use tessera_codegen::kernel::ExampleProgram;
 use tessera_ir::builder::ProgramBuilder;
-use tessera_ir::{BinaryOp, Border, Constant, ExprId, Field, Id, MathFn, Param, ReduceOp, ScalarType, SizeExpr};
+use tessera_ir::{
+    BinaryOp, Border, Constant, ExprId, Field, Id, MathFn, Param, ReduceOp, ScalarType, SizeExpr,
+};
 
 /// Size parameter sets: one value list per set, in `names` order.
 fn sizes(names: &[&str], sets: &[&[i64]]) -> Vec<Vec<(String, Constant)>> {
-    sets.iter().map(|set| names.iter().zip(*set).map(|(n, v)| (n.to_string(), Constant::Int(*v))).collect()).collect()
+    sets.iter()
+        .map(|set| {
+            names
+                .iter()
+                .zip(*set)
+                .map(|(n, v)| (n.to_string(), Constant::Int(*v)))
+                .collect()
+        })
+        .collect()
 }
 
 fn grid(b: &mut ProgramBuilder, names: &[&str]) -> Vec<Id<Param>> {
-    let params: Vec<Id<Param>> = names.iter().map(|n| b.param(*n, ScalarType::I64, Constant::Int(16))).collect();
+    let params: Vec<Id<Param>> = names
+        .iter()
+        .map(|n| b.param(*n, ScalarType::I64, Constant::Int(16)))
+        .collect();
     b.grid(params.iter().map(|p| SizeExpr::Param(*p)).collect());
     params
 }
@@ -21,7 +34,9 @@ fn grid(b: &mut ProgramBuilder, names: &[&str]) -> Vec<Id<Param>> {
 /// `weight * sum(field[offset])` over `offsets`.
 fn weighted(b: &mut ProgramBuilder, field: Id<Field>, offsets: &[Vec<i32>], weight: f64) -> ExprId {
     let reads: Vec<ExprId> = offsets.iter().map(|o| b.read(field, o)).collect();
-    let sum = reads[1..].iter().fold(reads[0], |acc, r| b.binary(BinaryOp::Add, acc, *r));
+    let sum = reads[1..]
+        .iter()
+        .fold(reads[0], |acc, r| b.binary(BinaryOp::Add, acc, *r));
     let w = b.lit(Constant::Float(weight));
     b.binary(BinaryOp::Mul, w, sum)
 }
@@ -40,7 +55,13 @@ fn star(dims: usize, r: i32) -> Vec<Vec<i32>> {
 }
 
 /// A single-stage smoothing program of `offsets` on field `A` with `border`.
-fn smoothing(name: &'static str, axes: &[&str], ty: ScalarType, border: Border, offsets: &[Vec<i32>]) -> tessera_ir::Program {
+fn smoothing(
+    name: &'static str,
+    axes: &[&str],
+    ty: ScalarType,
+    border: Border,
+    offsets: &[Vec<i32>],
+) -> tessera_ir::Program {
     let mut b = ProgramBuilder::new(name);
     grid(&mut b, axes);
     let a = b.field("A", ty);
@@ -61,7 +82,13 @@ fn rician2d() -> tessera_ir::Program {
     b.set_border(u, Border::Clamp);
     b.set_readonly(f);
     let mut stage = b.stage("denoise");
-    let (c, e, w, n, s) = (b.read(u, &[0, 0]), b.read(u, &[0, 1]), b.read(u, &[0, -1]), b.read(u, &[-1, 0]), b.read(u, &[1, 0]));
+    let (c, e, w, n, s) = (
+        b.read(u, &[0, 0]),
+        b.read(u, &[0, 1]),
+        b.read(u, &[0, -1]),
+        b.read(u, &[-1, 0]),
+        b.read(u, &[1, 0]),
+    );
     let gx = b.binary(BinaryOp::Sub, e, w);
     let gy = b.binary(BinaryOp::Sub, s, n);
     let gx2 = b.binary(BinaryOp::Mul, gx, gx);
@@ -114,7 +141,12 @@ fn tv2d() -> tessera_ir::Program {
     dual.assign(p, new_p).assign(q, new_q);
     b.finish_stage(dual);
     let mut primal = b.stage("primal");
-    let (pc, pw, qc, qn) = (b.read(p, &[0, 0]), b.read(p, &[0, -1]), b.read(q, &[0, 0]), b.read(q, &[-1, 0]));
+    let (pc, pw, qc, qn) = (
+        b.read(p, &[0, 0]),
+        b.read(p, &[0, -1]),
+        b.read(q, &[0, 0]),
+        b.read(q, &[-1, 0]),
+    );
     let div_p = b.binary(BinaryOp::Sub, pc, pw);
     let div_q = b.binary(BinaryOp::Sub, qc, qn);
     let div = b.binary(BinaryOp::Add, div_p, div_q);
@@ -157,29 +189,67 @@ pub fn extra_programs() -> Vec<ExampleProgram> {
     vec![
         ExampleProgram {
             name: "star1d_r2_constant",
-            program: smoothing("star1d_r2_constant", &["N"], ScalarType::F32, Border::Constant(Constant::Float(0.25)), &star(1, 2)),
+            program: smoothing(
+                "star1d_r2_constant",
+                &["N"],
+                ScalarType::F32,
+                Border::Constant(Constant::Float(0.25)),
+                &star(1, 2),
+            ),
             sizes: sizes(&["N"], &[&[5], &[255], &[257], &[101]]),
             steps: 3,
         },
         ExampleProgram {
             name: "box2d_r2_clamp",
-            program: smoothing("box2d_r2_clamp", &["NY", "NX"], ScalarType::F32, Border::Clamp, &box2d_r2()),
+            program: smoothing(
+                "box2d_r2_clamp",
+                &["NY", "NX"],
+                ScalarType::F32,
+                Border::Clamp,
+                &box2d_r2(),
+            ),
             sizes: planes(&[&[5, 5], &[17, 31], &[9, 33], &[7, 3]]),
             steps: 2,
         },
         ExampleProgram {
             name: "star3d_r2_periodic",
-            program: smoothing("star3d_r2_periodic", &["NZ", "NY", "NX"], ScalarType::F64, Border::Periodic, &star(3, 2)),
-            sizes: sizes(&["NZ", "NY", "NX"], &[&[5, 5, 5], &[11, 9, 33], &[7, 13, 31]]),
+            program: smoothing(
+                "star3d_r2_periodic",
+                &["NZ", "NY", "NX"],
+                ScalarType::F64,
+                Border::Periodic,
+                &star(3, 2),
+            ),
+            sizes: sizes(
+                &["NZ", "NY", "NX"],
+                &[&[5, 5, 5], &[11, 9, 33], &[7, 13, 31]],
+            ),
             steps: 2,
         },
-        ExampleProgram { name: "rician2d", program: rician2d(), sizes: planes(&[&[3, 3], &[19, 23], &[8, 33]]), steps: 3 },
-        ExampleProgram { name: "tv2d", program: tv2d(), sizes: planes(&[&[3, 3], &[13, 31], &[9, 32]]), steps: 3 },
-        ExampleProgram { name: "decay_until", program: decay_until(), sizes: planes(&[&[11, 13], &[8, 33]]), steps: 40 },
+        ExampleProgram {
+            name: "rician2d",
+            program: rician2d(),
+            sizes: planes(&[&[3, 3], &[19, 23], &[8, 33]]),
+            steps: 3,
+        },
+        ExampleProgram {
+            name: "tv2d",
+            program: tv2d(),
+            sizes: planes(&[&[3, 3], &[13, 31], &[9, 32]]),
+            steps: 3,
+        },
+        ExampleProgram {
+            name: "decay_until",
+            program: decay_until(),
+            sizes: planes(&[&[11, 13], &[8, 33]]),
+            steps: 40,
+        },
     ]
 }
 
 /// The 5x5 box.
 fn box2d_r2() -> Vec<Vec<i32>> {
-    (-2..=2).flat_map(|y| (-2..=2).map(move |x| vec![y, x])).collect()
+    (-2..=2)
+        .flat_map(|y| (-2..=2).map(move |x| vec![y, x]))
+        .collect()
 }

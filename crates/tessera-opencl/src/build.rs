@@ -15,12 +15,17 @@ use crate::error::OpenClError;
 /// The context of a device, shared by every executable on it.
 pub fn context_for(device: &Device) -> Result<Arc<Context>, OpenClError> {
     static CONTEXTS: OnceLock<Mutex<HashMap<usize, Arc<Context>>>> = OnceLock::new();
-    let mut contexts = CONTEXTS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    let mut contexts = CONTEXTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let key = device.id() as usize;
     if let Some(context) = contexts.get(&key) {
         return Ok(context.clone());
     }
-    let context = Arc::new(Context::from_device(device).map_err(|e| OpenClError::call("creating a context", e))?);
+    let context = Arc::new(
+        Context::from_device(device).map_err(|e| OpenClError::call("creating a context", e))?,
+    );
     contexts.insert(key, context.clone());
     Ok(context)
 }
@@ -28,7 +33,11 @@ pub fn context_for(device: &Device) -> Result<Arc<Context>, OpenClError> {
 /// The build options for a program: exact mode turns contraction off (the source also says
 /// `FP_CONTRACT OFF`) and asks for correctly rounded f32 division and square root.
 pub fn build_options(exact: bool) -> &'static str {
-    if exact { "-cl-fp32-correctly-rounded-divide-sqrt" } else { "-cl-mad-enable" }
+    if exact {
+        "-cl-fp32-correctly-rounded-divide-sqrt"
+    } else {
+        "-cl-mad-enable"
+    }
 }
 
 /// A built program for `source` on `device` with `options`, from the per-process cache or
@@ -42,19 +51,26 @@ pub fn build_program(
 ) -> Result<(Arc<Program>, bool), OpenClError> {
     type Cache = Mutex<HashMap<(usize, String, String), Arc<Program>>>;
     static PROGRAMS: OnceLock<Cache> = OnceLock::new();
-    let device = context.devices().first().copied().unwrap_or(std::ptr::null_mut()) as usize;
+    let device = context
+        .devices()
+        .first()
+        .copied()
+        .unwrap_or(std::ptr::null_mut()) as usize;
     let key = (device, options.to_string(), source.to_string());
     let cache = PROGRAMS.get_or_init(Default::default);
     if let Some(program) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok((program.clone(), false));
     }
     // Built outside the lock so that tests building different programs overlap.
-    let program = Program::create_and_build_from_source(context, source, options).map_err(|log| OpenClError::Build {
-        device: info.name.clone(),
-        source_path: save_source(source),
-        options: options.to_string(),
-        log,
-    })?;
+    let program =
+        Program::create_and_build_from_source(context, source, options).map_err(|log| {
+            OpenClError::Build {
+                device: info.name.clone(),
+                source_path: save_source(source),
+                options: options.to_string(),
+                log,
+            }
+        })?;
     let program = Arc::new(program);
     let mut programs = cache.lock().unwrap_or_else(|e| e.into_inner());
     Ok((programs.entry(key).or_insert(program).clone(), true))

@@ -1,6 +1,6 @@
 //! OpenCL platform and device discovery, selection (`--device`), and the device's limits.
 
-use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
+use opencl3::device::{CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU, Device};
 use opencl3::platform::get_platforms;
 use std::sync::Mutex;
 
@@ -38,7 +38,10 @@ pub struct DeviceInfo {
 impl DeviceInfo {
     /// `P:D name (platform)`, as `--device` accepts and error messages list.
     pub fn label(&self) -> String {
-        format!("{}:{} {} ({})", self.platform_index, self.device_index, self.name, self.platform_name)
+        format!(
+            "{}:{} {} ({})",
+            self.platform_index, self.device_index, self.name, self.platform_name
+        )
     }
 }
 
@@ -54,7 +57,9 @@ pub fn list_devices() -> Result<Vec<(DeviceInfo, Device)>, OpenClError> {
     }
     let mut devices = Vec::new();
     for (platform_index, platform) in platforms.iter().enumerate() {
-        let platform_name = platform.name().unwrap_or_else(|_| "unnamed platform".into());
+        let platform_name = platform
+            .name()
+            .unwrap_or_else(|_| "unnamed platform".into());
         // A platform without devices answers CL_DEVICE_NOT_FOUND: that is just an empty list.
         let ids = platform.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
         for (device_index, id) in ids.into_iter().enumerate() {
@@ -86,38 +91,63 @@ pub fn select_device(selection: Option<&str>) -> Result<(DeviceInfo, Device), Op
             ))
         })?,
     };
-    Ok(devices.into_iter().nth(position).expect("position is within the list"))
+    Ok(devices
+        .into_iter()
+        .nth(position)
+        .expect("position is within the list"))
 }
 
 fn find(devices: &[(DeviceInfo, Device)], wanted: &str) -> Option<usize> {
-    if let Some((p, d)) = wanted.split_once(':') {
-        if let (Ok(p), Ok(d)) = (p.trim().parse::<usize>(), d.trim().parse::<usize>()) {
-            return devices.iter().position(|(i, _)| i.platform_index == p && i.device_index == d);
-        }
+    if let Some((p, d)) = wanted.split_once(':')
+        && let (Ok(p), Ok(d)) = (p.trim().parse::<usize>(), d.trim().parse::<usize>())
+    {
+        return devices
+            .iter()
+            .position(|(i, _)| i.platform_index == p && i.device_index == d);
     }
     if let Ok(index) = wanted.parse::<usize>() {
         return (index < devices.len()).then_some(index);
     }
     let lower = wanted.to_lowercase();
     devices.iter().position(|(info, _)| {
-        info.name.to_lowercase().contains(&lower) || info.platform_name.to_lowercase().contains(&lower)
+        info.name.to_lowercase().contains(&lower)
+            || info.platform_name.to_lowercase().contains(&lower)
     })
 }
 
-fn describe(device: &Device, platform_index: usize, device_index: usize, platform_name: &str) -> Result<DeviceInfo, OpenClError> {
-    let query = |what: &'static str| move |e| OpenClError::call(format!("reading the device's {what}"), e);
+fn describe(
+    device: &Device,
+    platform_index: usize,
+    device_index: usize,
+    platform_name: &str,
+) -> Result<DeviceInfo, OpenClError> {
+    let query =
+        |what: &'static str| move |e| OpenClError::call(format!("reading the device's {what}"), e);
     Ok(DeviceInfo {
         platform_index,
         device_index,
         platform_name: platform_name.to_string(),
         name: device.name().map_err(query("name"))?.trim().to_string(),
         is_gpu: device.dev_type().map_err(query("type"))? & CL_DEVICE_TYPE_GPU != 0,
-        max_work_group_size: device.max_work_group_size().map_err(query("max work-group size"))?,
-        max_work_item_sizes: device.max_work_item_sizes().map_err(query("max work-item sizes"))?,
-        local_mem_bytes: device.local_mem_size().map_err(query("local memory size"))?,
+        max_work_group_size: device
+            .max_work_group_size()
+            .map_err(query("max work-group size"))?,
+        max_work_item_sizes: device
+            .max_work_item_sizes()
+            .map_err(query("max work-item sizes"))?,
+        local_mem_bytes: device
+            .local_mem_size()
+            .map_err(query("local memory size"))?,
         compute_units: device.max_compute_units().map_err(query("compute units"))?,
-        global_mem_bytes: device.global_mem_size().map_err(query("global memory size"))?,
-        max_alloc_bytes: device.max_mem_alloc_size().map_err(query("max allocation size"))?,
-        has_fp64: device.double_fp_config().map(|config| config != 0).unwrap_or(false),
+        global_mem_bytes: device
+            .global_mem_size()
+            .map_err(query("global memory size"))?,
+        max_alloc_bytes: device
+            .max_mem_alloc_size()
+            .map_err(query("max allocation size"))?,
+        has_fp64: device
+            .double_fp_config()
+            .map(|config| config != 0)
+            .unwrap_or(false),
     })
 }

@@ -9,10 +9,14 @@ use tessera_runtime::BackendError;
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum OpenClError {
     /// `libOpenCL.so` could not be loaded.
-    #[error("no OpenCL runtime found: install an ICD, e.g. `apt-get install pocl-opencl-icd` (and `ocl-icd-libopencl1`)")]
+    #[error(
+        "no OpenCL runtime found: install an ICD, e.g. `apt-get install pocl-opencl-icd` (and `ocl-icd-libopencl1`)"
+    )]
     NoRuntime,
     /// The runtime lists no platform.
-    #[error("the OpenCL runtime lists no platform: install a driver (ICD), e.g. `apt-get install pocl-opencl-icd`")]
+    #[error(
+        "the OpenCL runtime lists no platform: install a driver (ICD), e.g. `apt-get install pocl-opencl-icd`"
+    )]
     NoPlatform,
     /// No device matches the selection (the message lists the devices).
     #[error("{0}")]
@@ -50,7 +54,10 @@ impl OpenClError {
     pub fn call(during: impl Into<String>, error: ClError) -> OpenClError {
         match error.0 {
             DLOPEN_RUNTIME_LOAD_FAILED | DLOPEN_FUNCTION_NOT_AVAILABLE => OpenClError::NoRuntime,
-            _ => OpenClError::Call { during: during.into(), code: error.to_string() },
+            _ => OpenClError::Call {
+                during: during.into(),
+                code: error.to_string(),
+            },
         }
     }
 }
@@ -59,9 +66,13 @@ impl From<OpenClError> for BackendError {
     fn from(error: OpenClError) -> BackendError {
         let message = error.to_string();
         match error {
-            OpenClError::NoRuntime | OpenClError::NoPlatform | OpenClError::NoDevice(_) => BackendError::Unavailable(message),
+            OpenClError::NoRuntime | OpenClError::NoPlatform | OpenClError::NoDevice(_) => {
+                BackendError::Unavailable(message)
+            }
             OpenClError::Build { .. } => BackendError::Compile(message),
-            OpenClError::TooLarge(_) | OpenClError::Unsupported(_) => BackendError::Unsupported(message),
+            OpenClError::TooLarge(_) | OpenClError::Unsupported(_) => {
+                BackendError::Unsupported(message)
+            }
             OpenClError::Call { .. } => BackendError::Runtime(message),
         }
     }

@@ -3,7 +3,10 @@
 //! `every K` operations, ping-pong swaps, reductions folded in THE fixed order, and `until`.
 
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{default_plan, lower, validate, DeviceLimits, GpuPlan, GpuStrategy, HostOp, KernelProgram, Launch, LaunchArg};
+use tessera_codegen::kernel::{
+    DeviceLimits, GpuPlan, GpuStrategy, HostOp, KernelProgram, Launch, LaunchArg, default_plan,
+    lower, validate,
+};
 use tessera_runtime::reduce::fold;
 use tessera_runtime::{BackendError, Progress, ReductionRecord, RunOptions};
 
@@ -12,7 +15,11 @@ use crate::stop::stop_condition_holds;
 /// The plan `options` ask for on a device with `limits`: the default plan of
 /// [`default_plan`], with the strategy, block (`tile`, slowest axis first: `[.., y, x]`),
 /// time tile and exactness overridden.
-pub fn plan_for(bound: &BoundProgram, options: &RunOptions, limits: &DeviceLimits) -> Result<GpuPlan, BackendError> {
+pub fn plan_for(
+    bound: &BoundProgram,
+    options: &RunOptions,
+    limits: &DeviceLimits,
+) -> Result<GpuPlan, BackendError> {
     if options.f64_accuracy {
         return Err(BackendError::Unsupported(
             "GPU backends have no f64 accuracy mode; use `--backend reference` for it".into(),
@@ -22,7 +29,10 @@ pub fn plan_for(bound: &BoundProgram, options: &RunOptions, limits: &DeviceLimit
     if let Some(name) = &options.strategy {
         plan.strategy = GpuStrategy::from_name(name).ok_or_else(|| {
             let names: Vec<&str> = GpuStrategy::ALL.iter().map(|s| s.name()).collect();
-            BackendError::InvalidOptions(format!("unknown GPU strategy `{name}`; choose one of: {}", names.join(", ")))
+            BackendError::InvalidOptions(format!(
+                "unknown GPU strategy `{name}`; choose one of: {}",
+                names.join(", ")
+            ))
         })?;
     }
     if let Some(tile) = &options.tile {
@@ -34,22 +44,28 @@ pub fn plan_for(bound: &BoundProgram, options: &RunOptions, limits: &DeviceLimit
         }
         plan.block = [1, 1, 1];
         for (axis, &size) in tile.iter().rev().enumerate() {
-            plan.block[axis] = u32::try_from(size)
-                .map_err(|_| BackendError::InvalidOptions(format!("block size {size} is too large")))?;
+            plan.block[axis] = u32::try_from(size).map_err(|_| {
+                BackendError::InvalidOptions(format!("block size {size} is too large"))
+            })?;
         }
     }
     if let Some(depth) = options.time_tile {
-        plan.time_tile =
-            u32::try_from(depth).map_err(|_| BackendError::InvalidOptions(format!("time tile {depth} is too large")))?;
+        plan.time_tile = u32::try_from(depth)
+            .map_err(|_| BackendError::InvalidOptions(format!("time tile {depth} is too large")))?;
     }
     plan.exact = options.exact;
-    plan.check().map_err(|e| BackendError::InvalidOptions(e.to_string()))?;
+    plan.check()
+        .map_err(|e| BackendError::InvalidOptions(e.to_string()))?;
     Ok(plan)
 }
 
 /// Lowers `bound` under `plan` and checks the result against the device (memory, threads,
 /// shared memory) before anything is allocated.
-pub fn lower_for_device(bound: &BoundProgram, plan: &GpuPlan, limits: &DeviceLimits) -> Result<KernelProgram, BackendError> {
+pub fn lower_for_device(
+    bound: &BoundProgram,
+    plan: &GpuPlan,
+    limits: &DeviceLimits,
+) -> Result<KernelProgram, BackendError> {
     let program = lower(bound, plan).map_err(|e| BackendError::Unsupported(e.to_string()))?;
     validate(&program, limits).map_err(|e| BackendError::Unsupported(e.to_string()))?;
     Ok(program)
@@ -108,7 +124,7 @@ pub struct LoopOutcome {
 
 /// Whether an operation with `every` runs in step `t`.
 fn due(every: u64, t: u64) -> bool {
-    (t + 1) % every.max(1) == 0
+    (t + 1).is_multiple_of(every.max(1))
 }
 
 /// Runs steps `first_step .. first_step + steps` of `program`'s host program on `device`.
@@ -130,7 +146,8 @@ pub fn run_steps(
     let mut outcome = LoopOutcome::default();
     for done in 0..steps {
         let t = first_step + done;
-        let step = i64::try_from(t).map_err(|_| BackendError::InvalidOptions(format!("step {t} exceeds i64")))?;
+        let step = i64::try_from(t)
+            .map_err(|_| BackendError::InvalidOptions(format!("step {t} exceeds i64")))?;
         let mut computed = false;
         for op in &program.host.step {
             match op {
@@ -146,13 +163,20 @@ pub fn run_steps(
                     device.launch(launch, &args)?;
                 }
                 HostOp::Launch(_) => {}
-                HostOp::Copy { from, to } => device.copy(state.bindings[from.0], state.bindings[to.0])?,
+                HostOp::Copy { from, to } => {
+                    device.copy(state.bindings[from.0], state.bindings[to.0])?
+                }
                 HostOp::Swap(a, b) => state.bindings.swap(a.0, b.0),
                 HostOp::Reduce(readback) if due(readback.every, t) => {
-                    let partials = device.read_f64(state.bindings[readback.partials.0], readback.rows)?;
+                    let partials =
+                        device.read_f64(state.bindings[readback.partials.0], readback.rows)?;
                     let value = fold(readback.op, partials);
                     state.latest[readback.reduction.index()] = Some(value);
-                    outcome.reductions.push(ReductionRecord { step: t, name: readback.name.clone(), value });
+                    outcome.reductions.push(ReductionRecord {
+                        step: t,
+                        name: readback.name.clone(),
+                        value,
+                    });
                     computed = true;
                 }
                 HostOp::Reduce(_) => {}

@@ -16,8 +16,8 @@ pub mod error;
 pub mod host;
 pub mod stop;
 
-pub use backend::{device_limits, OpenClBackend, OpenClExecutable};
-pub use device::{list_devices, select_device, DeviceInfo};
+pub use backend::{OpenClBackend, OpenClExecutable, device_limits};
+pub use device::{DeviceInfo, list_devices, select_device};
 pub use error::OpenClError;
 
 /// Whether an OpenCL runtime with at least one device can be loaded here.

@@ -16,14 +16,19 @@ enum Value {
 
 /// Whether `program`'s `until` condition holds, given the latest value of each reduction (by
 /// reduction index). False without a condition, and while a reduction it names has no value.
-pub fn stop_condition_holds(bound: &BoundProgram, latest: &[Option<f64>]) -> Result<bool, BackendError> {
+pub fn stop_condition_holds(
+    bound: &BoundProgram,
+    latest: &[Option<f64>],
+) -> Result<bool, BackendError> {
     let Some(until) = &bound.program().until else {
         return Ok(false);
     };
     let evaluator = Evaluator { bound, latest };
     match evaluator.eval(until.condition)? {
         Some(Value::Bool(holds)) => Ok(holds),
-        Some(_) => Err(BackendError::Runtime("the stop condition is not a boolean".into())),
+        Some(_) => Err(BackendError::Runtime(
+            "the stop condition is not a boolean".into(),
+        )),
         None => Ok(false),
     }
 }
@@ -46,7 +51,9 @@ impl Evaluator<'_> {
                 None => return Ok(None),
             },
             ExprKind::Unary(op, a) => {
-                let Some(a) = self.eval(*a)? else { return Ok(None) };
+                let Some(a) = self.eval(*a)? else {
+                    return Ok(None);
+                };
                 match (op, a) {
                     (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
                     (UnaryOp::Neg, Value::Int(v)) => wrap(v.wrapping_neg(), ty),
@@ -55,30 +62,43 @@ impl Evaluator<'_> {
                 }
             }
             ExprKind::Binary(op, a, b) => {
-                let (Some(a), Some(b)) = (self.eval(*a)?, self.eval(*b)?) else { return Ok(None) };
+                let (Some(a), Some(b)) = (self.eval(*a)?, self.eval(*b)?) else {
+                    return Ok(None);
+                };
                 binary(*op, a, b, ty).ok_or_else(|| unexpected(id))?
             }
-            ExprKind::Select { cond, then, otherwise } => {
-                let (Some(c), Some(t), Some(o)) = (self.eval(*cond)?, self.eval(*then)?, self.eval(*otherwise)?) else {
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let (Some(c), Some(t), Some(o)) =
+                    (self.eval(*cond)?, self.eval(*then)?, self.eval(*otherwise)?)
+                else {
                     return Ok(None);
                 };
                 if c == Value::Bool(true) { t } else { o }
             }
             ExprKind::Cast(to, a) => {
-                let Some(a) = self.eval(*a)? else { return Ok(None) };
+                let Some(a) = self.eval(*a)? else {
+                    return Ok(None);
+                };
                 cast(a, *to)
             }
             ExprKind::Call(function, args) => {
                 let mut values = Vec::with_capacity(args.len());
                 for arg in args {
-                    let Some(v) = self.eval(*arg)? else { return Ok(None) };
+                    let Some(v) = self.eval(*arg)? else {
+                        return Ok(None);
+                    };
                     values.push(v);
                 }
                 call(*function, &values, ty).ok_or_else(|| unexpected(id))?
             }
             ExprKind::Read { .. } | ExprKind::Coord(_) | ExprKind::Step | ExprKind::Local(_) => {
                 return Err(BackendError::Unsupported(
-                    "a stop condition may use only reduction values, parameters and literals".into(),
+                    "a stop condition may use only reduction values, parameters and literals"
+                        .into(),
                 ));
             }
         };
@@ -87,7 +107,10 @@ impl Evaluator<'_> {
 }
 
 fn unexpected(id: ExprId) -> BackendError {
-    BackendError::Runtime(format!("the stop condition has operands of unexpected types at expression {}", id.index()))
+    BackendError::Runtime(format!(
+        "the stop condition has operands of unexpected types at expression {}",
+        id.index()
+    ))
 }
 
 fn constant(c: Constant, ty: ScalarType) -> Value {
@@ -110,7 +133,11 @@ fn wrap(v: i64, ty: ScalarType) -> Value {
 
 /// A float rounded to `ty` (f32 values are kept exactly in f64).
 fn round(v: f64, ty: ScalarType) -> Value {
-    Value::Float(if ty == ScalarType::F32 { f64::from(v as f32) } else { v })
+    Value::Float(if ty == ScalarType::F32 {
+        f64::from(v as f32)
+    } else {
+        v
+    })
 }
 
 fn cast(value: Value, to: ScalarType) -> Value {
@@ -183,7 +210,9 @@ fn call(function: MathFn, args: &[Value], ty: ScalarType) -> Option<Value> {
         (MathFn::Abs, [Value::Int(v)]) => Some(wrap(v.wrapping_abs(), ty)),
         (MathFn::Min, [Value::Int(x), Value::Int(y)]) => Some(Value::Int(*x.min(y))),
         (MathFn::Max, [Value::Int(x), Value::Int(y)]) => Some(Value::Int(*x.max(y))),
-        (_, [Value::Float(x)]) if ty == ScalarType::F32 => unary_f32(function, *x as f32).map(|v| Value::Float(f64::from(v))),
+        (_, [Value::Float(x)]) if ty == ScalarType::F32 => {
+            unary_f32(function, *x as f32).map(|v| Value::Float(f64::from(v)))
+        }
         (_, [Value::Float(x)]) => unary_f64(function, *x).map(Value::Float),
         (_, [Value::Float(x), Value::Float(y)]) if ty == ScalarType::F32 => {
             binary_f32(function, *x as f32, *y as f32).map(|v| Value::Float(f64::from(v)))

@@ -1,0 +1,150 @@
+//! Barrier mutation (TESTING.md §14): removing any one barrier from a generated
+//! shared-memory kernel must make some differential test fail on PoCL.
+//!
+//! PoCL's CPU device runs a work-group as loops over its work-items, split at barriers: with a
+//! barrier gone, work-item 0 runs to the end of the region before work-item 1 starts, so a
+//! tile is read before its other work-items have loaded it (or overwritten before they have
+//! read it). The race therefore shows deterministically on grids of several work-groups —
+//! with one exception: PoCL adds barriers of its own at the head and latch of every loop that
+//! contains a barrier, so a barrier that protects the next loop iteration's stores from the
+//! previous iteration's reads (the first barrier of a streaming sweep) is duplicated by PoCL
+//! and its removal cannot show here. Those barriers are listed as `masked` and left to
+//! `compute-sanitizer --tool racecheck` on a GPU.
+
+use tessera_codegen::kernel::{GpuPlan, GpuStrategy, example_programs, lower, print_opencl};
+use tessera_gpu_tests::availability::require_opencl;
+use tessera_gpu_tests::cases::{bind_program, field_names, random_fields, reference_run};
+use tessera_gpu_tests::compare::first_difference;
+use tessera_gpu_tests::programs::extra_programs;
+use tessera_ir::Constant;
+use tessera_opencl::OpenClExecutable;
+use tessera_runtime::Executable;
+
+const BARRIER: &str = "barrier(CLK_LOCAL_MEM_FENCE);";
+
+/// The byte offsets of every barrier in `source`.
+fn barriers(source: &str) -> Vec<usize> {
+    source.match_indices(BARRIER).map(|(at, _)| at).collect()
+}
+
+/// For `program` at `sizes` under `plan`: the source runs correctly as generated, and
+/// without each one of its barriers (but the `masked` ones, by index in the source) it does
+/// not. Returns how many barriers were removed and caught.
+fn check_every_barrier_matters(
+    name: &str,
+    sizes: &[(&str, i64)],
+    plan: &GpuPlan,
+    steps: u64,
+    masked: &[usize],
+) -> usize {
+    let example = example_programs()
+        .into_iter()
+        .chain(extra_programs())
+        .find(|e| e.name == name)
+        .expect("a known example");
+    let params: Vec<(String, Constant)> = sizes
+        .iter()
+        .map(|(n, v)| (n.to_string(), Constant::Int(*v)))
+        .collect();
+    let bound = bind_program(&example.program, &params);
+    let inputs = random_fields(&bound, 7);
+    let (expected, _) = reference_run(&bound, &inputs, steps);
+    let program = lower(&bound, plan).expect("the example lowers");
+    let source = print_opencl(&program);
+    let run = |source: &str| {
+        let mut executable =
+            OpenClExecutable::from_source(&bound, program.clone(), source, None).expect("builds");
+        let mut fields = inputs.clone();
+        executable
+            .run(&mut fields, 0, steps, &mut ())
+            .expect("runs");
+        first_difference(&field_names(&bound), &expected, &fields)
+    };
+    assert_eq!(
+        run(&source),
+        None,
+        "{name} {}: the generated code itself differs",
+        plan.describe()
+    );
+    let found = barriers(&source);
+    assert!(
+        !found.is_empty(),
+        "{name} {}: no barrier in a shared-memory kernel",
+        plan.describe()
+    );
+    let mut caught = 0;
+    for (k, at) in found
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !masked.contains(k))
+    {
+        let mutated = format!(
+            "{}/* barrier removed */{}",
+            &source[..*at],
+            &source[at + BARRIER.len()..]
+        );
+        assert!(
+            run(&mutated).is_some(),
+            "{name} {}: removing barrier {k} of {} changed no result — no test guards it",
+            plan.describe(),
+            found.len()
+        );
+        caught += 1;
+    }
+    caught
+}
+
+#[test]
+fn every_barrier_of_a_tiled_kernel_is_needed() {
+    if !require_opencl("barrier mutation (tiled)") {
+        return;
+    }
+    let plan = GpuPlan {
+        block: [8, 4, 1],
+        ..GpuPlan::new(GpuStrategy::Tiled)
+    };
+    assert!(check_every_barrier_matters("j2d5pt", &[("NY", 19), ("NX", 29)], &plan, 2, &[]) >= 1);
+    let plan = GpuPlan {
+        block: [8, 4, 1],
+        elements_per_thread: 2,
+        ..GpuPlan::new(GpuStrategy::Tiled)
+    };
+    assert!(check_every_barrier_matters("tv2d", &[("NY", 13), ("NX", 31)], &plan, 2, &[]) >= 1);
+}
+
+#[test]
+fn every_barrier_of_a_streaming_kernel_is_needed() {
+    if !require_opencl("barrier mutation (streaming)") {
+        return;
+    }
+    let plan = GpuPlan {
+        block: [8, 4, 1],
+        ..GpuPlan::new(GpuStrategy::Streaming)
+    };
+    // Barrier 0 heads the sweep loop (it orders the previous plane's reads before this plane's
+    // stores): PoCL's own loop barriers mask its removal.
+    assert!(
+        check_every_barrier_matters(
+            "j3d7pt",
+            &[("NZ", 7), ("NY", 9), ("NX", 19)],
+            &plan,
+            2,
+            &[0]
+        ) >= 1
+    );
+    let plan = GpuPlan {
+        block: [8, 4, 1],
+        elements_per_thread: 2,
+        stream_chunk: Some(3),
+        ..GpuPlan::new(GpuStrategy::Streaming)
+    };
+    assert!(
+        check_every_barrier_matters(
+            "star3d_r2_periodic",
+            &[("NZ", 7), ("NY", 13), ("NX", 19)],
+            &plan,
+            2,
+            &[0]
+        ) >= 1
+    );
+}

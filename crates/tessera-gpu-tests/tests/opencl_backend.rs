@@ -1,0 +1,199 @@
+//! The OpenCL backend through the `Backend` interface: options, device selection, errors that
+//! say what to do, resource refusals before allocation, and split runs.
+
+use tessera_codegen::kernel::{GpuPlan, GpuStrategy, example_programs, lower, print_opencl};
+use tessera_gpu_tests::availability::require_opencl;
+use tessera_gpu_tests::cases::{bind_program, field_names, random_fields, reference_run};
+use tessera_gpu_tests::compare::{first_difference, report_difference};
+use tessera_gpu_tests::programs::extra_programs;
+use tessera_ir::Constant;
+use tessera_opencl::{OpenClBackend, OpenClExecutable};
+use tessera_runtime::{Backend, BackendError, RunOptions};
+
+fn example(name: &str, sizes: &[(&str, i64)]) -> tessera_analysis::BoundProgram {
+    let example = example_programs()
+        .into_iter()
+        .chain(extra_programs())
+        .find(|e| e.name == name)
+        .expect("a known example");
+    let params: Vec<(String, Constant)> = sizes
+        .iter()
+        .map(|(n, v)| (n.to_string(), Constant::Int(*v)))
+        .collect();
+    bind_program(&example.program, &params)
+}
+
+fn prepare_error(bound: &tessera_analysis::BoundProgram, options: &RunOptions) -> BackendError {
+    match OpenClBackend.prepare(bound, options) {
+        Ok(_) => panic!("prepare should fail with {options:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn default_plan_and_named_strategies_match_the_reference() {
+    if !require_opencl("opencl backend options") {
+        return;
+    }
+    let bound = example("reductions2d", &[("NY", 17), ("NX", 23)]);
+    let inputs = random_fields(&bound, 3);
+    let (expected, expected_report) = reference_run(&bound, &inputs, 4);
+    for strategy in [None, Some("naive"), Some("tiled"), Some("streaming")] {
+        let options = RunOptions {
+            exact: true,
+            strategy: strategy.map(String::from),
+            tile: Some(vec![4, 16]),
+            ..RunOptions::default()
+        };
+        let mut executable = OpenClBackend.prepare(&bound, &options).expect("prepares");
+        let mut fields = inputs.clone();
+        let report = executable.run(&mut fields, 0, 4, &mut ()).expect("runs");
+        assert_eq!(
+            first_difference(&field_names(&bound), &expected, &fields),
+            None,
+            "{strategy:?}"
+        );
+        assert_eq!(
+            report_difference(&expected_report, &report),
+            None,
+            "{strategy:?}"
+        );
+        assert!(report.plan.starts_with("opencl"), "{}", report.plan);
+    }
+}
+
+#[test]
+fn steps_in_one_call_equal_steps_in_several_calls() {
+    if !require_opencl("opencl split runs") {
+        return;
+    }
+    let bound = example("reductions2d", &[("NY", 9), ("NX", 33)]);
+    let inputs = random_fields(&bound, 11);
+    let options = RunOptions {
+        exact: true,
+        ..RunOptions::default()
+    };
+    let mut whole = inputs.clone();
+    let report = OpenClBackend
+        .prepare(&bound, &options)
+        .unwrap()
+        .run(&mut whole, 0, 5, &mut ())
+        .unwrap();
+    let mut split = inputs.clone();
+    let mut executable = OpenClBackend.prepare(&bound, &options).unwrap();
+    let mut reductions = Vec::new();
+    for (first, steps) in [(0, 2), (2, 1), (3, 2)] {
+        reductions.extend(
+            executable
+                .run(&mut split, first, steps, &mut ())
+                .unwrap()
+                .reductions,
+        );
+    }
+    assert_eq!(first_difference(&field_names(&bound), &whole, &split), None);
+    assert_eq!(report.reductions, reductions);
+}
+
+#[test]
+fn bad_options_and_devices_are_refused_with_what_to_do() {
+    if !require_opencl("opencl option errors") {
+        return;
+    }
+    let bound = example("j2d5pt", &[("NY", 9), ("NX", 9)]);
+    let unknown = prepare_error(
+        &bound,
+        &RunOptions {
+            strategy: Some("wavefront".into()),
+            ..RunOptions::default()
+        },
+    );
+    assert!(
+        matches!(unknown, BackendError::InvalidOptions(_))
+            && unknown.to_string().contains("naive, tiled, streaming"),
+        "{unknown}"
+    );
+    let zero = prepare_error(
+        &bound,
+        &RunOptions {
+            tile: Some(vec![0, 32]),
+            ..RunOptions::default()
+        },
+    );
+    assert!(zero.to_string().contains("at least 1"), "{zero}");
+    let device = prepare_error(
+        &bound,
+        &RunOptions {
+            device: Some("no such accelerator".into()),
+            ..RunOptions::default()
+        },
+    );
+    assert!(matches!(device, BackendError::Unavailable(_)), "{device}");
+    assert!(
+        device.to_string().contains("0:0 "),
+        "the message lists the devices: {device}"
+    );
+    let threads = prepare_error(
+        &bound,
+        &RunOptions {
+            threads: Some(2),
+            ..RunOptions::default()
+        },
+    );
+    assert!(threads.to_string().contains("--threads"), "{threads}");
+    for selection in ["0:0", "0", "pthread", ""] {
+        let options = RunOptions {
+            device: Some(selection.into()),
+            ..RunOptions::default()
+        };
+        assert!(
+            OpenClBackend.prepare(&bound, &options).is_ok(),
+            "device `{selection}` should select PoCL's device"
+        );
+    }
+}
+
+#[test]
+fn a_grid_larger_than_device_memory_is_refused_before_allocation() {
+    if !require_opencl("opencl memory refusal") {
+        return;
+    }
+    let bound = example(
+        "box3d_constant",
+        &[("NZ", 8192), ("NY", 8192), ("NX", 8192)],
+    );
+    let error = prepare_error(&bound, &RunOptions::default());
+    let message = error.to_string();
+    assert!(
+        message.contains("needs") && message.contains("GiB") && message.contains("has"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_failed_build_shows_the_log_and_saves_the_source() {
+    if !require_opencl("opencl build errors") {
+        return;
+    }
+    let bound = example("j2d5pt", &[("NY", 9), ("NX", 9)]);
+    let program = lower(&bound, &GpuPlan::new(GpuStrategy::Naive)).unwrap();
+    let broken = print_opencl(&program).replacen("__kernel", "__kernel not_a_type", 1);
+    let Err(error) = OpenClExecutable::from_source(&bound, program, &broken, None) else {
+        panic!("a broken source built")
+    };
+    let message = error.to_string();
+    assert!(matches!(error, BackendError::Compile(_)), "{message}");
+    let path = message
+        .split("source saved to ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .expect("a saved path");
+    assert!(
+        std::fs::read_to_string(path).is_ok_and(|s| s.contains("not_a_type")),
+        "no source at {path}"
+    );
+    assert!(
+        message.contains("not_a_type"),
+        "the log is missing: {message}"
+    );
+    let _ = std::fs::remove_file(path);
+}
