@@ -4,6 +4,8 @@
 //! written to `target/tmp/ptxas-resources.txt`.
 
 use std::fmt::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tessera_codegen::kernel::{example_programs, generate, test_plans};
 use tessera_cuda::{compile_ptx, ptxas_report};
@@ -13,78 +15,122 @@ use tessera_gpu_tests::programs::extra_programs;
 
 const ARCH: &str = "sm_90";
 
+/// One module to check: its program, plan, printed CUDA source and kernel names.
+struct Module {
+    what: String,
+    program: &'static str,
+    plan: String,
+    source: String,
+    kernels: Vec<String>,
+}
+
+/// Compiles and assembles one module in both modes; returns table rows and problems.
+fn check_module(module: &Module) -> (Vec<String>, Vec<String>) {
+    let (mut rows, mut problems) = (Vec::new(), Vec::new());
+    for exact in [true, false] {
+        let resources = match compile_ptx(&module.source, ARCH, exact)
+            .and_then(|ptx| ptxas_report(&ptx, ARCH))
+        {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(format!("{} (exact: {exact}): {e}", module.what));
+                continue;
+            }
+        };
+        let mut names: Vec<&str> = resources.iter().map(|r| r.name.as_str()).collect();
+        let mut expected: Vec<&str> = module.kernels.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        expected.sort_unstable();
+        if names != expected {
+            problems.push(format!(
+                "{}: ptxas reports kernels {names:?}, the program has {expected:?}",
+                module.what
+            ));
+        }
+        for r in &resources {
+            if r.spill_stores != 0 || r.spill_loads != 0 {
+                problems.push(format!(
+                    "{}: kernel `{}` spills ({} bytes stored, {} loaded)",
+                    module.what, r.name, r.spill_stores, r.spill_loads
+                ));
+            }
+            if exact {
+                rows.push(format!(
+                    "{:<21} {:<36} {:<41} {:>4} {:>8} {:>9} {:>6}/{}",
+                    module.program,
+                    module.plan,
+                    r.name,
+                    r.registers,
+                    r.shared_bytes,
+                    r.stack_bytes,
+                    r.spill_stores,
+                    r.spill_loads
+                ));
+            }
+        }
+    }
+    (rows, problems)
+}
+
 #[test]
 fn every_cuda_module_compiles_for_sm_90_without_spills() {
     if !require_nvrtc_and_ptxas("NVRTC/ptxas module check") {
         return;
     }
-    let mut table = String::from(
-        "program               plan                              kernel                                    regs  smem(B)  stack(B)  spill st/ld\n",
-    );
+    let mut modules = Vec::new();
     let mut problems = Vec::new();
-    let mut kernels = 0;
     for example in example_programs().into_iter().chain(extra_programs()) {
         let bound = bind_program(&example.program, &example.sizes[0]);
         for plan in test_plans() {
             let what = format!("{} {}", example.name, plan.describe());
-            let (program, cuda, _) = match generate(&bound, &plan) {
-                Ok(generated) => generated,
-                Err(e) => {
-                    problems.push(format!("{what}: does not lower: {e}"));
-                    continue;
-                }
-            };
-            for exact in [true, false] {
-                let report =
-                    compile_ptx(&cuda, ARCH, exact).and_then(|ptx| ptxas_report(&ptx, ARCH));
-                let resources = match report {
-                    Ok(r) => r,
-                    Err(e) => {
-                        problems.push(format!("{what} (exact: {exact}): {e}"));
-                        continue;
-                    }
-                };
-                let names: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
-                if resources.len() != names.len()
-                    || !resources.iter().all(|r| names.contains(&r.name.as_str()))
-                {
-                    problems.push(format!(
-                        "{what}: ptxas reports kernels {:?}, the program has {names:?}",
-                        resources.iter().map(|r| &r.name).collect::<Vec<_>>()
-                    ));
-                }
-                for r in &resources {
-                    if r.spill_stores != 0 || r.spill_loads != 0 {
-                        problems.push(format!(
-                            "{what}: kernel `{}` spills ({} bytes stored, {} loaded)",
-                            r.name, r.spill_stores, r.spill_loads
-                        ));
-                    }
-                    if exact {
-                        kernels += 1;
-                        writeln!(
-                            table,
-                            "{:<21} {:<33} {:<41} {:>4} {:>8} {:>9} {:>6}/{}",
-                            example.name,
-                            plan.describe(),
-                            r.name,
-                            r.registers,
-                            r.shared_bytes,
-                            r.stack_bytes,
-                            r.spill_stores,
-                            r.spill_loads
-                        )
-                        .expect("writing to a string");
-                    }
-                }
+            match generate(&bound, &plan) {
+                Ok((program, source, _)) => modules.push(Module {
+                    what,
+                    program: example.name,
+                    plan: plan.describe(),
+                    source,
+                    kernels: program.kernels.iter().map(|k| k.name.clone()).collect(),
+                }),
+                Err(e) => problems.push(format!("{what}: does not lower: {e}")),
             }
         }
+    }
+    // NVRTC and ptxas run for independent modules in parallel; rows keep the module order.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<(Vec<String>, Vec<String>)>> =
+        modules.iter().map(|_| Mutex::default()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(module) = modules.get(index) else {
+                        break;
+                    };
+                    *results[index].lock().unwrap() = check_module(module);
+                }
+            });
+        }
+    });
+    let mut table = format!(
+        "{:<21} {:<36} {:<41} {:>4} {:>8} {:>9} {:>6}\n",
+        "program", "plan", "kernel", "regs", "smem(B)", "stack(B)", "spill st/ld"
+    );
+    let mut kernels = 0;
+    for result in results {
+        let (rows, module_problems) = result.into_inner().unwrap();
+        kernels += rows.len();
+        rows.iter()
+            .for_each(|row| writeln!(table, "{row}").expect("writing to a string"));
+        problems.extend(module_problems);
     }
     println!("{table}");
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ptxas-resources.txt");
     std::fs::write(&path, &table).expect("writing the resource table");
     println!(
-        "{kernels} kernels (exact mode); table written to {}",
+        "{kernels} kernels in {} modules (exact mode shown; fast mode checked too); table written to {}",
+        modules.len(),
         path.display()
     );
     assert!(kernels > 0, "no kernel was compiled");

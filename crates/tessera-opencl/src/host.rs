@@ -191,3 +191,103 @@ pub fn run_steps(
     }
     Ok(outcome)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tessera_codegen::kernel::example_programs;
+    use tessera_ir::Constant;
+
+    use super::*;
+
+    fn j2d5pt() -> BoundProgram {
+        let example = example_programs()
+            .into_iter()
+            .find(|e| e.name == "j2d5pt")
+            .expect("the example exists");
+        let checked = tessera_analysis::check(&example.program).expect("checks");
+        let sizes = [
+            ("NY".to_string(), Constant::Int(40)),
+            ("NX".to_string(), Constant::Int(70)),
+        ];
+        tessera_analysis::bind(Arc::new(checked), &sizes).expect("binds")
+    }
+
+    #[test]
+    fn options_override_the_default_plan() {
+        let bound = j2d5pt();
+        let limits = DeviceLimits::typical_gpu();
+        let options = RunOptions {
+            exact: true,
+            strategy: Some("naive".into()),
+            tile: Some(vec![4, 16]),
+            time_tile: Some(1),
+            ..RunOptions::default()
+        };
+        let plan = plan_for(&bound, &options, &limits).unwrap();
+        assert_eq!(
+            (plan.strategy, plan.block, plan.exact),
+            (GpuStrategy::Naive, [16, 4, 1], true)
+        );
+        assert!(
+            !plan_for(&bound, &RunOptions::default(), &limits)
+                .unwrap()
+                .exact
+        );
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_the_alternatives() {
+        let bound = j2d5pt();
+        let limits = DeviceLimits::typical_gpu();
+        let refuse =
+            |options: RunOptions| plan_for(&bound, &options, &limits).unwrap_err().to_string();
+        assert!(
+            refuse(RunOptions {
+                strategy: Some("diamond".into()),
+                ..RunOptions::default()
+            })
+            .contains("naive, tiled, streaming")
+        );
+        assert!(
+            refuse(RunOptions {
+                tile: Some(vec![1, 2, 3, 4]),
+                ..RunOptions::default()
+            })
+            .contains("1 to 3 sizes")
+        );
+        assert!(
+            refuse(RunOptions {
+                tile: Some(vec![8, 0]),
+                ..RunOptions::default()
+            })
+            .contains("at least 1")
+        );
+        assert!(
+            refuse(RunOptions {
+                time_tile: Some(4),
+                ..RunOptions::default()
+            })
+            .contains("time tile")
+        );
+        assert!(
+            refuse(RunOptions {
+                f64_accuracy: true,
+                ..RunOptions::default()
+            })
+            .contains("reference")
+        );
+    }
+
+    #[test]
+    fn a_block_over_the_device_limits_is_refused_before_running() {
+        let bound = j2d5pt();
+        let plan = GpuPlan {
+            block: [64, 32, 1],
+            ..GpuPlan::new(GpuStrategy::Tiled)
+        };
+        let error = lower_for_device(&bound, &plan, &DeviceLimits::typical_gpu()).unwrap_err();
+        assert!(matches!(error, BackendError::Unsupported(_)), "{error}");
+    }
+}

@@ -252,3 +252,62 @@ macro_rules! float_functions {
 
 float_functions!(unary_f32, binary_f32, f32);
 float_functions!(unary_f64, binary_f64, f64);
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tessera_ir::builder::ProgramBuilder;
+    use tessera_ir::{SizeExpr, UnaryOp};
+
+    use super::*;
+
+    /// A program with two reductions and `until (a < limit && !(b > 2)) || i32(a) == 7`.
+    fn program() -> BoundProgram {
+        let mut b = ProgramBuilder::new("stop");
+        let n = b.param("N", ScalarType::I64, Constant::Int(4));
+        let limit = b.param("limit", ScalarType::F64, Constant::Float(1.5));
+        b.grid(vec![SizeExpr::Param(n)]);
+        let u = b.field("u", ScalarType::F64);
+        let mut stage = b.stage("copy");
+        let here = b.read(u, &[0]);
+        stage.assign(u, here);
+        b.finish_stage(stage);
+        let (ra, rb) = (b.read(u, &[0]), b.read(u, &[0]));
+        let a = b.reduce_after_step("a", tessera_ir::ReduceOp::Sum, ra, None, 1);
+        let c = b.reduce_after_step("b", tessera_ir::ReduceOp::Max, rb, None, 2);
+        let (va, vb, limit) = (
+            b.reduction_value(a),
+            b.reduction_value(c),
+            b.param_value(limit),
+        );
+        let below = b.binary(BinaryOp::Lt, va, limit);
+        let two = b.lit(Constant::Int(2));
+        let above = b.binary(BinaryOp::Gt, vb, two);
+        let not_above = b.unary(UnaryOp::Not, above);
+        let both = b.binary(BinaryOp::And, below, not_above);
+        let va = b.reduction_value(a);
+        let truncated = b.cast(ScalarType::I32, va);
+        let seven = b.lit(Constant::Int(7));
+        let is_seven = b.binary(BinaryOp::Eq, truncated, seven);
+        let condition = b.binary(BinaryOp::Or, both, is_seven);
+        b.until(condition);
+        let checked = tessera_analysis::check(&b.finish()).expect("checks");
+        tessera_analysis::bind(Arc::new(checked), &[]).expect("binds")
+    }
+
+    #[test]
+    fn evaluates_in_the_elaborated_types_once_every_value_exists() {
+        let bound = program();
+        let holds = |a: Option<f64>, b: Option<f64>| stop_condition_holds(&bound, &[a, b]).unwrap();
+        assert!(!holds(Some(1.0), None), "`b` has no value yet");
+        assert!(holds(Some(1.0), Some(2.0)));
+        assert!(!holds(Some(1.0), Some(2.5)));
+        assert!(!holds(Some(1.5), Some(0.0)), "1.5 < 1.5 is false");
+        assert!(holds(Some(7.9), Some(9.0)), "i32(7.9) truncates to 7");
+        assert!(
+            !holds(Some(f64::NAN), Some(9.0)),
+            "NaN compares false and casts to 0"
+        );
+    }
+}
