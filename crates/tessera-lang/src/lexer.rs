@@ -299,7 +299,10 @@ pub fn lex(text: &str) -> (Vec<(Token, Span)>, Vec<Diagnostic>) {
             }
             Ok(token) => tokens.push((token, span)),
             Err(()) => {
-                let start = range.start;
+                let mut start = range.start.min(text.len());
+                while !text.is_char_boundary(start) {
+                    start -= 1;
+                }
                 let width = text[start..].chars().next().map_or(1, char::len_utf8);
                 let bad = &text[start..start + width];
                 errors.push(

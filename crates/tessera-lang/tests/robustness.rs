@@ -41,14 +41,17 @@ fn run_everything(text: &str) {
     let sets = [("real".to_string(), "f64".to_string())];
     match tessera_lang::parse(text, "fuzz", &sets) {
         Err(d) => assert_valid_spans(text, &d),
-        Ok(parsed) => match tessera_analysis::check(&parsed.program) {
-            Err(d) => assert_valid_spans(text, &d),
-            Ok(checked) => {
-                if let Err(d) = tessera_analysis::bind(Arc::new(checked), &[]) {
-                    assert_valid_spans(text, &d);
+        Ok(parsed) => {
+            match tessera_analysis::check(&common::assert_round_trip("fuzz", text, &parsed.program))
+            {
+                Err(d) => assert_valid_spans(text, &d),
+                Ok(checked) => {
+                    if let Err(d) = tessera_analysis::bind(Arc::new(checked), &[]) {
+                        assert_valid_spans(text, &d);
+                    }
                 }
             }
-        },
+        }
     }
 }
 

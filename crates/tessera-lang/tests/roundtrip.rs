@@ -2,30 +2,11 @@
 
 mod common;
 
-use common::{all_sources, parse_ok, without_spans};
-use tessera_ir::print_program;
+use common::{all_sources, parse_ok};
 
-/// Asserts `parse(print(p)) == p` modulo spans, and that printing is a fixed point.
+/// Parses `text` and asserts the printer round trip.
 fn assert_round_trip(name: &str, text: &str) {
-    let first = parse_ok(text);
-    let printed = print_program(&first);
-    let second = match tessera_lang::parse(&printed, "test", &[]) {
-        Ok(parsed) => parsed.program,
-        Err(d) => panic!(
-            "{name}: printed text does not parse:\n{printed}\n{}",
-            tessera_lang::render(&d, "printed.tess", &printed, false)
-        ),
-    };
-    assert_eq!(
-        without_spans(&first),
-        without_spans(&second),
-        "{name}: IR differs after printing:\n{printed}"
-    );
-    assert_eq!(
-        print_program(&second),
-        printed,
-        "{name}: printing is not a fixed point"
-    );
+    common::assert_round_trip(name, text, &parse_ok(text));
 }
 
 #[test]
@@ -46,4 +27,21 @@ proptest::proptest! {
         let text = common::generate::program(seed);
         assert_round_trip(&format!("seed {seed}:\n{text}"), &text);
     }
+}
+
+#[test]
+fn error_cases_that_parse_round_trip() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/errors");
+    let mut parsed = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "tess") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            if let Ok(p) = tessera_lang::parse(&text, "case", &[]) {
+                common::assert_round_trip(&path.display().to_string(), &text, &p.program);
+                parsed += 1;
+            }
+        }
+    }
+    assert!(parsed >= 15, "only {parsed} error cases pass the parser");
 }

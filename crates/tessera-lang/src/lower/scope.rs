@@ -203,7 +203,9 @@ impl Lowerer<'_> {
             return Some(Resolved::Local(*local));
         }
         if let Some(decl) = self.symbols.globals.get(&name.name).copied() {
-            if decl.item > at.item {
+            // Reductions are visible everywhere: only `until` may read them, which the checker enforces.
+            let reduction = matches!(decl.global, Global::Reduction(_));
+            if decl.item > at.item && !reduction {
                 self.error(
                     Diagnostic::error(
                         "E0015",
@@ -221,9 +223,7 @@ impl Lowerer<'_> {
                 );
                 return None;
             }
-            if let Global::Reduction(_) = decl.global {
-                self.reads_reduction = true;
-            }
+            self.reads_reduction |= reduction;
             return Some(Resolved::Global(decl.global));
         }
         let axes = self.axis_names();
@@ -238,7 +238,10 @@ impl Lowerer<'_> {
             self.symbols
                 .globals
                 .iter()
-                .filter(|(_, d)| d.item <= at.item && !matches!(d.global, Global::Stage))
+                .filter(|(_, d)| {
+                    (d.item <= at.item || matches!(d.global, Global::Reduction(_)))
+                        && !matches!(d.global, Global::Stage)
+                })
                 .map(|(n, _)| n.as_str()),
         );
         candidates.extend(axes.iter().copied());

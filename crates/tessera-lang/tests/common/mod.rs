@@ -5,7 +5,7 @@ pub mod generate;
 
 use std::path::PathBuf;
 
-use tessera_ir::{Program, Range, ReductionPlacement, Span, Statement};
+use tessera_ir::{Program, Range, ReductionPlacement, Span, Statement, print_program};
 
 /// The directory of the feature programs.
 pub fn programs_dir() -> PathBuf {
@@ -96,4 +96,27 @@ pub fn without_spans(program: &Program) -> Program {
 /// Whether a range is the whole axis.
 pub fn is_all(range: &Range) -> bool {
     *range == Range::all()
+}
+
+/// Asserts `parse(print(p)) == p` modulo spans and that printing is a fixed point; returns `p`.
+pub fn assert_round_trip<'p>(name: &str, text: &str, first: &'p Program) -> &'p Program {
+    let printed = print_program(first);
+    let second = match tessera_lang::parse(&printed, "test", &[]) {
+        Ok(parsed) => parsed.program,
+        Err(d) => panic!(
+            "{name}: the printed text does not parse.\nsource:\n{text}\nprinted:\n{printed}\n{}",
+            tessera_lang::render(&d, "printed.tess", &printed, false)
+        ),
+    };
+    assert_eq!(
+        without_spans(first),
+        without_spans(&second),
+        "{name}: the IR differs after printing:\n{printed}"
+    );
+    assert_eq!(
+        print_program(&second),
+        printed,
+        "{name}: printing is not a fixed point"
+    );
+    first
 }
