@@ -42,7 +42,7 @@ fn run_everything(text: &str) {
     match tessera_lang::parse(text, "fuzz", &sets) {
         Err(d) => assert_valid_spans(text, &d),
         Ok(parsed) => {
-            match tessera_analysis::check(&common::assert_round_trip("fuzz", text, &parsed.program))
+            match tessera_analysis::check(common::assert_round_trip("fuzz", text, &parsed.program))
             {
                 Err(d) => assert_valid_spans(text, &d),
                 Ok(checked) => {
