@@ -18,11 +18,12 @@ pub(crate) fn write_atomic(
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".tessera-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(fail)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tessera-").suffix(".tmp");
+    // Temporary files are private (0600); the result is an ordinary file (0666 & umask).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut temp = builder.tempfile_in(dir).map_err(fail)?;
     {
         let mut out = BufWriter::new(temp.as_file_mut());
         write(&mut out).map_err(fail)?;
@@ -30,6 +31,11 @@ pub(crate) fn write_atomic(
     }
     temp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+/// Writes `text` to `path` atomically (generated code, reports).
+pub fn write_text(path: &Path, text: &str) -> Result<(), IoError> {
+    write_atomic(path, |out| out.write_all(text.as_bytes()))
 }
 
 #[cfg(test)]
@@ -54,8 +60,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.bin");
         std::fs::write(&path, b"old").unwrap();
-        write_atomic(&path, |w| w.write_all(b"new")).unwrap();
+        write_text(&path, "new").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_ne!(
+                mode & 0o044,
+                0,
+                "an output file is readable by others unless the umask says otherwise: {mode:o}"
+            );
+        }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 

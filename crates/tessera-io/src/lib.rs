@@ -4,7 +4,8 @@
 //! - [`picture`]: PNG out (a perceptual colour map for numbers, grey or RGB(A) for `u8`) and
 //!   PNG in (grey images for `u8` fields);
 //! - [`vti`]: VTK XML image data (`.vti`) out, for ParaView;
-//! - [`describe`]: how shapes, grids and dtypes are written in messages.
+//! - [`describe`]: how shapes, grids and dtypes are written in messages;
+//! - [`write_text`]: any text file (generated code), atomically.
 //!
 //! Invariant: every write is atomic — the data goes to a temporary file in the destination's
 //! directory, which is renamed over the destination only once it is complete, so a failure
@@ -19,6 +20,7 @@ pub mod npy;
 pub mod picture;
 pub mod vti;
 
+pub use atomic::write_text;
 pub use error::IoError;
 pub use npy::{read_npy, write_npy};
 pub use picture::{PngSummary, ValueRange, read_png, write_png};

@@ -1,0 +1,66 @@
+//! The backends compiled into this build, by name, and the default choice.
+
+use tessera_runtime::Backend;
+
+use crate::error::Error;
+
+/// Names of the backends this build can run, in order of preference for users
+/// (`reference`, `cpu`, and `opencl` with the `opencl` feature).
+pub fn backend_names() -> Vec<&'static str> {
+    let mut names = vec!["reference", "cpu"];
+    if cfg!(feature = "opencl") {
+        names.push("opencl");
+    }
+    names
+}
+
+/// The backend called `name`.
+pub fn backend(name: &str) -> Result<Box<dyn Backend>, Error> {
+    match name {
+        "reference" => Ok(Box::new(tessera_reference::ReferenceBackend)),
+        "cpu" => Ok(Box::new(tessera_cpu::CpuBackend::default())),
+        #[cfg(feature = "opencl")]
+        "opencl" => Ok(Box::new(tessera_opencl::OpenClBackend)),
+        _ => {
+            let names = backend_names();
+            let mut message = format!("unknown backend `{name}`; ");
+            if let Some(close) = tessera_ir::diagnostic::did_you_mean(name, names.iter().copied()) {
+                message.push_str(&format!("did you mean `{close}`? "));
+            }
+            message.push_str(&format!("this build has {}", names.join(", ")));
+            if !cfg!(feature = "opencl") && name == "opencl" {
+                message.push_str(" (rebuild with `--features opencl` for OpenCL)");
+            }
+            Err(Error::Usage(message))
+        }
+    }
+}
+
+/// The backend used when none is named: `cpu` when the system C compiler works, else
+/// `reference`.
+pub fn default_backend_name() -> &'static str {
+    if tessera_jit::Compiler::discover().is_ok() {
+        "cpu"
+    } else {
+        "reference"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_backend_exists_under_its_name() {
+        for name in backend_names() {
+            assert_eq!(backend(name).unwrap().name(), name);
+        }
+        assert!(backend_names().contains(&default_backend_name()));
+    }
+
+    #[test]
+    fn an_unknown_backend_lists_the_available_ones() {
+        let err = backend("refrence").err().unwrap();
+        assert!(err.to_string().starts_with("unknown backend `refrence`; did you mean `reference`? this build has reference, cpu"), "{err}");
+    }
+}

@@ -1,0 +1,278 @@
+//! The command line, as clap derives it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use tessera::session::parse_set;
+use tessera::{Error, Session};
+use tessera_runtime::RunOptions;
+
+/// Tessera: a stencil compiler and runtime.
+#[derive(Debug, Parser)]
+#[command(name = "tessera", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a program: inputs from files, outputs to .npy/.png/.vti, a summary line.
+    Run(RunArgs),
+    /// Parse, check and bind a program; print its diagnostics or a summary.
+    Check(ProgramArgs),
+    /// Print the code a backend generates (the IR for `reference`).
+    Emit(EmitArgs),
+    /// Time a program: median of repeated runs, GCells/s, and the roofline bound.
+    Bench(BenchArgs),
+    /// Describe the plan, footprints, memory traffic and roofline of a program.
+    Explain(ExplainArgs),
+    /// The on-disk cache of compiled kernels.
+    Cache {
+        /// `dir` or `clear`.
+        #[command(subcommand)]
+        action: CacheAction,
+    },
+}
+
+/// What to do with the kernel cache.
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Print the cache directory.
+    Dir,
+    /// Remove every cached kernel.
+    Clear,
+}
+
+/// A program and its `--set` values.
+#[derive(Debug, Args)]
+pub struct ProgramArgs {
+    /// The program (`*.tess`).
+    pub program: PathBuf,
+    /// Set a parameter or replace a type alias: `--set N=1024`, `--set real=f64`.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub sets: Vec<String>,
+}
+
+impl ProgramArgs {
+    /// Loads, checks and binds the program.
+    pub fn load(&self) -> Result<Session, Error> {
+        let sets = self
+            .sets
+            .iter()
+            .map(|s| parse_set(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        Session::load(&self.program, &sets)
+    }
+}
+
+/// How to execute: backend and its options.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Backend: reference, cpu (and opencl when built in). Default: cpu if a C compiler works.
+    #[arg(long, env = "TESSERA_BACKEND")]
+    pub backend: Option<String>,
+    /// Strategy (backend-specific, e.g. naive, parallel, blocked, overlapped for cpu).
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Spatial tile, slowest axis first: `32x32`.
+    #[arg(long, value_parser = parse_tile, value_name = "AxB")]
+    pub tile: Option<Tile>,
+    /// Steps fused per time tile.
+    #[arg(long, value_parser = at_least_one, value_name = "T")]
+    pub time_tile: Option<usize>,
+    /// Bitwise-reproducible arithmetic (equal to the reference backend).
+    #[arg(long)]
+    pub exact: bool,
+    /// Threads for CPU backends (default: all cores).
+    #[arg(long, value_parser = at_least_one, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Device for GPU backends (`platform:device` or an index).
+    #[arg(long, value_name = "D")]
+    pub device: Option<String>,
+}
+
+impl ExecArgs {
+    /// The backend's name: the flag, `TESSERA_BACKEND`, or the default.
+    pub fn backend_name(&self) -> String {
+        self.backend
+            .clone()
+            .unwrap_or_else(|| tessera::default_backend_name().to_string())
+    }
+
+    /// The run options these flags describe.
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            exact: self.exact,
+            strategy: self.strategy.clone(),
+            tile: self.tile.as_ref().map(|t| t.0.clone()),
+            time_tile: self.time_tile,
+            device: self.device.clone(),
+            threads: self.threads,
+            f64_accuracy: false,
+        }
+    }
+}
+
+/// A spatial tile size per axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tile(pub Vec<usize>);
+
+/// Parses `32x32` (every size at least 1).
+fn parse_tile(text: &str) -> Result<Tile, String> {
+    text.split(['x', 'X'])
+        .map(at_least_one)
+        .collect::<Result<Vec<_>, _>>()
+        .map(Tile)
+}
+
+/// Parses a count that must be at least 1.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
+}
+
+/// Parses a positive number.
+fn positive(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("`{text}` is not a positive number")),
+    }
+}
+
+/// `FIELD=path` for inputs and outputs; outputs may leave out `FIELD=` for the program's
+/// main field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldFile {
+    /// The field (or struct/vector field) name; `None` for the main field.
+    pub field: Option<String>,
+    /// The file.
+    pub path: PathBuf,
+}
+
+fn parse_field_file(text: &str) -> Result<FieldFile, String> {
+    match text.split_once('=') {
+        Some((field, path)) if !field.is_empty() && !path.is_empty() => Ok(FieldFile {
+            field: Some(field.to_string()),
+            path: path.into(),
+        }),
+        None if !text.is_empty() => Ok(FieldFile {
+            field: None,
+            path: text.into(),
+        }),
+        _ => Err(format!("`{text}` is not of the form FIELD=FILE")),
+    }
+}
+
+fn parse_input_file(text: &str) -> Result<FieldFile, String> {
+    parse_field_file(text).and_then(|f| match f.field {
+        Some(_) => Ok(f),
+        None => Err(format!(
+            "`{text}` is not of the form FIELD=FILE (name the field the file fills)"
+        )),
+    })
+}
+
+/// `tessera run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The program and its settings.
+    #[command(flatten)]
+    pub program: ProgramArgs,
+    /// Execution options.
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// Time steps (default: the program's `steps`, else 1).
+    #[arg(long, value_name = "N")]
+    pub steps: Option<u64>,
+    /// Initial values of a field from a .npy file (or a .png for u8 fields).
+    #[arg(long = "input", value_parser = parse_input_file, value_name = "FIELD=FILE")]
+    pub inputs: Vec<FieldFile>,
+    /// Write a field after the run; the format follows the extension (.npy, .png, .vti).
+    /// Without `FIELD=`: the first field the step updates.
+    #[arg(long = "output", value_parser = parse_field_file, value_name = "FIELD=FILE")]
+    pub outputs: Vec<FieldFile>,
+    /// Write a picture of a field after the run.
+    #[arg(long = "png", value_parser = parse_field_file, value_name = "FIELD=FILE")]
+    pub pngs: Vec<FieldFile>,
+    /// Write a field as VTK image data (ParaView) after the run.
+    #[arg(long = "vti", value_parser = parse_field_file, value_name = "FIELD=FILE")]
+    pub vtis: Vec<FieldFile>,
+    /// Fail if a floating-point field holds NaN or infinity after the run.
+    #[arg(long)]
+    pub check_finite: bool,
+    /// With --check-finite: check every K steps, to find the first step that went wrong.
+    #[arg(long, value_parser = at_least_one, value_name = "K", requires = "check_finite")]
+    pub check_every: Option<usize>,
+}
+
+/// `tessera emit`.
+#[derive(Debug, Args)]
+pub struct EmitArgs {
+    /// The program and its settings.
+    #[command(flatten)]
+    pub program: ProgramArgs,
+    /// Whose code: reference (the IR), cpu.
+    #[arg(long, default_value = "reference")]
+    pub backend: String,
+    /// Strategy (backend-specific).
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Spatial tile, slowest axis first: `32x32`.
+    #[arg(long, value_parser = parse_tile, value_name = "AxB")]
+    pub tile: Option<Tile>,
+    /// Steps fused per time tile.
+    #[arg(long, value_parser = at_least_one, value_name = "T")]
+    pub time_tile: Option<usize>,
+    /// Exact-mode code.
+    #[arg(long)]
+    pub exact: bool,
+    /// Write the code into this directory (as `<program>.<ext>`) instead of printing it.
+    #[arg(short = 'o', long = "out-dir", value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+/// `tessera bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The program and its settings.
+    #[command(flatten)]
+    pub program: ProgramArgs,
+    /// Execution options.
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// Time steps per run (default: the program's `steps`, else 1).
+    #[arg(long, value_name = "N")]
+    pub steps: Option<u64>,
+    /// Timed runs (after one warm-up run).
+    #[arg(long, default_value_t = 5, value_parser = at_least_one, value_name = "R")]
+    pub reps: usize,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Memory bandwidth in GB/s for the roofline, instead of measuring it.
+    #[arg(long, value_name = "GB/s", value_parser = positive)]
+    pub bandwidth: Option<f64>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tessera explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The program and its settings.
+    #[command(flatten)]
+    pub program: ProgramArgs,
+    /// Execution options.
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// Memory bandwidth in GB/s for the roofline, instead of measuring it.
+    #[arg(long, value_name = "GB/s", value_parser = positive)]
+    pub bandwidth: Option<f64>,
+}

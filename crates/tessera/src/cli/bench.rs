@@ -1,0 +1,129 @@
+//! `tessera bench`: prepare (timed separately), one warm-up run, then timed runs on fresh
+//! copies of seeded random inputs; median time, GCells/s and the roofline bound.
+
+use std::time::Instant;
+
+use tessera::Error;
+use tessera::inputs::random_inputs;
+use tessera::metrics::{bytes_per_point, gcells_per_s, roofline_gcells_per_s};
+
+use super::args::BenchArgs;
+
+/// Benchmarks the program and prints a report (text or one JSON object).
+pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
+    let session = args.program.load()?;
+    let backend_name = args.exec.backend_name();
+    let backend = tessera::backend(&backend_name)?;
+    let steps = args.steps.unwrap_or_else(|| session.default_steps());
+    let start = Instant::now();
+    let mut executable = session.prepare(backend.as_ref(), &args.exec.options())?;
+    let prepare_seconds = start.elapsed().as_secs_f64();
+    let compile_seconds = executable.compile_time().as_secs_f64();
+    let (inputs, randomised) = random_inputs(&session, args.seed);
+
+    executable.run(&mut inputs.clone(), 0, steps, &mut ())?;
+    let mut seconds = Vec::with_capacity(args.reps);
+    let mut steps_run = steps;
+    let mut plan = executable.describe();
+    for _ in 0..args.reps {
+        let mut fields = inputs.clone();
+        let report = executable.run(&mut fields, 0, steps, &mut ())?;
+        seconds.push(report.compute_time.as_secs_f64());
+        steps_run = report.steps;
+        if !report.plan.is_empty() {
+            plan = report.plan;
+        }
+    }
+    seconds.sort_by(f64::total_cmp);
+    let median = seconds[seconds.len() / 2];
+    let gcells = if median > 0.0 {
+        gcells_per_s(session.bound(), steps_run, median)
+    } else {
+        0.0
+    };
+    let bytes = bytes_per_point(session.bound());
+    let bandwidth = bandwidth_gb_s(args.bandwidth, args.exec.threads);
+    let roofline = bandwidth
+        .as_ref()
+        .map(|(b, _)| roofline_gcells_per_s(*b, bytes));
+    let fraction = roofline.filter(|r| *r > 0.0).map(|r| gcells / r);
+
+    if args.json {
+        let report = serde_json::json!({
+            "program": session.name(),
+            "backend": backend_name,
+            "strategy": plan,
+            "size": session.grid_text(),
+            "types": session.updated_types_text(),
+            "steps": steps_run,
+            "reps": args.reps,
+            "seconds": median,
+            "seconds_all": seconds,
+            "gcells_per_s": gcells,
+            "compile_seconds": compile_seconds,
+            "prepare_seconds": prepare_seconds,
+            "bytes_per_point": bytes,
+            "bandwidth_gb_s": bandwidth.as_ref().map(|(b, _)| *b),
+            "bandwidth_source": bandwidth.as_ref().map(|(_, how)| how.clone()),
+            "roofline_gcells_per_s": roofline,
+            "fraction_of_roofline": fraction,
+            "random_inputs": randomised,
+            "exact": args.exec.exact,
+        });
+        println!("{report}");
+        return Ok(0);
+    }
+    println!(
+        "{}: {} ({}), {steps_run} steps, {backend_name}/{plan}",
+        session.name(),
+        session.grid_text(),
+        session.updated_types_text()
+    );
+    println!(
+        "  prepare: {prepare_seconds:.3} s (compilation {compile_seconds:.3} s; 0 on a cache hit)"
+    );
+    println!(
+        "  time loop: median {median:.6} s of {} runs (min {:.6} s, max {:.6} s)",
+        args.reps,
+        seconds[0],
+        seconds[seconds.len() - 1]
+    );
+    println!("  speed: {gcells:.3} GCells/s");
+    println!(
+        "  traffic model: {bytes} bytes per point per step (fields read once + fields written once)"
+    );
+    match (bandwidth, roofline, fraction) {
+        (Some((b, how)), Some(r), Some(f)) => {
+            println!("  bandwidth: {b:.1} GB/s ({how})");
+            println!(
+                "  roofline: {r:.3} GCells/s; reached {:.1}% (time tiling can exceed 100%)",
+                f * 100.0
+            );
+        }
+        _ => println!(
+            "  bandwidth: unknown (no working C compiler to measure it; give --bandwidth GB/s)"
+        ),
+    }
+    Ok(0)
+}
+
+/// The memory bandwidth in GB/s and where it came from: `given`, else a STREAM triad
+/// measurement (`None` when it cannot be measured).
+pub fn bandwidth_gb_s(given: Option<f64>, threads: Option<usize>) -> Option<(f64, String)> {
+    if let Some(b) = given {
+        return Some((b, "given".to_string()));
+    }
+    match tessera_jit::measure_bandwidth(threads) {
+        Ok(b) => Some((
+            b.triad_gb_s,
+            format!(
+                "STREAM triad, best of {} runs on {} threads",
+                b.repetitions, b.threads
+            ),
+        )),
+        Err(e) => {
+            tracing::warn!("cannot measure the memory bandwidth: {e}");
+            None
+        }
+    }
+}

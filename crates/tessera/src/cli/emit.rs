@@ -1,0 +1,51 @@
+//! `tessera emit`: the printed IR (`reference`) or the generated C (`cpu`).
+
+use tessera::{Error, Session};
+use tessera_runtime::RunOptions;
+
+use super::args::EmitArgs;
+use super::usage;
+
+/// Prints (or writes into `-o DIR`) the code `args.backend` would run.
+pub fn emit(args: &EmitArgs) -> Result<i32, Error> {
+    let session = args.program.load()?;
+    let options = RunOptions {
+        exact: args.exact,
+        strategy: args.strategy.clone(),
+        tile: args.tile.as_ref().map(|t| t.0.clone()),
+        time_tile: args.time_tile,
+        ..RunOptions::default()
+    };
+    let (code, extension) = generated_code(&session, &args.backend, &options)?;
+    match &args.out_dir {
+        Some(dir) => {
+            let path = dir.join(format!("{}.{extension}", session.name()));
+            tessera_io::write_text(&path, &code)?;
+            println!("wrote {}", path.display());
+        }
+        None => print!("{code}"),
+    }
+    Ok(0)
+}
+
+/// The code and its file extension.
+fn generated_code(
+    session: &Session,
+    backend: &str,
+    options: &RunOptions,
+) -> Result<(String, &'static str), Error> {
+    match backend {
+        "reference" => Ok((tessera_ir::print_program(session.program()), "tess")),
+        "cpu" => {
+            let cpu = tessera_cpu::CpuBackend::default();
+            let plan = cpu.plan(session.bound(), options)?;
+            Ok((tessera_cpu::emit_c(session.bound(), &plan), "c"))
+        }
+        other => {
+            tessera::backend(other)?;
+            Err(usage(format!(
+                "`tessera emit` shows code for reference (the IR) and cpu (C); `{other}` is not supported yet"
+            )))
+        }
+    }
+}

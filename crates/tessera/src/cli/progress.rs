@@ -1,0 +1,62 @@
+//! A progress bar on stderr for runs longer than about a second (none when stderr is not a
+//! terminal).
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tessera_runtime::Progress;
+
+/// How long a run goes before the bar appears.
+const DELAY: Duration = Duration::from_secs(1);
+
+/// Shows `done / total` steps once the run has taken [`DELAY`].
+pub struct StepBar {
+    bar: Option<ProgressBar>,
+    start: Instant,
+    enabled: bool,
+    /// Steps finished by earlier chunks of the same run.
+    pub offset: u64,
+    /// Steps of the whole run.
+    pub total: u64,
+}
+
+impl StepBar {
+    /// A bar for a run of `total` steps.
+    pub fn new(total: u64) -> StepBar {
+        StepBar {
+            bar: None,
+            start: Instant::now(),
+            enabled: std::io::stderr().is_terminal(),
+            offset: 0,
+            total,
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for StepBar {
+    fn advance(&mut self, done: u64, _total: u64) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() && self.start.elapsed() >= DELAY {
+            let bar = ProgressBar::new(self.total);
+            if let Ok(style) = ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} steps, {eta} left",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.offset + done);
+        }
+    }
+}

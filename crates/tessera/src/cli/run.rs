@@ -1,0 +1,240 @@
+//! `tessera run`: validate every input and output, run, write outputs, print one summary line.
+
+use std::path::PathBuf;
+
+use tessera::files::{self, Format};
+use tessera::metrics::gcells_per_s;
+use tessera::{Error, FieldRef, Session};
+use tessera_runtime::{ReductionRecord, RunReport};
+
+use super::args::RunArgs;
+use super::finite::first_non_finite;
+use super::progress::StepBar;
+
+/// An output to write after the run.
+struct Output {
+    field: FieldRef,
+    format: Format,
+    path: PathBuf,
+}
+
+/// Runs the program; returns the exit code (1 when `--check-finite` found a bad value).
+pub fn run(args: &RunArgs) -> Result<i32, Error> {
+    let session = args.program.load()?;
+    let backend_name = args.exec.backend_name();
+    let backend = tessera::backend(&backend_name)?;
+    let outputs = resolve_outputs(&session, args)?;
+    let inputs: Vec<(FieldRef, &PathBuf)> = args
+        .inputs
+        .iter()
+        .map(|i| {
+            Ok((
+                session.field(i.field.as_deref().unwrap_or_default())?,
+                &i.path,
+            ))
+        })
+        .collect::<Result<_, Error>>()?;
+    let given: Vec<usize> = inputs
+        .iter()
+        .flat_map(|(f, _)| f.components.clone())
+        .collect();
+    let mut fields = session.initial_fields(&given);
+    for (field, path) in &inputs {
+        files::read_into(&session, &mut fields, field, path)?;
+    }
+    let steps = args.steps.unwrap_or_else(|| session.default_steps());
+    let mut executable = session.prepare(backend.as_ref(), &args.exec.options())?;
+
+    let chunk = match (args.check_finite, args.check_every) {
+        (true, Some(every)) => every as u64,
+        _ => steps.max(1),
+    };
+    let mut bar = StepBar::new(steps);
+    let mut total = RunReport::default();
+    let mut non_finite = None;
+    while total.steps < steps {
+        bar.offset = total.steps;
+        let report = executable.run(
+            &mut fields,
+            total.steps,
+            chunk.min(steps - total.steps),
+            &mut bar,
+        )?;
+        total.steps += report.steps;
+        total.reductions.extend(report.reductions);
+        total.compute_time += report.compute_time;
+        total.transfer_time += report.transfer_time;
+        total.stopped_early = report.stopped_early;
+        total.plan = report.plan;
+        if args.check_finite {
+            non_finite = first_non_finite(&session, &fields).map(|what| (what, total.steps));
+        }
+        if report.stopped_early || non_finite.is_some() || report.steps == 0 {
+            break;
+        }
+    }
+    bar.finish();
+    if args.check_finite && steps == 0 {
+        non_finite = first_non_finite(&session, &fields).map(|what| (what, 0));
+    }
+
+    for output in &outputs {
+        let drawn = files::write_field(
+            &session,
+            &fields,
+            &output.field,
+            output.format,
+            &output.path,
+        )?;
+        if let Some(png) = drawn {
+            let slice = png
+                .slice
+                .map(|s| format!(" (the slice {s})"))
+                .unwrap_or_default();
+            let mut line = format!(
+                "{}: `{}`{slice} from {} to {}",
+                output.path.display(),
+                output.field.name,
+                compact(png.range.min),
+                compact(png.range.max)
+            );
+            if png.range.nan_count + png.range.inf_count > 0 {
+                line.push_str(&format!(
+                    ", {} NaN and {} infinite values",
+                    png.range.nan_count, png.range.inf_count
+                ));
+            }
+            println!("{line}");
+        }
+    }
+    let plan = if total.plan.is_empty() {
+        executable.describe()
+    } else {
+        total.plan.clone()
+    };
+    let plan = plan
+        .strip_prefix(backend_name.as_str())
+        .map_or(plan.as_str(), str::trim_start);
+    println!("{}", summary(&session, &backend_name, &plan, &total));
+    match non_finite {
+        Some((what, step)) => {
+            let when = if args.check_every.is_some() {
+                format!("within the first {step} steps")
+            } else {
+                format!("after {step} steps")
+            };
+            eprintln!("error: non-finite value: {what} {when}");
+            Ok(1)
+        }
+        None => Ok(0),
+    }
+}
+
+/// Every `--output`, `--png` and `--vti`, checked before anything runs.
+fn resolve_outputs(session: &Session, args: &RunArgs) -> Result<Vec<Output>, Error> {
+    let mut outputs = Vec::new();
+    for (list, forced) in [
+        (&args.outputs, None),
+        (&args.pngs, Some(Format::Png)),
+        (&args.vtis, Some(Format::Vti)),
+    ] {
+        for item in list {
+            let field = match &item.field {
+                Some(name) => session.field(name)?,
+                None => session.main_field(),
+            };
+            let format = match forced {
+                Some(format) => format,
+                None => Format::of(&item.path)?,
+            };
+            files::check_output(&field, format, &item.path)?;
+            outputs.push(Output {
+                field,
+                format,
+                path: item.path.clone(),
+            });
+        }
+    }
+    Ok(outputs)
+}
+
+/// `heat: 100 steps on 256x256 (f32) with cpu/parallel in 0.012 s: 0.54 GCells/s; total = 1.2e3 (step 99)`.
+fn summary(session: &Session, backend: &str, plan: &str, report: &RunReport) -> String {
+    let seconds = report.compute_time.as_secs_f64();
+    let mut line = format!(
+        "{}: {} steps on {} ({}) with {backend}/{plan} in {seconds:.3} s",
+        session.name(),
+        report.steps,
+        session.grid_text(),
+        session.updated_types_text()
+    );
+    if report.steps > 0 && seconds > 0.0 {
+        line.push_str(&format!(
+            ": {:.3} GCells/s",
+            gcells_per_s(session.bound(), report.steps, seconds)
+        ));
+    }
+    let mut last: Vec<&ReductionRecord> = Vec::new();
+    for record in &report.reductions {
+        match last.iter_mut().find(|r| r.name == record.name) {
+            Some(slot) => *slot = record,
+            None => last.push(record),
+        }
+    }
+    for record in last {
+        line.push_str(&format!(
+            "; {} = {} (step {})",
+            record.name,
+            compact(record.value),
+            record.step
+        ));
+    }
+    if report.stopped_early {
+        line.push_str(&format!(
+            "; stopped by `until` after {} steps",
+            report.steps
+        ));
+    }
+    line
+}
+
+/// A number in few characters with 7 significant digits: `1.2e3`, `0.5`, `-3e-7`.
+pub fn compact(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return format!("{value}");
+    }
+    let magnitude = value.abs().log10().floor();
+    let text = if (-3.0..6.0).contains(&magnitude) {
+        format!("{value:.*}", (6.0 - magnitude) as usize)
+    } else {
+        format!("{value:.6e}")
+    };
+    let (mantissa, exponent) = text
+        .split_once('e')
+        .map_or((text.as_str(), None), |(m, e)| (m, Some(e)));
+    let mantissa = if mantissa.contains('.') {
+        mantissa.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        mantissa
+    };
+    match exponent {
+        Some(e) => format!("{mantissa}e{e}"),
+        None => mantissa.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compact;
+
+    #[test]
+    fn compact_numbers_keep_seven_digits_and_drop_zeros() {
+        assert_eq!(compact(1200.0), "1200");
+        assert_eq!(compact(0.5), "0.5");
+        assert_eq!(compact(-3e-7), "-3e-7");
+        assert_eq!(compact(1.234_567_89e9), "1.234568e9");
+        assert_eq!(compact(0.001_234_567_8), "0.001234568");
+        assert_eq!(compact(0.0), "0");
+        assert_eq!(compact(f64::NAN), "NaN");
+    }
+}

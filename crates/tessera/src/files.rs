@@ -1,0 +1,161 @@
+//! Field values from and to files, by format: `.npy` (one scalar field), `.png` (pictures; grey
+//! `u8` input) and `.vti` (VTK image data, scalar or vector fields).
+
+use std::path::Path;
+
+use tessera_io::{PngSummary, VtiArray};
+use tessera_runtime::{Buffer, FieldSet};
+
+use crate::error::Error;
+use crate::session::{FieldRef, Session};
+
+/// A field file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// NumPy `.npy`.
+    Npy,
+    /// PNG picture.
+    Png,
+    /// VTK XML image data.
+    Vti,
+}
+
+impl Format {
+    /// The format of `path`, from its extension.
+    pub fn of(path: &Path) -> Result<Format, Error> {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("npy") => Ok(Format::Npy),
+            Some("png") => Ok(Format::Png),
+            Some("vti") => Ok(Format::Vti),
+            _ => Err(Error::Usage(format!(
+                "cannot tell the format of {} from its name; use a .npy, .png or .vti file",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// The one component of a scalar field, or an error saying which components to name.
+fn single_component(
+    field: &FieldRef,
+    format: &str,
+    flag: &str,
+    path: &Path,
+) -> Result<usize, Error> {
+    match field.components.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(Error::Usage(format!(
+            "`{}` has {} components and a {format} file holds one; name a component, e.g. `{flag} {}.x={}`",
+            field.name,
+            field.components.len(),
+            field.name,
+            path.display()
+        ))),
+    }
+}
+
+/// Reads `path` (`.npy`, or `.png` for `u8` fields) into `field` of `fields`, checking shape
+/// and type against the program.
+pub fn read_into(
+    session: &Session,
+    fields: &mut FieldSet,
+    field: &FieldRef,
+    path: &Path,
+) -> Result<(), Error> {
+    let shape = &session.bound().extents;
+    let format = Format::of(path)?;
+    let index = single_component(field, format_name(format), "--input", path)?;
+    let ty = field.types[0];
+    let buffer = match format {
+        Format::Npy => tessera_io::read_npy(path, &field.name, ty, shape)?,
+        Format::Png => tessera_io::read_png(path, &field.name, ty, shape)?,
+        Format::Vti => {
+            return Err(Error::Usage(format!(
+                "cannot read {}: .vti is an output format; give .npy or .png",
+                path.display()
+            )));
+        }
+    };
+    fields.buffers[index] = buffer;
+    Ok(())
+}
+
+/// Writes `field` of `fields` to `path` in `format` (atomically); PNG writes say what they drew.
+pub fn write_field(
+    session: &Session,
+    fields: &FieldSet,
+    field: &FieldRef,
+    format: Format,
+    path: &Path,
+) -> Result<Option<PngSummary>, Error> {
+    let shape = &session.bound().extents;
+    let components: Vec<&Buffer> = field.components.iter().map(|&i| fields.buffer(i)).collect();
+    match format {
+        Format::Npy => {
+            let index = single_component(field, "NumPy", "--output", path)?;
+            tessera_io::write_npy(path, fields.buffer(index), shape)?;
+            Ok(None)
+        }
+        Format::Png => Ok(Some(tessera_io::write_png(
+            path,
+            &field.name,
+            &components,
+            shape,
+        )?)),
+        Format::Vti => {
+            tessera_io::write_vti(
+                path,
+                shape,
+                &[VtiArray {
+                    name: &field.name,
+                    components,
+                }],
+            )?;
+            Ok(None)
+        }
+    }
+}
+
+/// Checks before any computation that `field` can be written to `path` in `format`: the
+/// format holds it and the file's directory exists.
+pub fn check_output(field: &FieldRef, format: Format, path: &Path) -> Result<(), Error> {
+    if format == Format::Npy {
+        single_component(field, "NumPy", "--output", path)?;
+    }
+    check_destination(path)
+}
+
+/// Checks that `path` can be created: its directory exists and it is not a directory.
+fn check_destination(path: &Path) -> Result<(), Error> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if dir.is_dir() && !path.is_dir() {
+        Ok(())
+    } else if path.is_dir() {
+        Err(Error::Usage(format!(
+            "cannot write {}: it is a directory; give a file name",
+            path.display()
+        )))
+    } else {
+        Err(Error::Usage(format!(
+            "cannot write {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        )))
+    }
+}
+
+fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Npy => "NumPy",
+        Format::Png => "PNG",
+        Format::Vti => "VTK",
+    }
+}

@@ -1,0 +1,36 @@
+//! Tessera: describe an iterative stencil computation once, run it fast on CPUs and GPUs with
+//! the same results everywhere.
+//!
+//! This crate is the facade over the pipeline (`tessera-lang` → `tessera-analysis` →
+//! a backend of `tessera-runtime`) and the home of the `tessera` command-line tool:
+//!
+//! ```no_run
+//! use tessera::{backend, Session};
+//! use tessera_runtime::RunOptions;
+//!
+//! let session = Session::load("examples/heat.tess".as_ref(), &[("N".into(), "512".into())])?;
+//! let mut fields = session.initial_fields(&[]);
+//! let mut executable = session.prepare(backend("cpu")?.as_ref(), &RunOptions::default())?;
+//! let report = executable.run(&mut fields, 0, session.default_steps(), &mut ())?;
+//! let u = session.field("u")?;
+//! println!("{} steps, u[0] = {}", report.steps, fields.buffer(u.components[0]).get_f64(0));
+//! # Ok::<(), tessera::Error>(())
+//! ```
+//!
+//! - [`Session`]: program text → checked and bound program, fields by name, preparation;
+//! - [`backends`]: the backends compiled in, by name, and the default choice;
+//! - [`files`]: field values from and to `.npy`, `.png` and `.vti` files;
+//! - [`metrics`]: GCells/s, the bytes-per-point model and the roofline bound;
+//! - [`inputs`]: seeded random inputs for benchmarks;
+//! - [`Error`]: every failure, with its exit code.
+
+pub mod backends;
+pub mod error;
+pub mod files;
+pub mod inputs;
+pub mod metrics;
+pub mod session;
+
+pub use backends::{backend, backend_names, default_backend_name};
+pub use error::Error;
+pub use session::{FieldRef, Session};
