@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use tessera_analysis::BoundProgram;
 use tessera_analysis::tiling::tile_regions;
 use tessera_codegen::cpu::layout::{
-    partial_layout, partial_len, push_tile_record, tile_record_len,
+    WriteMode, partial_layout, partial_len, push_tile_record, tile_record_len, updated_fields,
+    write_mode,
 };
 use tessera_ir::{ExprKind, ReductionPlacement};
 use tessera_jit::{CompiledLibrary, JitError};
@@ -249,6 +250,25 @@ impl CpuExecutable {
         unsafe { until(values.as_ptr()) != 0 }
     }
 
+    /// Per field, whether the generated code uses its spare buffer: every updated field under
+    /// `overlapped`, else those some stage writes through the other buffer.
+    fn spare_fields(&self) -> Vec<bool> {
+        let program = self.bound.program();
+        let updated = updated_fields(&self.bound);
+        program
+            .fields
+            .ids()
+            .map(|f| {
+                updated.contains(&f)
+                    && (self.plan.strategy == CpuStrategy::Overlapped
+                        || program.stages.iter().any(|(s, stage)| {
+                            stage.outputs().contains(&f)
+                                && write_mode(&self.bound, s, f) != WriteMode::InPlace
+                        }))
+            })
+            .collect()
+    }
+
     /// Checks that `fields` belongs to this program.
     fn check_fields(&self, fields: &FieldSet) -> Result<(), BackendError> {
         let program = self.bound.program();
@@ -299,12 +319,12 @@ impl Executable for CpuExecutable {
         if first_step == 0 {
             self.latest.fill(None);
         }
-        let updated = tessera_codegen::cpu::layout::updated_fields(&self.bound);
+        let needs_spare = self.spare_fields();
         let mut spare: Vec<Option<Buffer>> = fields
             .buffers
             .iter()
-            .enumerate()
-            .map(|(i, b)| updated.iter().any(|f| f.index() == i).then(|| b.clone()))
+            .zip(&needs_spare)
+            .map(|(b, &needed)| needed.then(|| b.clone()))
             .collect();
         let user: Vec<*mut c_void> = fields
             .buffers

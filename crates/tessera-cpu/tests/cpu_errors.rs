@@ -1,0 +1,138 @@
+//! Bad input: unknown strategies, zero tiles, a missing or failing C compiler.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::*;
+use tessera_runtime::{Backend, BackendError, RunOptions};
+
+fn prepare_error(options: RunOptions) -> BackendError {
+    let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
+    match backend().prepare(&bound, &options) {
+        Ok(_) => panic!("{options:?} was accepted"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn unknown_strategy_lists_the_strategies() {
+    let e = prepare_error(RunOptions {
+        strategy: Some("diamond".into()),
+        ..RunOptions::default()
+    });
+    assert!(matches!(e, BackendError::InvalidOptions(_)), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "unknown CPU strategy `diamond`; choose one of: naive, parallel, blocked, overlapped"
+    );
+}
+
+#[test]
+fn zero_tile_is_refused() {
+    let e = prepare_error(RunOptions {
+        strategy: Some("blocked".into()),
+        tile: Some(vec![4, 0]),
+        ..RunOptions::default()
+    });
+    assert_eq!(
+        e.to_string(),
+        "a tile size is 0; every tile size must be at least 1"
+    );
+}
+
+#[test]
+fn tile_of_the_wrong_dimension_is_refused() {
+    let e = prepare_error(RunOptions {
+        tile: Some(vec![4]),
+        ..RunOptions::default()
+    });
+    assert!(
+        e.to_string()
+            .starts_with("the tile has 1 sizes but the grid has 2 axes"),
+        "{e}"
+    );
+}
+
+#[test]
+fn zero_time_tile_is_refused() {
+    let e = prepare_error(RunOptions {
+        strategy: Some("overlapped".into()),
+        time_tile: Some(0),
+        ..RunOptions::default()
+    });
+    assert_eq!(
+        e.to_string(),
+        "the time tile is 0; fuse at least 1 step per tile"
+    );
+}
+
+#[test]
+fn zero_threads_are_refused() {
+    let e = prepare_error(RunOptions {
+        threads: Some(0),
+        ..RunOptions::default()
+    });
+    assert_eq!(
+        e.to_string(),
+        "the thread count is 0; use at least 1 thread"
+    );
+}
+
+#[test]
+fn missing_compiler_is_unavailable() {
+    let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
+    let mut backend = backend();
+    backend.compile.compiler = Some("/nonexistent/tessera-cc".into());
+    let e = backend
+        .prepare(&bound, &RunOptions::default())
+        .err()
+        .expect("refused");
+    assert!(matches!(e, BackendError::Unavailable(_)), "{e:?}");
+    assert!(e.to_string().contains("/nonexistent/tessera-cc"), "{e}");
+}
+
+#[test]
+fn failing_compiler_shows_the_saved_source_and_the_log() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let script = dir.path().join("broken-cc");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo 'broken-cc 1.0'; exit 0; fi\necho 'kernel.c:1:1: error: this compiler refuses everything' >&2\nexit 1\n",
+    )
+    .expect("write script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
+    let mut backend = backend();
+    backend.compile.compiler = Some(script.display().to_string());
+    backend.compile.cache_dir = Some(dir.path().join("cache"));
+    let e = backend
+        .prepare(&bound, &RunOptions::default())
+        .err()
+        .expect("refused");
+    assert!(matches!(e, BackendError::Compile(_)), "{e:?}");
+    let message = e.to_string();
+    assert!(
+        message.contains("this compiler refuses everything"),
+        "{message}"
+    );
+    let saved = message
+        .split("source saved at ")
+        .nth(1)
+        .and_then(|s| s.split(',').next())
+        .expect("names the source");
+    let source = std::fs::read_to_string(saved).expect("the saved source exists");
+    assert!(source.contains("int tessera_run("), "{saved}");
+}
+
+#[test]
+fn fields_of_another_shape_are_refused() {
+    let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
+    let other = bind_sizes(&star2d_r1_f32(), &[9, 10]);
+    let mut exe = backend()
+        .prepare(&bound, &RunOptions::default())
+        .expect("prepares");
+    let mut fields = random_fields(&other, 1);
+    let e = exe.run(&mut fields, 0, 1, &mut ()).err().expect("refused");
+    assert!(e.to_string().contains("shape [9, 10]"), "{e}");
+}
