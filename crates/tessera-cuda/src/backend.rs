@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 use cudarc::nvrtc::Ptx;
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{BufferRole, GpuPlan, KernelProgram, Launch, print_cuda};
@@ -135,10 +137,22 @@ impl CudaExecutable {
         }
         for decl in &self.program.host.buffers {
             let bytes = (decl.len * decl.ty.size_bytes()).max(1);
-            let poison = vec![0xFFu8; bytes];
-            let buffer = self.stream.clone_htod(&poison).map_err(|e| {
-                CudaError::driver(format!("allocating {bytes} bytes for `{}`", decl.name), e)
-            })?;
+            let during = || format!("allocating {bytes} bytes for `{}`", decl.name);
+            // SAFETY: the memory is filled right below, before any use.
+            let mut buffer = unsafe { self.stream.alloc::<u8>(bytes) }
+                .map_err(|e| CudaError::driver(during(), e))?;
+            let (pointer, record_write) = buffer.device_ptr_mut(&self.stream);
+            // SAFETY: `pointer` addresses `bytes` bytes of this allocation, on this stream.
+            unsafe {
+                cudarc::driver::result::memset_d8_async(
+                    pointer,
+                    0xFF,
+                    bytes,
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(|e| CudaError::driver(during(), e))?;
+            drop(record_write);
             self.allocations.push(buffer);
         }
         Ok(())

@@ -383,7 +383,12 @@ impl QueueDevice<'_> {
     /// Device time from the first kernel's start to the last one's end (queue finished).
     fn profiled_span(&self) -> Option<Duration> {
         let start = self.first.as_ref()?.profiling_command_start().ok()?;
-        let end = self.last.as_ref()?.profiling_command_end().ok()?;
+        let end = self
+            .last
+            .as_ref()
+            .or(self.first.as_ref())?
+            .profiling_command_end()
+            .ok()?;
         Some(Duration::from_nanos(end.saturating_sub(start)))
     }
 }
