@@ -267,10 +267,10 @@ mod tests {
             "program `heat` has no field `uu`; did you mean `u`?"
         );
         let err =
-            Session::from_text(HEAT, "heat.tess", "heat", &sets(&[("alpah", "1")])).unwrap_err();
+            Session::from_text(HEAT, "heat.tess", "heat", &sets(&[("alpa", "1")])).unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("the program has no parameter `alpah`")
+            text.contains("the program has no parameter `alpa`")
                 && text.contains("did you mean `alpha`?"),
             "{text}"
         );

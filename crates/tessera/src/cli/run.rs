@@ -115,7 +115,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let plan = plan
         .strip_prefix(backend_name.as_str())
         .map_or(plan.as_str(), str::trim_start);
-    println!("{}", summary(&session, &backend_name, &plan, &total));
+    println!("{}", summary(&session, &backend_name, plan, &total));
     match non_finite {
         Some((what, step)) => {
             let when = if args.check_every.is_some() {

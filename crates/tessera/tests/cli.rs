@@ -1,0 +1,475 @@
+//! End-to-end tests of the `tessera` binary: results against an independent computation,
+//! files written, and every bad input giving one clear message and exit code 1.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use tessera_ir::ScalarType;
+use tessera_runtime::Buffer;
+
+/// A Jacobi 5-point average on the interior of a 7x9 grid (prime-ish, not square).
+const JACOBI: &str = "// Jacobi 5-point average\nparam alpha: f64 = 0.25;\ngrid [7, 9];\nsteps 3;\nfield u: f64;\nstage avg over [1..6, 1..8] {\n    u = alpha * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1]);\n}\nreduce total = sum(u);\n";
+
+/// Runs the binary in `dir` with `args` (no `TESSERA_BACKEND` from the environment).
+fn tessera(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("TESSERA_BACKEND")
+        .env_remove("TESSERA_LOG")
+        .output()
+        .expect("the tessera binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Asserts a user error: exit code 1 and `message` in stderr.
+fn assert_user_error(output: &Output, message: &str) {
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(output));
+    assert!(
+        stderr(output).contains(message),
+        "expected {message:?} in stderr:\n{}",
+        stderr(output)
+    );
+    assert!(!stderr(output).contains("panicked"), "{}", stderr(output));
+}
+
+/// A temporary directory holding `jacobi.tess` and a random input `u0.npy`; returns the input.
+fn jacobi_dir() -> (tempfile::TempDir, Vec<f64>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("jacobi.tess"), JACOBI).unwrap();
+    let mut state = 12345u64;
+    let values: Vec<f64> = (0..63)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        })
+        .collect();
+    tessera_io::write_npy(
+        &dir.path().join("u0.npy"),
+        &Buffer::F64(values.clone()),
+        &[7, 9],
+    )
+    .unwrap();
+    (dir, values)
+}
+
+/// The Jacobi program computed directly: `steps` steps of double-buffered averaging.
+fn jacobi_expected(mut u: Vec<f64>, steps: usize) -> Vec<f64> {
+    for _ in 0..steps {
+        let old = u.clone();
+        for y in 1..6 {
+            for x in 1..8 {
+                let at = |yy: usize, xx: usize| old[yy * 9 + xx];
+                u[y * 9 + x] = 0.25 * (at(y - 1, x) + at(y + 1, x) + at(y, x - 1) + at(y, x + 1));
+            }
+        }
+    }
+    u
+}
+
+#[test]
+fn run_writes_the_outputs_of_an_independent_computation() {
+    let (dir, input) = jacobi_dir();
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "jacobi.tess",
+            "--backend",
+            "reference",
+            "--input",
+            "u=u0.npy",
+            "--output",
+            "u=u.npy",
+            "--steps",
+            "4",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result =
+        tessera_io::read_npy(&dir.path().join("u.npy"), "u", ScalarType::F64, &[7, 9]).unwrap();
+    let expected = jacobi_expected(input, 4);
+    assert_eq!(result, Buffer::F64(expected.clone()));
+    let summary = stdout(&output);
+    assert!(
+        summary.starts_with("jacobi: 4 steps on 7x9 (f64) with reference/"),
+        "{summary}"
+    );
+    let total: f64 = expected.iter().sum();
+    assert!(
+        summary.contains("GCells/s")
+            && summary.contains("total = ")
+            && summary.contains("(step 3)"),
+        "{summary}"
+    );
+    let printed: f64 = summary
+        .split("total = ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (printed - total).abs() <= 1e-6 * total.abs(),
+        "{printed} vs {total}"
+    );
+}
+
+#[test]
+fn the_cpu_backend_in_exact_mode_gives_the_same_file() {
+    let (dir, input) = jacobi_dir();
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "jacobi.tess",
+            "--backend",
+            "cpu",
+            "--exact",
+            "--input",
+            "u=u0.npy",
+            "--output",
+            "u=u.npy",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result =
+        tessera_io::read_npy(&dir.path().join("u.npy"), "u", ScalarType::F64, &[7, 9]).unwrap();
+    assert_eq!(result, Buffer::F64(jacobi_expected(input, 3)));
+}
+
+#[test]
+fn png_and_vti_outputs_are_valid_files_and_the_range_is_printed() {
+    let (dir, _) = jacobi_dir();
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "jacobi.tess",
+            "--backend",
+            "reference",
+            "--input",
+            "u=u0.npy",
+            "--png",
+            "u=u.png",
+            "--vti",
+            "u=u.vti",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let file = std::fs::File::open(dir.path().join("u.png")).unwrap();
+    let reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap();
+    assert_eq!(
+        (
+            reader.info().width,
+            reader.info().height,
+            reader.info().color_type
+        ),
+        (9, 7, png::ColorType::Rgb)
+    );
+    assert!(
+        stdout(&output).contains("u.png: `u` from "),
+        "{}",
+        stdout(&output)
+    );
+    let vti = std::fs::read_to_string(dir.path().join("u.vti")).unwrap();
+    assert!(
+        vti.contains("WholeExtent=\"0 8 0 6 0 0\"") && vti.contains("Name=\"u\""),
+        "{vti}"
+    );
+}
+
+#[test]
+fn png_without_a_field_name_draws_the_updated_field() {
+    let (dir, _) = jacobi_dir();
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "jacobi.tess",
+            "--backend",
+            "reference",
+            "--png",
+            "picture.png",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(dir.path().join("picture.png").is_file());
+}
+
+#[test]
+fn check_prints_a_summary_and_emit_prints_a_program_that_checks_again() {
+    let (dir, _) = jacobi_dir();
+    let output = tessera(dir.path(), &["check", "jacobi.tess"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with("ok: jacobi: grid 7x9, 1 field, 1 stage, 1 reduction"),
+        "{text}"
+    );
+    assert!(text.contains("stage avg: [1..6, 1..8] (35 points); reads u at 4 offsets within [-1..1, -1..1]; writes u"), "{text}");
+
+    let emitted = tessera(dir.path(), &["emit", "jacobi.tess"]);
+    assert_eq!(emitted.status.code(), Some(0), "{}", stderr(&emitted));
+    std::fs::write(dir.path().join("again.tess"), stdout(&emitted)).unwrap();
+    let again = tessera(dir.path(), &["check", "again.tess"]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}\n{}",
+        stdout(&emitted),
+        stderr(&again)
+    );
+}
+
+#[test]
+fn bench_json_reports_every_documented_key() {
+    let (dir, _) = jacobi_dir();
+    let output = tessera(
+        dir.path(),
+        &[
+            "bench",
+            "jacobi.tess",
+            "--backend",
+            "reference",
+            "--reps",
+            "2",
+            "--bandwidth",
+            "10",
+            "--json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    for key in [
+        "gcells_per_s",
+        "seconds",
+        "strategy",
+        "bandwidth_gb_s",
+        "roofline_gcells_per_s",
+        "fraction_of_roofline",
+        "compile_seconds",
+        "backend",
+        "program",
+        "size",
+        "steps",
+    ] {
+        assert!(report.get(key).is_some(), "missing {key} in {report}");
+    }
+    assert_eq!(report["bytes_per_point"], 16);
+    assert_eq!(report["roofline_gcells_per_s"], 10.0 / 16.0);
+    assert_eq!(
+        (
+            report["program"].as_str(),
+            report["size"].as_str(),
+            report["steps"].as_u64()
+        ),
+        (Some("jacobi"), Some("7x9"), Some(3))
+    );
+}
+
+#[test]
+fn check_finite_reports_the_first_nan_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "grid [3, 4];\nfield u: f32 = f32(x) - 2.0;\nstage s { u = sqrt(u); }\n";
+    std::fs::write(dir.path().join("nan.tess"), text).unwrap();
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "nan.tess",
+            "--backend",
+            "reference",
+            "--steps",
+            "2",
+            "--check-finite",
+        ],
+    );
+    assert_user_error(
+        &output,
+        "non-finite value: `u` is NaN at (y = 0, x = 0) after 2 steps",
+    );
+}
+
+#[test]
+fn bad_flags_are_user_errors_with_clear_messages() {
+    let (dir, _) = jacobi_dir();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "jacobi.tess", "--backend", "gpu"],
+            "unknown backend `gpu`; did you mean `cpu`? this build has reference, cpu",
+        ),
+        (
+            &["run", "jacobi.tess", "--set", "alpa=0.5"],
+            "the program has no parameter `alpa`",
+        ),
+        (
+            &["run", "jacobi.tess", "--set", "alpa=0.5"],
+            "did you mean `alpha`?",
+        ),
+        (
+            &["run", "jacobi.tess", "--set", "alpha=fast"],
+            "`fast` is not a valid `f64` for parameter `alpha`",
+        ),
+        (
+            &["run", "jacobi.tess", "--set", "alpha"],
+            "`alpha` is not of the form NAME=VALUE",
+        ),
+        (
+            &["run", "jacobi.tess", "--steps", "abc"],
+            "invalid value 'abc' for '--steps <N>'",
+        ),
+        (
+            &["run", "jacobi.tess", "--tile", "0x4"],
+            "invalid value '0x4' for '--tile <AxB>': must be at least 1",
+        ),
+        (
+            &["run", "jacobi.tess", "--time-tile", "0"],
+            "invalid value '0' for '--time-tile <T>': must be at least 1",
+        ),
+        (
+            &["run", "jacobi.tess", "--threads", "0"],
+            "must be at least 1",
+        ),
+        (
+            &["run", "missing.tess"],
+            "cannot read program missing.tess: ",
+        ),
+        (
+            &["run", "jacobi.tess", "--input", "v=u0.npy"],
+            "program `jacobi` has no field `v`; did you mean `u`?",
+        ),
+        (
+            &["run", "jacobi.tess", "--output", "uu=out.npy"],
+            "program `jacobi` has no field `uu`; did you mean `u`?",
+        ),
+        (
+            &["run", "jacobi.tess", "--input", "u0.npy"],
+            "is not of the form FIELD=FILE",
+        ),
+        (
+            &["run", "jacobi.tess", "--output", "u=out.txt"],
+            "cannot tell the format of out.txt from its name; use a .npy, .png or .vti file",
+        ),
+        (
+            &["run", "jacobi.tess", "--output", "u=no/such/dir/out.npy"],
+            "cannot write no/such/dir/out.npy: the directory no/such/dir does not exist",
+        ),
+        (
+            &["run", "jacobi.tess", "--input", "u=absent.npy"],
+            "cannot read absent.npy: ",
+        ),
+        (
+            &["bench", "jacobi.tess", "--bandwidth=-3"],
+            "`-3` is not a positive number",
+        ),
+    ];
+    for (args, message) in cases {
+        let output = tessera(dir.path(), args);
+        assert_user_error(&output, message);
+    }
+}
+
+#[test]
+fn input_files_of_the_wrong_shape_or_type_are_refused_before_running() {
+    let (dir, _) = jacobi_dir();
+    tessera_io::write_npy(
+        &dir.path().join("small.npy"),
+        &Buffer::F64(vec![0.0; 6 * 9]),
+        &[6, 9],
+    )
+    .unwrap();
+    tessera_io::write_npy(
+        &dir.path().join("ints.npy"),
+        &Buffer::I32(vec![0; 63]),
+        &[7, 9],
+    )
+    .unwrap();
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "jacobi.tess",
+            "--input",
+            "u=small.npy",
+            "--output",
+            "u=out.npy",
+        ],
+    );
+    assert_user_error(
+        &output,
+        "small.npy has shape (6, 9) and dtype float64, but field `u` is f64 on a 7x9 grid",
+    );
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "jacobi.tess",
+            "--input",
+            "u=ints.npy",
+            "--output",
+            "u=out.npy",
+        ],
+    );
+    assert_user_error(
+        &output,
+        "ints.npy has shape (7, 9) and dtype int32, but field `u` is f64 on a 7x9 grid; convert it with",
+    );
+    assert!(!dir.path().join("out.npy").exists());
+}
+
+#[test]
+fn a_syntax_error_is_rendered_with_its_span() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.tess"),
+        "grid [8];\nfield u: f32 border clamp;\nstage s { u = u[-1] + ; }\n",
+    )
+    .unwrap();
+    let output = tessera(dir.path(), &["run", "bad.tess"]);
+    assert_user_error(&output, "error");
+    let text = stderr(&output);
+    assert!(text.contains("bad.tess:3:"), "{text}");
+    assert!(text.contains('^'), "{text}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_output_write_leaves_no_file_and_exits_1() {
+    let (dir, _) = jacobi_dir();
+    // Nobody, not even root, can create files in /proc.
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "jacobi.tess",
+            "--backend",
+            "reference",
+            "--output",
+            "u=/proc/tessera-out.npy",
+        ],
+    );
+    assert_user_error(&output, "cannot write /proc/tessera-out.npy: ");
+    assert!(!Path::new("/proc/tessera-out.npy").exists());
+}
+
+#[test]
+fn help_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = tessera(dir.path(), &["run", "--help"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout(&output).contains("--check-finite"));
+}
