@@ -7,6 +7,14 @@ use std::os::unix::fs::PermissionsExt;
 use common::*;
 use tessera_runtime::{Backend, BackendError, RunOptions};
 
+/// The error of a call that must fail.
+fn refused<T>(result: Result<T, BackendError>) -> BackendError {
+    match result {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e,
+    }
+}
+
 fn prepare_error(options: RunOptions) -> BackendError {
     let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
     match backend().prepare(&bound, &options) {
@@ -84,10 +92,7 @@ fn missing_compiler_is_unavailable() {
     let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
     let mut backend = backend();
     backend.compile.compiler = Some("/nonexistent/tessera-cc".into());
-    let e = backend
-        .prepare(&bound, &RunOptions::default())
-        .err()
-        .expect("refused");
+    let e = refused(backend.prepare(&bound, &RunOptions::default()));
     assert!(matches!(e, BackendError::Unavailable(_)), "{e:?}");
     assert!(e.to_string().contains("/nonexistent/tessera-cc"), "{e}");
 }
@@ -106,10 +111,7 @@ fn failing_compiler_shows_the_saved_source_and_the_log() {
     let mut backend = backend();
     backend.compile.compiler = Some(script.display().to_string());
     backend.compile.cache_dir = Some(dir.path().join("cache"));
-    let e = backend
-        .prepare(&bound, &RunOptions::default())
-        .err()
-        .expect("refused");
+    let e = refused(backend.prepare(&bound, &RunOptions::default()));
     assert!(matches!(e, BackendError::Compile(_)), "{e:?}");
     let message = e.to_string();
     assert!(
@@ -133,6 +135,6 @@ fn fields_of_another_shape_are_refused() {
         .prepare(&bound, &RunOptions::default())
         .expect("prepares");
     let mut fields = random_fields(&other, 1);
-    let e = exe.run(&mut fields, 0, 1, &mut ()).err().expect("refused");
+    let e = refused(exe.run(&mut fields, 0, 1, &mut ()));
     assert!(e.to_string().contains("shape [9, 10]"), "{e}");
 }

@@ -367,7 +367,7 @@ fn scratch_extents(bound: &BoundProgram, time_tile: usize, cores: &[Rect]) -> Ve
     let mut extents = vec![0usize; bound.extents.len()];
     for core in cores {
         let regions = tile_regions(bound, core, time_tile);
-        let hull = tile_hull(&regions, &core);
+        let hull = tile_hull(&regions, core);
         for (axis, e) in extents.iter_mut().enumerate() {
             *e = (*e).max(hull.len(axis) as usize);
         }

@@ -234,10 +234,8 @@ impl LoopNest<'_> {
             } else {
                 format!("p{a} += {step}")
             };
-            if a == 0 {
-                if let Some(pragma) = &self.outer_pragma {
-                    let _ = writeln!(out, "{indent}{pragma}");
-                }
+            if let (0, Some(pragma)) = (a, &self.outer_pragma) {
+                let _ = writeln!(out, "{indent}{pragma}");
             }
             if a == dims - 1 {
                 out.push_str(&indent_lines(&self.row_open, &indent));
