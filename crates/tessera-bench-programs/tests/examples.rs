@@ -103,6 +103,13 @@ fn life_pattern_lives() {
         vec![after as f64],
         "population after step 49"
     );
+    let (Buffer::U8(cells), Buffer::U8(a)) = (outcome.buffer("cells"), outcome.buffer("A")) else {
+        panic!("A and cells are u8")
+    };
+    assert!(
+        cells.iter().zip(a).all(|(c, a)| *c == a * 255),
+        "cells shows A as 0/255"
+    );
 }
 
 #[test]

@@ -51,6 +51,21 @@ fn j3d7pt_periodic<R: Real>() {
 }
 f32_and_f64!(j3d7pt_periodic, j3d7pt_periodic);
 
+#[test]
+fn periodic_diffusion_conserves_the_sum() {
+    // The weights sum to 1 (0.4 + 6 x 0.1) and nothing leaves the torus.
+    let n = 15;
+    let bench = Bench::real::<f64>("j3d7pt-periodic", &[("N", n as i64)]);
+    let initial: Vec<f64> = Rng::new(0xC0).units(n * n * n);
+    let outcome = bench.run(vec![("A", f64::buffer(initial.clone()))], 10);
+    let after: f64 = f64::slice(outcome.buffer("A")).iter().sum();
+    let before: f64 = initial.iter().sum();
+    assert!(
+        (after - before).abs() <= 1e-12 * before,
+        "sum {before} became {after}"
+    );
+}
+
 fn j3d27pt<R: Real>() {
     let bench = Bench::real::<R>("j3d27pt", &[("N", N as i64)]);
     let initial: Vec<R> = Rng::new(0x3D27).units(N * N * N);
