@@ -4,12 +4,15 @@ use tessera_runtime::Backend;
 
 use crate::error::Error;
 
-/// Names of the backends this build can run, in order of preference for users
-/// (`reference`, `cpu`, and `opencl` with the `opencl` feature).
+/// Names of the backends this build can run: `reference`, `cpu`, and `opencl` / `cuda` with
+/// the cargo features of those names.
 pub fn backend_names() -> Vec<&'static str> {
     let mut names = vec!["reference", "cpu"];
     if cfg!(feature = "opencl") {
         names.push("opencl");
+    }
+    if cfg!(feature = "cuda") {
+        names.push("cuda");
     }
     names
 }
@@ -21,6 +24,8 @@ pub fn backend(name: &str) -> Result<Box<dyn Backend>, Error> {
         "cpu" => Ok(Box::new(tessera_cpu::CpuBackend::default())),
         #[cfg(feature = "opencl")]
         "opencl" => Ok(Box::new(tessera_opencl::OpenClBackend)),
+        #[cfg(feature = "cuda")]
+        "cuda" => Ok(Box::new(tessera_cuda::CudaBackend)),
         _ => {
             let names = backend_names();
             let mut message = format!("unknown backend `{name}`; ");
@@ -28,8 +33,8 @@ pub fn backend(name: &str) -> Result<Box<dyn Backend>, Error> {
                 message.push_str(&format!("did you mean `{close}`? "));
             }
             message.push_str(&format!("this build has {}", names.join(", ")));
-            if !cfg!(feature = "opencl") && name == "opencl" {
-                message.push_str(" (rebuild with `--features opencl` for OpenCL)");
+            if matches!(name, "opencl" | "cuda") {
+                message.push_str(&format!(" (rebuild with `--features {name}` for {name})"));
             }
             Err(Error::Usage(message))
         }

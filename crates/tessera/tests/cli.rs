@@ -473,3 +473,24 @@ fn help_exits_zero() {
     assert_eq!(output.status.code(), Some(0));
     assert!(stdout(&output).contains("--check-finite"));
 }
+
+#[test]
+fn emit_writes_the_c_code_into_a_directory_and_cache_dir_follows_the_environment() {
+    let (dir, _) = jacobi_dir();
+    let output = tessera(
+        dir.path(),
+        &["emit", "jacobi.tess", "--backend", "cpu", "-o", "."],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let code = std::fs::read_to_string(dir.path().join("jacobi.c")).unwrap();
+    assert!(
+        code.contains("Tessera CPU kernel for program `jacobi`"),
+        "{code}"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["cache", "dir"])
+        .env("TESSERA_CACHE_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&output).trim(), dir.path().display().to_string());
+}

@@ -23,7 +23,7 @@ pub fn details(session: &Session) -> Vec<String> {
     let bound = session.bound();
     let program = session.program();
     let mut lines = vec![format!(
-        "grid {} ({} points), {} steps by default",
+        "grid {} ({} points), {} step(s) by default",
         session.grid_text(),
         bound.cell_count(),
         session.default_steps()

@@ -1,4 +1,6 @@
-//! `tessera emit`: the printed IR (`reference`) or the generated C (`cpu`).
+//! `tessera emit`: the printed IR (`reference`), the generated C (`cpu`), or the CUDA / OpenCL
+//! kernels (`cuda`, `opencl`, with those features) planned for a typical GPU
+//! (`DeviceLimits::typical_gpu`), so no device is needed.
 
 use tessera::{Error, Session};
 use tessera_runtime::RunOptions;
@@ -41,10 +43,22 @@ fn generated_code(
             let plan = cpu.plan(session.bound(), options)?;
             Ok((tessera_cpu::emit_c(session.bound(), &plan), "c"))
         }
+        #[cfg(any(feature = "opencl", feature = "cuda"))]
+        "cuda" | "opencl" => {
+            use tessera_codegen::kernel::{DeviceLimits, print_cuda, print_opencl};
+            let limits = DeviceLimits::typical_gpu();
+            let plan = tessera_opencl::host::plan_for(session.bound(), options, &limits)?;
+            let kernels = tessera_opencl::host::lower_for_device(session.bound(), &plan, &limits)?;
+            Ok(if backend == "cuda" {
+                (print_cuda(&kernels), "cu")
+            } else {
+                (print_opencl(&kernels), "cl")
+            })
+        }
         other => {
             tessera::backend(other)?;
             Err(usage(format!(
-                "`tessera emit` shows code for reference (the IR) and cpu (C); `{other}` is not supported yet"
+                "`tessera emit --backend {other}` needs a build with `--features {other}`"
             )))
         }
     }

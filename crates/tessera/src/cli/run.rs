@@ -162,9 +162,10 @@ fn resolve_outputs(session: &Session, args: &RunArgs) -> Result<Vec<Output>, Err
 fn summary(session: &Session, backend: &str, plan: &str, report: &RunReport) -> String {
     let seconds = report.compute_time.as_secs_f64();
     let mut line = format!(
-        "{}: {} steps on {} ({}) with {backend}/{plan} in {seconds:.3} s",
+        "{}: {} step{} on {} ({}) with {backend}/{plan} in {seconds:.3} s",
         session.name(),
         report.steps,
+        if report.steps == 1 { "" } else { "s" },
         session.grid_text(),
         session.updated_types_text()
     );
