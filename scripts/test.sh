@@ -51,5 +51,8 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 say "tests (workspace, all features)"
 cargo test --workspace --all-features
 
-say "heavy and instrumented tests"
-cargo test --workspace --all-features -- --ignored
+say "generated C under AddressSanitizer + UndefinedBehaviorSanitizer"
+cargo test -p tessera-cpu --test cpu_sanitize -- --ignored
+
+say "a grid of more than 2^31 cells (2 GiB)"
+cargo test --release -p tessera-cpu --test cpu_large -- --ignored
