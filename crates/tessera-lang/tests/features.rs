@@ -726,3 +726,25 @@ fn spans_cover_what_was_written() {
         );
     }
 }
+
+#[test]
+fn a_type_alias_converts_like_its_type() {
+    use tessera_ir::ExprKind;
+    let casts = |sets: &[(String, String)]| -> Vec<ScalarType> {
+        let parsed = tessera_lang::parse(&source("type_alias"), "t", sets).unwrap();
+        parsed
+            .program
+            .exprs
+            .values()
+            .filter_map(|e| match e.kind {
+                ExprKind::Cast(t, _) => Some(t),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(casts(&[]), vec![ScalarType::F32]);
+    assert_eq!(
+        casts(&[("real".to_string(), "f64".to_string())]),
+        vec![ScalarType::F64]
+    );
+}

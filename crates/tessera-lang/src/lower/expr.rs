@@ -428,6 +428,8 @@ impl Lowerer<'_> {
             (Callee::Select, 3)
         } else if let Some(t) = CONVERSIONS.into_iter().find(|t| t.name() == name) {
             (Callee::Cast(t), 1)
+        } else if let Some(t) = self.aliases.get(name) {
+            (Callee::Cast(t), 1)
         } else {
             self.unknown_function(name, name_span, at);
             return None;

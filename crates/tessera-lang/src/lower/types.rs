@@ -49,6 +49,13 @@ fn vector_type(name: &str) -> Option<(ScalarType, usize)> {
     Some((scalar, width))
 }
 
+impl Aliases {
+    /// The type an alias names (after `--set` overrides), for conversions like `real(x)`.
+    pub fn get(&self, name: &str) -> Option<ScalarType> {
+        self.by_name.get(name).map(|a| a.ty)
+    }
+}
+
 impl<'a> Lowerer<'a> {
     /// A scalar type name or an alias declared by item `item` or before.
     fn scalar_type(&mut self, ty: &Ident, item: usize) -> Option<ScalarType> {
