@@ -28,7 +28,7 @@ type StepReduceFn = unsafe extern "C" fn(
     *mut f64,
     c_int,
 ) -> c_int;
-type OverlappedFn = unsafe extern "C" fn(
+type FusedFn = unsafe extern "C" fn(
     *const *mut c_void,
     *const *mut c_void,
     i64,
@@ -45,9 +45,10 @@ pub struct CpuExecutable {
     plan: CpuPlan,
     run: RunFn,
     step_reduce: StepReduceFn,
-    overlapped: Option<OverlappedFn>,
+    /// The time-tiled driver (`overlapped` or `wavefront` plans).
+    fused: Option<FusedFn>,
     until: Option<UntilFn>,
-    /// Overlapped tile records by fused step count.
+    /// Overlapped tile (or wavefront band) records by fused step count.
     tables: HashMap<usize, Vec<i64>>,
     /// Latest value of each reduction, kept across `run` calls; cleared when a run starts at 0.
     latest: Vec<Option<f64>>,
@@ -71,10 +72,14 @@ impl CpuExecutable {
                 *library.symbol::<StepReduceFn>("tessera_step_reduce")?,
             )
         };
-        let overlapped = match plan.strategy {
-            // SAFETY: as above.
+        let fused = match plan.strategy {
+            // SAFETY: as above (both drivers have the same prototype).
             CpuStrategy::Overlapped => {
-                Some(unsafe { *library.symbol::<OverlappedFn>("tessera_run_overlapped")? })
+                Some(unsafe { *library.symbol::<FusedFn>("tessera_run_overlapped")? })
+            }
+            // SAFETY: as above.
+            CpuStrategy::Wavefront => {
+                Some(unsafe { *library.symbol::<FusedFn>("tessera_run_wavefront")? })
             }
             _ => None,
         };
@@ -89,7 +94,7 @@ impl CpuExecutable {
             plan,
             run,
             step_reduce,
-            overlapped,
+            fused,
             until,
             tables: HashMap::new(),
             latest: vec![None; reductions],
@@ -113,14 +118,17 @@ impl CpuExecutable {
             .collect()
     }
 
-    /// The overlapped tile table for `steps` fused steps.
+    /// The tile (band) table for `steps` fused steps.
     fn table(&mut self, steps: usize) -> Result<&[i64], BackendError> {
         if !self.tables.contains_key(&steps) {
             let mut records = Vec::new();
             for core in tile_cores(&self.bound.extents, &self.plan.tile) {
                 let regions = tile_regions(&self.bound, &core, steps);
                 let hull = tile_hull(&regions, &core);
-                if (0..hull.dims()).any(|a| hull.len(a) as usize > self.plan.scratch_extents[a]) {
+                // Wavefront rings hold a window of the slowest axis, not the whole hull.
+                let first = usize::from(self.plan.strategy == CpuStrategy::Wavefront);
+                if (first..hull.dims()).any(|a| hull.len(a) as usize > self.plan.scratch_extents[a])
+                {
                     return Err(BackendError::Runtime(format!(
                         "internal error: tile hull {hull:?} exceeds the scratch buffers {:?}",
                         self.plan.scratch_extents
@@ -143,8 +151,8 @@ impl CpuExecutable {
         steps: u64,
     ) -> Result<(), BackendError> {
         let threads = self.plan.threads as c_int;
-        match self.overlapped {
-            Some(overlapped) => {
+        match self.fused {
+            Some(fused) => {
                 let depth = self.plan.time_tile as u64;
                 let mut done = 0;
                 while done < steps {
@@ -155,7 +163,7 @@ impl CpuExecutable {
                     // SAFETY: pointers to live buffers of the grid's size per field, a table of
                     // `tiles` records for `chunk` steps, as the generated code expects.
                     let status = unsafe {
-                        overlapped(
+                        fused(
                             user.as_ptr(),
                             spare.as_ptr(),
                             (t + done) as i64,
@@ -251,7 +259,7 @@ impl CpuExecutable {
     }
 
     /// Per field, whether the generated code uses its spare buffer: every updated field under
-    /// `overlapped`, else those some stage writes through the other buffer.
+    /// `overlapped` and `wavefront`, else those some stage writes through the other buffer.
     fn spare_fields(&self) -> Vec<bool> {
         let program = self.bound.program();
         let updated = updated_fields(&self.bound);
@@ -260,7 +268,7 @@ impl CpuExecutable {
             .ids()
             .map(|f| {
                 updated.contains(&f)
-                    && (self.plan.strategy == CpuStrategy::Overlapped
+                    && (self.fused.is_some()
                         || program.stages.iter().any(|(s, stage)| {
                             stage.outputs().contains(&f)
                                 && write_mode(&self.bound, s, f) != WriteMode::InPlace

@@ -18,8 +18,8 @@ fn small_tile(dims: usize) -> Vec<usize> {
 }
 
 /// Every strategy, with time tiles 1, 2, 3, more than the steps, and 4 (not dividing 7), on
-/// 1 to 3 threads; tiles smaller and larger than the grid.
-fn configurations(dims: usize) -> Vec<RunOptions> {
+/// 1 to 3 threads; tiles smaller and larger than the grid. `wavefront` only where it applies.
+fn configurations(dims: usize, wavefront: bool) -> Vec<RunOptions> {
     let tile = small_tile(dims);
     let mut out = vec![
         exact("naive", None, None, 1),
@@ -34,6 +34,18 @@ fn configurations(dims: usize) -> Vec<RunOptions> {
             Some(time_tile),
             threads,
         ));
+        if wavefront {
+            out.push(exact(
+                "wavefront",
+                Some(tile.clone()),
+                Some(time_tile),
+                threads,
+            ));
+        }
+    }
+    if wavefront {
+        out.push(exact("wavefront", None, None, 2));
+        out.push(exact("wavefront", Some(vec![1000; dims]), Some(5), 1));
     }
     out
 }
@@ -45,7 +57,8 @@ fn matrix(program: tessera_ir::Program, sizes: &[&[usize]]) {
         let bound = bind_sizes(&program, size);
         let fields = inputs(&bound, 17 + n as u64);
         let expected = reference(&bound, &fields, STEPS);
-        for options in configurations(size.len()) {
+        let wavefront = tessera_plan::cpu::wavefront_unsupported(&bound).is_none();
+        for options in configurations(size.len(), wavefront) {
             let actual = run_cpu(&backend, &bound, &fields, STEPS, &options);
             let what = format!("{} {size:?} {} {options:?}", program.name, actual.1.plan);
             assert_same(&what, &bound, &expected, &actual);

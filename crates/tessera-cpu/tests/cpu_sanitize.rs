@@ -64,7 +64,8 @@ fn small_matrix_under_address_and_undefined_behaviour_sanitizers() {
         sanitized_matrix();
         return;
     }
-    let asan = tessera_jit::asan_runtime_path(&backend().compile).expect("the compiler ships libasan.so");
+    let asan =
+        tessera_jit::asan_runtime_path(&backend().compile).expect("the compiler ships libasan.so");
     let output = Command::new(std::env::current_exe().expect("test binary"))
         .args([
             "--ignored",

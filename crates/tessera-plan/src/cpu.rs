@@ -30,15 +30,20 @@ pub enum CpuStrategy {
     /// Overlapped (ghost-zone) time tiling: each tile computes `time_tile` fused steps in
     /// thread-private scratch buffers, then writes its core to the other global buffer.
     Overlapped,
+    /// Pipelined wavefront: bands overlapped (ghost zones) across the faster axes stream the
+    /// slowest axis once per `time_tile` fused steps, keeping a window of rows (planes) of every
+    /// fused step in thread-private ring buffers; no redundant work along the streamed axis.
+    Wavefront,
 }
 
 impl CpuStrategy {
     /// Every strategy, in the order of `--strategy` help texts.
-    pub const ALL: [CpuStrategy; 4] = [
+    pub const ALL: [CpuStrategy; 5] = [
         CpuStrategy::Naive,
         CpuStrategy::Parallel,
         CpuStrategy::Blocked,
         CpuStrategy::Overlapped,
+        CpuStrategy::Wavefront,
     ];
 
     /// The name used on the command line.
@@ -48,6 +53,7 @@ impl CpuStrategy {
             CpuStrategy::Parallel => "parallel",
             CpuStrategy::Blocked => "blocked",
             CpuStrategy::Overlapped => "overlapped",
+            CpuStrategy::Wavefront => "wavefront",
         }
     }
 
@@ -98,8 +104,13 @@ pub struct CpuPlan {
     pub exact: bool,
     /// Linear indices need 64 bits (some index of a grid or scratch buffer reaches 2^31).
     pub index64: bool,
-    /// `overlapped` only: extents of the per-thread scratch buffers (the largest tile hull).
+    /// `overlapped`: extents of the per-thread scratch buffers (the largest tile hull).
+    /// `wavefront`: extents of one ring buffer (ring rows along the slowest axis, then the
+    /// largest band hull along the others).
     pub scratch_extents: Vec<usize>,
+    /// `wavefront` only: slowest-axis indices every fused step advances per pipeline iteration
+    /// (0 for other strategies).
+    pub stream_rows: usize,
 }
 
 impl fmt::Display for CpuPlan {
@@ -108,12 +119,22 @@ impl fmt::Display for CpuPlan {
         write!(f, "{}", self.strategy.name())?;
         if matches!(
             self.strategy,
-            CpuStrategy::Blocked | CpuStrategy::Overlapped
+            CpuStrategy::Blocked | CpuStrategy::Overlapped | CpuStrategy::Wavefront
         ) {
             write!(f, " tile={}", tile.join("x"))?;
         }
-        if self.strategy == CpuStrategy::Overlapped {
+        if matches!(
+            self.strategy,
+            CpuStrategy::Overlapped | CpuStrategy::Wavefront
+        ) {
             write!(f, " T={}", self.time_tile)?;
+        }
+        if self.strategy == CpuStrategy::Wavefront {
+            write!(
+                f,
+                " rows={} ring={}",
+                self.stream_rows, self.scratch_extents[0]
+            )?;
         }
         write!(
             f,
@@ -149,6 +170,13 @@ pub fn plan_cpu(
         })?,
         None => auto_strategy(bound, machine),
     };
+    if strategy == CpuStrategy::Wavefront
+        && let Some(reason) = wavefront_unsupported(bound)
+    {
+        return Err(PlanError::Invalid(format!(
+            "the wavefront strategy cannot run this program: {reason}; use `overlapped` or `parallel`"
+        )));
+    }
     if let Some(tile) = &request.tile {
         if tile.len() != dims {
             return Err(PlanError::Invalid(format!(
@@ -180,6 +208,9 @@ pub fn plan_cpu(
     };
     let time_tile = match strategy {
         CpuStrategy::Overlapped => request.time_tile.unwrap_or_else(|| auto_time_tile(dims)),
+        CpuStrategy::Wavefront => request
+            .time_tile
+            .unwrap_or_else(|| wavefront_time_tile(bound, machine)),
         _ => 1,
     };
     let tile = match (&request.tile, strategy) {
@@ -196,12 +227,20 @@ pub fn plan_cpu(
         }
         (None, CpuStrategy::Blocked) => auto_spatial_tile(bound, machine),
         (None, CpuStrategy::Overlapped) => auto_overlapped_tile(bound, machine, time_tile),
+        (None, CpuStrategy::Wavefront) => auto_wavefront_tile(bound, machine, time_tile),
     };
-    let scratch_extents = match strategy {
-        CpuStrategy::Overlapped => {
-            scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile))
+    let (scratch_extents, stream_rows) = match strategy {
+        CpuStrategy::Overlapped => (
+            scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile)),
+            0,
+        ),
+        CpuStrategy::Wavefront => {
+            let mut extents = scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile));
+            let rows = wavefront_rows(bound.extents[0], &extents[1..]);
+            extents[0] = ring_rows(rows, stream_skew(bound));
+            (extents, rows)
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), 0),
     };
     let scratch_cells: u128 = scratch_extents.iter().map(|&e| e as u128).product();
     let reach = max_reach(bound) as u128;
@@ -214,6 +253,7 @@ pub fn plan_cpu(
         exact: request.exact,
         index64: largest >= 1 << 31,
         scratch_extents,
+        stream_rows,
     })
 }
 
@@ -315,6 +355,135 @@ fn auto_overlapped_tile(
         let axis = (0..dims).find(|&a| tile[a] == largest).unwrap_or(0);
         tile[axis] = tile[axis].div_ceil(2);
     }
+}
+
+/// Why the `wavefront` strategy cannot run `bound` (`None` when it can): it streams programs
+/// of one stage over a dense domain whose every used field is updated by that stage and read at
+/// neighbours (so that each fused step has its own ring buffer), with no periodic reads.
+pub fn wavefront_unsupported(bound: &BoundProgram) -> Option<String> {
+    let checked = bound.checked();
+    let program = checked.program();
+    let Some(stage) = program
+        .stages
+        .ids()
+        .next()
+        .filter(|_| program.stages.len() == 1)
+    else {
+        return Some("it streams programs of exactly one stage".into());
+    };
+    if !bound.stage_domain(stage).is_dense() {
+        return Some("the stage's domain has a stride".into());
+    }
+    if reads_periodic(bound) {
+        return Some("a read wraps around a periodic border".into());
+    }
+    let outputs = program.stages[stage].outputs();
+    for (field, f) in program.fields.iter() {
+        let neighbours = checked
+            .footprint(stage, field)
+            .is_some_and(|fp| fp.offsets.iter().any(|o| o.iter().any(|&v| v != 0)));
+        match checked.role(field) {
+            FieldRole::Unused => {}
+            FieldRole::ReadOnly => {
+                return Some(format!("field `{}` is read-only", f.name));
+            }
+            FieldRole::Updated if !(outputs.contains(&field) && neighbours) => {
+                return Some(format!(
+                    "field `{}` is updated in place (not read at neighbours)",
+                    f.name
+                ));
+            }
+            FieldRole::Updated => {}
+        }
+    }
+    None
+}
+
+/// The rows (slowest-axis indices) a fused step lags behind the previous one in the wavefront:
+/// the largest slowest-axis read distance of the (single) stage.
+pub fn stream_skew(bound: &BoundProgram) -> usize {
+    let checked = bound.checked();
+    checked
+        .program()
+        .stages
+        .ids()
+        .flat_map(|s| checked.stage_footprints(s))
+        .map(|(_, fp)| (-i64::from(fp.min[0])).max(i64::from(fp.max[0])).max(0) as usize)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Slowest-axis indices per pipeline iteration: enough for about 4096 points per call, at
+/// most a quarter of the streamed axis.
+fn wavefront_rows(streamed: usize, rest_extents: &[usize]) -> usize {
+    let cells: usize = rest_extents.iter().product::<usize>().max(1);
+    let cap = if rest_extents.is_empty() { 1024 } else { 64 };
+    4096usize
+        .div_ceil(cells)
+        .min(cap)
+        .min(streamed.div_ceil(4))
+        .max(1)
+}
+
+/// Rows of each ring buffer: the window a fused step needs (`rows + 2 skew`) plus room so that
+/// the window is shifted back to the start (a copy of `2 skew` rows) only every few iterations.
+fn ring_rows(rows: usize, skew: usize) -> usize {
+    rows + 2 * skew + rows.max(6 * skew)
+}
+
+/// Fused steps per wavefront pass by default: deep in 1D/2D (rows are cheap to keep), shallower
+/// in 3D and up, where every ring holds planes.
+fn wavefront_time_tile(bound: &BoundProgram, _machine: &CpuMachine) -> usize {
+    match bound.extents.len() {
+        1 | 2 => 16,
+        _ => 4,
+    }
+}
+
+/// Bytes of all ring buffers of one thread for bands of `tile` fusing `time_tile` steps.
+fn wavefront_bytes(bound: &BoundProgram, time_tile: usize, tile: &[usize]) -> u64 {
+    let hull = scratch_extents(
+        bound,
+        time_tile,
+        &representative_cores(&bound.extents, tile),
+    );
+    let rest: u64 = hull[1..].iter().map(|&e| e as u64).product();
+    let ring = ring_rows(
+        wavefront_rows(bound.extents[0], &hull[1..]),
+        stream_skew(bound),
+    ) as u64;
+    let per_cell: u64 = bound
+        .checked()
+        .program()
+        .fields
+        .iter()
+        .filter(|(id, _)| bound.checked().role(*id) != FieldRole::Unused)
+        .map(|(_, f)| f.ty.size_bytes() as u64)
+        .sum();
+    per_cell * (time_tile as u64 + 1) * ring * rest
+}
+
+/// Wavefront bands: whole along every axis but the second (512 points in 2D, 32 rows in 3D,
+/// halved until the rings fit in 60% of L2), and the streamed axis split so that every thread
+/// gets at least two bands.
+fn auto_wavefront_tile(bound: &BoundProgram, machine: &CpuMachine, time_tile: usize) -> Vec<usize> {
+    let dims = bound.extents.len();
+    let mut tile = bound.extents.clone();
+    if dims >= 2 {
+        tile[1] = tile[1].min(if dims == 2 { 512 } else { 32 });
+        let budget = machine.l2_bytes * 3 / 5;
+        while tile[1] > 8 && wavefront_bytes(bound, time_tile, &tile) > budget {
+            tile[1] = tile[1].div_ceil(2);
+        }
+    }
+    let bands: usize = (1..dims)
+        .map(|a| bound.extents[a].div_ceil(tile[a]))
+        .product();
+    let wanted = 2 * machine.threads.max(1);
+    if bands < wanted {
+        tile[0] = bound.extents[0].div_ceil(wanted.div_ceil(bands)).max(1);
+    }
+    tile
 }
 
 /// Scratch bytes per hull point: two buffers per updated field, one per read-only field.

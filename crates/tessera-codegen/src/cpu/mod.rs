@@ -11,6 +11,9 @@
 //! - `int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads)`
 //!   (`overlapped` plans): `steps` fused steps per tile, tiles described by records of
 //!   [`layout::push_tile_record`];
+//! - `int tessera_run_wavefront(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads)`
+//!   (`wavefront` plans): `steps` fused steps per band, bands described by the same records,
+//!   streamed along the slowest axis through per-step ring buffers (see `wavefront`);
 //! - `int tessera_until(const double* values)` when the program has a stop condition.
 //!
 //! `user[f]` is field `f`'s array (it holds the current values before and after every call);
@@ -22,6 +25,7 @@
 
 pub mod layout;
 mod stage;
+mod wavefront;
 
 use std::fmt::Write as _;
 
@@ -101,7 +105,10 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
     }
     emit_run(bound, &mut out);
     emit_step_reduce(bound, plan, &mut out);
-    if plan.strategy == CpuStrategy::Overlapped {
+    if matches!(
+        plan.strategy,
+        CpuStrategy::Overlapped | CpuStrategy::Wavefront
+    ) {
         let scratch_strides = row_major_strides(&plan.scratch_extents);
         let _ = writeln!(
             out,
@@ -116,7 +123,11 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         for stage in program.stages.ids() {
             stage::emit_stage_box(&local, View::Scratch, stage, &mut out);
         }
-        emit_run_overlapped(bound, plan, &mut out);
+        if plan.strategy == CpuStrategy::Overlapped {
+            emit_run_overlapped(bound, plan, &mut out);
+        } else {
+            wavefront::emit_run_wavefront(bound, plan, &mut out);
+        }
     }
     if let Some(until) = &program.until {
         let mut leaves = stage::until_leaves(bound);
@@ -321,7 +332,7 @@ fn post_stage(
 }
 
 /// Declarations of the working pointer arrays and the end-of-call copy into `user`.
-fn working_arrays(bound: &BoundProgram) -> (String, String) {
+pub(crate) fn working_arrays(bound: &BoundProgram) -> (String, String) {
     let mut open =
         String::from("    void* cur[TS_FIELDS] = {0};\n    void* nxt[TS_FIELDS] = {0};\n");
     let updated = updated_fields(bound);
@@ -545,6 +556,6 @@ fn emit_run_overlapped(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
     out.push_str("    return failed;\n}\n\n");
 }
 
-fn indent(text: &str, prefix: &str) -> String {
+pub(crate) fn indent(text: &str, prefix: &str) -> String {
     text.lines().map(|l| format!("{prefix}{l}\n")).collect()
 }
