@@ -1,6 +1,6 @@
-//! The `cuda` backend: plans and lowers a program for the selected device, compiles it with
-//! NVRTC for the device's architecture (PTX cached per process), and executes the host
-//! program on one stream, timing the loop with events and transfers on the host clock.
+//! The `cuda` backend: a [`CudaStreamDevice`] (kernels compiled with NVRTC for the device's
+//! architecture, PTX cached per process, one stream timed with events) under the shared
+//! host-program executable.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,17 +8,13 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
+    CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{BufferRole, GpuPlan, KernelProgram, Launch, print_cuda};
-use tessera_opencl::host::{
-    BoundArg, HostDevice, HostState, lower_for_device, plan_for, run_steps,
-};
-use tessera_runtime::{
-    Backend, BackendError, Executable, FieldSet, Progress, RunOptions, RunReport,
-};
+use tessera_codegen::kernel::{BufferDecl, DeviceLimits, KernelProgram, Launch, print_cuda};
+use tessera_gpu_host::{BoundArg, GpuDevice, GpuExecutable, HostDevice, distinct_pair};
+use tessera_runtime::{Backend, BackendError, Executable, RunOptions};
 
 use crate::device::{CudaDevice, select_device};
 use crate::error::CudaError;
@@ -43,52 +39,72 @@ impl Backend for CudaBackend {
 }
 
 /// A program lowered, compiled and loaded on one CUDA device.
-pub struct CudaExecutable {
-    bound: BoundProgram,
-    program: KernelProgram,
+pub type CudaExecutable = GpuExecutable<CudaStreamDevice>;
+
+/// One CUDA device as the host program sees it: a stream, the loaded kernels, the allocations
+/// and the event that started the running loop.
+pub struct CudaStreamDevice {
     device: CudaDevice,
     stream: Arc<CudaStream>,
     functions: HashMap<String, CudaFunction>,
     allocations: Vec<CudaSlice<u8>>,
-    state: HostState,
-    compile_time: Duration,
+    loop_start: Option<CudaEvent>,
 }
 
-impl CudaExecutable {
-    /// Selects the device, plans, lowers, checks the program against the device's limits and
-    /// memory (before allocating anything), compiles and loads the kernels.
-    pub fn new(bound: &BoundProgram, options: &RunOptions) -> Result<CudaExecutable, BackendError> {
-        if options.threads.is_some() {
-            return Err(BackendError::InvalidOptions(
-                "the CUDA backend does not take a thread count; drop `--threads`".into(),
-            ));
-        }
-        let device = select_device(options.device.as_deref())?;
-        let plan = plan_for(bound, options, &device.limits)?;
-        CudaExecutable::on_device(bound, &plan, device)
+impl CudaStreamDevice {
+    /// The selected device.
+    pub fn device(&self) -> &CudaDevice {
+        &self.device
     }
 
-    /// Like [`CudaExecutable::new`] with an explicit plan on the device `selection` names.
-    pub fn with_plan(
-        bound: &BoundProgram,
-        plan: &GpuPlan,
-        selection: Option<&str>,
-    ) -> Result<CudaExecutable, BackendError> {
-        plan.check()
-            .map_err(|e| BackendError::InvalidOptions(e.to_string()))?;
-        CudaExecutable::on_device(bound, plan, select_device(selection)?)
+    fn record_event(&self) -> Result<CudaEvent, CudaError> {
+        self.stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| CudaError::driver("recording an event", e))
     }
 
-    fn on_device(
-        bound: &BoundProgram,
-        plan: &GpuPlan,
-        device: CudaDevice,
-    ) -> Result<CudaExecutable, BackendError> {
-        let program = lower_for_device(bound, plan, &device.limits)?;
-        let source = print_cuda(&program);
+    fn synchronize(&self, during: &str) -> Result<(), CudaError> {
+        self.stream
+            .synchronize()
+            .map_err(|e| CudaError::driver(during, e))
+    }
+}
+
+impl GpuDevice for CudaStreamDevice {
+    const BACKEND: &'static str = "cuda";
+
+    fn open(selection: Option<&str>) -> Result<Self, BackendError> {
+        let device = select_device(selection)?;
+        let stream = device
+            .context
+            .new_stream()
+            .map_err(|e| CudaError::driver("creating a stream", e))?;
+        Ok(CudaStreamDevice {
+            device,
+            stream,
+            functions: HashMap::new(),
+            allocations: Vec::new(),
+            loop_start: None,
+        })
+    }
+
+    fn limits(&self) -> DeviceLimits {
+        self.device.limits.clone()
+    }
+
+    fn label(&self) -> String {
+        format!("{} ({})", self.device.name, self.device.arch)
+    }
+
+    fn source(program: &KernelProgram) -> String {
+        print_cuda(program)
+    }
+
+    fn load(&mut self, program: &KernelProgram, source: &str) -> Result<Duration, BackendError> {
         let started = Instant::now();
-        let (ptx, fresh) = cached_ptx(&source, &device.arch, plan.exact)?;
-        let module = device
+        let (ptx, fresh) = cached_ptx(source, &self.device.arch, program.plan.exact)?;
+        let module = self
+            .device
             .context
             .load_module(Ptx::from_src(ptx.to_string()))
             .map_err(|e| CudaError::driver("loading the compiled module", e))?;
@@ -97,7 +113,7 @@ impl CudaExecutable {
         } else {
             Duration::ZERO
         };
-        let functions = program
+        self.functions = program
             .kernels
             .iter()
             .map(|k| {
@@ -107,35 +123,11 @@ impl CudaExecutable {
                 Ok((k.name.clone(), function))
             })
             .collect::<Result<HashMap<_, _>, CudaError>>()?;
-        let stream = device
-            .context
-            .new_stream()
-            .map_err(|e| CudaError::driver("creating a stream", e))?;
-        let state = HostState::new(&program);
-        Ok(CudaExecutable {
-            bound: bound.clone(),
-            program,
-            device,
-            stream,
-            functions,
-            allocations: Vec::new(),
-            state,
-            compile_time,
-        })
+        Ok(compile_time)
     }
 
-    /// The lowered program being run.
-    pub fn kernel_program(&self) -> &KernelProgram {
-        &self.program
-    }
-
-    /// Allocates every buffer once, filled with all-ones bytes (NaN for floats), so that a
-    /// cell the host program forgets to write shows in the results.
-    fn allocate(&mut self) -> Result<(), CudaError> {
-        if !self.allocations.is_empty() {
-            return Ok(());
-        }
-        for decl in &self.program.host.buffers {
+    fn allocate(&mut self, buffers: &[BufferDecl]) -> Result<(), BackendError> {
+        for decl in buffers {
             let bytes = (decl.len * decl.ty.size_bytes()).max(1);
             let during = || format!("allocating {bytes} bytes for `{}`", decl.name);
             // SAFETY: the memory is filled right below, before any use.
@@ -158,141 +150,35 @@ impl CudaExecutable {
         Ok(())
     }
 
-    /// The (field index, buffer id) of every field buffer.
-    fn field_buffers(&self) -> Vec<(usize, usize)> {
-        self.program
-            .host
-            .buffers
-            .iter()
-            .enumerate()
-            .filter_map(|(id, b)| match b.role {
-                BufferRole::Field { field } => Some((field.index(), id)),
-                _ => None,
-            })
-            .collect()
+    fn upload(&mut self, allocation: usize, data: &[u8]) -> Result<(), BackendError> {
+        self.stream
+            .memcpy_htod(data, &mut self.allocations[allocation])
+            .map_err(|e| CudaError::driver("uploading a field", e))?;
+        Ok(self.synchronize("uploading a field")?)
     }
 
-    fn check_fields(&self, fields: &FieldSet) -> Result<(), BackendError> {
-        if fields.shape != self.program.extents {
-            return Err(BackendError::InvalidOptions(format!(
-                "the fields have shape {:?}, the program was prepared for {:?}",
-                fields.shape, self.program.extents
-            )));
-        }
-        for (field, id) in self.field_buffers() {
-            let decl = &self.program.host.buffers[id];
-            match fields.buffers.get(field) {
-                Some(b) if b.ty() == decl.ty && b.len() == decl.len => {}
-                _ => {
-                    return Err(BackendError::InvalidOptions(format!(
-                        "field `{}` is missing or has the wrong type or size",
-                        decl.name
-                    )));
-                }
-            }
-        }
+    fn start_timing(&mut self) -> Result<(), BackendError> {
+        self.loop_start = Some(self.record_event()?);
         Ok(())
     }
-}
 
-impl Executable for CudaExecutable {
-    fn run(
-        &mut self,
-        fields: &mut FieldSet,
-        first_step: u64,
-        steps: u64,
-        progress: &mut dyn Progress,
-    ) -> Result<RunReport, BackendError> {
-        self.check_fields(fields)?;
-        self.allocate()?;
-        if first_step == 0 {
-            self.state.latest.fill(None);
-        }
-        self.state.bindings = (0..self.program.host.buffers.len()).collect();
-        let transfers = Instant::now();
-        for (field, id) in self.field_buffers() {
-            self.stream
-                .memcpy_htod(fields.buffers[field].as_bytes(), &mut self.allocations[id])
-                .map_err(|e| CudaError::driver("uploading a field", e))?;
-        }
-        self.stream
-            .synchronize()
-            .map_err(|e| CudaError::driver("uploading fields", e))?;
-        let mut transfer_time = transfers.elapsed();
-        let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .stream
-            .record_event(timing)
-            .map_err(|e| CudaError::driver("recording an event", e))?;
-        let mut device = StreamDevice {
-            stream: &self.stream,
-            functions: &self.functions,
-            allocations: &mut self.allocations,
-        };
-        let outcome = run_steps(
-            &self.program,
-            &self.bound,
-            &mut device,
-            &mut self.state,
-            first_step,
-            steps,
-            progress,
-        )?;
-        let end = self
-            .stream
-            .record_event(timing)
-            .map_err(|e| CudaError::driver("recording an event", e))?;
+    fn stop_timing(&mut self) -> Result<Duration, BackendError> {
+        let end = self.record_event()?;
         end.synchronize()
             .map_err(|e| CudaError::driver("waiting for the kernels", e))?;
+        let start = self.loop_start.take().ok_or_else(|| {
+            BackendError::Runtime("the loop's timing was stopped before it started".into())
+        })?;
         let milliseconds = start
             .elapsed_ms(&end)
             .map_err(|e| CudaError::driver("timing the kernels", e))?;
-        let transfers = Instant::now();
-        for (field, id) in self.field_buffers() {
-            let allocation = self.state.bindings[id];
-            self.stream
-                .memcpy_dtoh(
-                    &self.allocations[allocation],
-                    fields.buffers[field].as_bytes_mut(),
-                )
-                .map_err(|e| CudaError::driver("downloading a field", e))?;
-        }
-        self.stream
-            .synchronize()
-            .map_err(|e| CudaError::driver("downloading fields", e))?;
-        transfer_time += transfers.elapsed();
-        Ok(RunReport {
-            steps: outcome.steps,
-            reductions: outcome.reductions,
-            stopped_early: outcome.stopped_early,
-            compute_time: Duration::from_secs_f64(f64::from(milliseconds.max(0.0)) / 1e3),
-            transfer_time,
-            plan: self.describe(),
-        })
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "cuda {} on {} ({})",
-            self.program.plan.describe(),
-            self.device.name,
-            self.device.arch
-        )
-    }
-
-    fn compile_time(&self) -> Duration {
-        self.compile_time
+        Ok(Duration::from_secs_f64(
+            f64::from(milliseconds.max(0.0)) / 1e3,
+        ))
     }
 }
 
-/// The host program's view of one stream.
-struct StreamDevice<'a> {
-    stream: &'a Arc<CudaStream>,
-    functions: &'a HashMap<String, CudaFunction>,
-    allocations: &'a mut Vec<CudaSlice<u8>>,
-}
-
-impl HostDevice for StreamDevice<'_> {
+impl HostDevice for CudaStreamDevice {
     fn launch(&mut self, launch: &Launch, args: &[BoundArg]) -> Result<(), BackendError> {
         let function = self.functions.get(&launch.kernel).ok_or_else(|| {
             BackendError::Runtime(format!(
@@ -318,7 +204,7 @@ impl HostDevice for StreamDevice<'_> {
             .iter()
             .map(|a| if let BoundArg::Step(t) = a { *t } else { 0 })
             .collect();
-        let allocations: &[CudaSlice<u8>] = self.allocations;
+        let allocations: &[CudaSlice<u8>] = &self.allocations;
         let mut builder = self.stream.launch_builder(function);
         for (arg, step) in args.iter().zip(&steps) {
             match arg {
@@ -339,39 +225,21 @@ impl HostDevice for StreamDevice<'_> {
     }
 
     fn copy(&mut self, from: usize, to: usize) -> Result<(), BackendError> {
-        let (source, destination) = pair(self.allocations, from, to);
+        let (source, destination) = distinct_pair(&mut self.allocations, from, to);
         self.stream
             .memcpy_dtod(source, destination)
             .map_err(|e| CudaError::driver("copying a buffer", e))?;
         Ok(())
     }
 
-    fn read_f64(&mut self, allocation: usize, count: usize) -> Result<Vec<f64>, BackendError> {
-        let mut raw = vec![0u8; count * 8];
-        if count > 0 {
-            let view = self.allocations[allocation].slice(0..count * 8);
-            self.stream
-                .memcpy_dtoh(&view, &mut raw)
-                .map_err(|e| CudaError::driver("reading reduction partials", e))?;
-            self.stream
-                .synchronize()
-                .map_err(|e| CudaError::driver("reading reduction partials", e))?;
+    fn download(&mut self, allocation: usize, data: &mut [u8]) -> Result<(), BackendError> {
+        if data.is_empty() {
+            return Ok(());
         }
-        Ok(raw
-            .chunks_exact(8)
-            .map(|c| f64::from_ne_bytes(c.try_into().expect("8-byte chunk")))
-            .collect())
-    }
-}
-
-/// Shared and exclusive references to two distinct allocations.
-fn pair<T>(items: &mut [T], from: usize, to: usize) -> (&T, &mut T) {
-    assert_ne!(from, to, "a copy needs two distinct buffers");
-    if from < to {
-        let (low, high) = items.split_at_mut(to);
-        (&low[from], &mut high[0])
-    } else {
-        let (low, high) = items.split_at_mut(from);
-        (&high[0], &mut low[to])
+        let view = self.allocations[allocation].slice(0..data.len());
+        self.stream
+            .memcpy_dtoh(&view, data)
+            .map_err(|e| CudaError::driver("downloading a buffer", e))?;
+        Ok(self.synchronize("downloading a buffer")?)
     }
 }

@@ -7,7 +7,8 @@
 //! - [`ptxas`]: per-kernel registers, shared memory and spills ([`ptxas_report`]);
 //! - [`modules`]: PTX cached per process;
 //! - [`device`]: the driver probe ([`cuda_available`]), device selection and limits;
-//! - [`backend`]: [`CudaBackend`] and its executable;
+//! - [`backend`]: [`CudaBackend`] and [`CudaStreamDevice`], the device under the host-program
+//!   executable of `tessera-gpu-host`;
 //! - [`error`]: [`CudaError`] and its mapping onto `BackendError`.
 
 pub mod backend;
@@ -18,7 +19,7 @@ pub mod nvrtc;
 pub mod ptxas;
 pub mod toolkit;
 
-pub use backend::{CudaBackend, CudaExecutable};
+pub use backend::{CudaBackend, CudaExecutable, CudaStreamDevice};
 pub use device::{CudaDevice, cuda_available, select_device};
 pub use error::CudaError;
 pub use nvrtc::compile_ptx;

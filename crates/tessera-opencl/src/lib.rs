@@ -11,19 +11,16 @@
 //!
 //! - [`device`]: platform/device discovery, selection (`--device P:D | index | name`), limits;
 //! - [`build`]: contexts and built programs, cached per process;
-//! - [`backend`]: [`OpenClBackend`] and its executable;
-//! - [`host`]: what GPU runtimes share: plans from run options and the host-program driver;
-//! - [`stop`]: the `until` condition;
+//! - [`backend`]: [`OpenClBackend`] and [`OpenClDevice`], the device under the host-program
+//!   executable of `tessera-gpu-host`;
 //! - [`error`]: [`OpenClError`] and its mapping onto `BackendError`.
 
 pub mod backend;
 pub mod build;
 pub mod device;
 pub mod error;
-pub mod host;
-pub mod stop;
 
-pub use backend::{OpenClBackend, OpenClExecutable, device_limits};
+pub use backend::{OpenClBackend, OpenClDevice, OpenClExecutable, device_limits};
 pub use device::{DeviceInfo, list_devices, select_device};
 pub use error::OpenClError;
 

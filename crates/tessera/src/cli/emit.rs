@@ -47,8 +47,8 @@ fn generated_code(
         "cuda" | "opencl" => {
             use tessera_codegen::kernel::{DeviceLimits, print_cuda, print_opencl};
             let limits = DeviceLimits::typical_gpu();
-            let plan = tessera_opencl::host::plan_for(session.bound(), options, &limits)?;
-            let kernels = tessera_opencl::host::lower_for_device(session.bound(), &plan, &limits)?;
+            let plan = tessera_gpu_host::plan_for(session.bound(), options, &limits)?;
+            let kernels = tessera_gpu_host::lower_for_device(session.bound(), &plan, &limits)?;
             Ok(if backend == "cuda" {
                 (print_cuda(&kernels), "cu")
             } else {

@@ -1,16 +1,10 @@
-//! What every GPU runtime shares (the CUDA backend uses it too): choosing a [`GpuPlan`] from
-//! [`RunOptions`], and executing a lowered [`HostProgram`] on a [`HostDevice`] — the time loop,
-//! `every K` operations, ping-pong swaps, reductions folded in THE fixed order, and `until`.
+//! Choosing a [`GpuPlan`] from [`RunOptions`] and lowering a program for a device.
 
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
-    DeviceLimits, GpuPlan, GpuStrategy, HostOp, KernelProgram, Launch, LaunchArg, default_plan,
-    lower, validate,
+    DeviceLimits, GpuPlan, GpuStrategy, KernelProgram, default_plan, lower, validate,
 };
-use tessera_runtime::reduce::fold;
-use tessera_runtime::{BackendError, Progress, ReductionRecord, RunOptions};
-
-use crate::stop::stop_condition_holds;
+use tessera_runtime::{BackendError, RunOptions};
 
 /// The plan `options` ask for on a device with `limits`: the default plan of
 /// [`default_plan`], with the strategy, block (`tile`, slowest axis first: `[.., y, x]`),
@@ -69,127 +63,6 @@ pub fn lower_for_device(
     let program = lower(bound, plan).map_err(|e| BackendError::Unsupported(e.to_string()))?;
     validate(&program, limits).map_err(|e| BackendError::Unsupported(e.to_string()))?;
     Ok(program)
-}
-
-/// A launch argument with buffer ids resolved to the allocations now bound to them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BoundArg {
-    /// A device allocation, by its index in the device's allocation list.
-    Allocation(usize),
-    /// The step counter, as a 64-bit signed integer.
-    Step(i64),
-}
-
-/// The device operations a host program needs; allocations are addressed by index (one per
-/// `BufferDecl`, created by the runtime in declaration order).
-pub trait HostDevice {
-    /// Launches `launch.kernel` with `args`.
-    fn launch(&mut self, launch: &Launch, args: &[BoundArg]) -> Result<(), BackendError>;
-    /// Copies all of allocation `from` into allocation `to`.
-    fn copy(&mut self, from: usize, to: usize) -> Result<(), BackendError>;
-    /// Reads the first `count` f64 values of an allocation back (waiting for earlier work).
-    fn read_f64(&mut self, allocation: usize, count: usize) -> Result<Vec<f64>, BackendError>;
-}
-
-/// The state of a run that survives `run` calls: which allocation each buffer id is bound to,
-/// and the latest value of each reduction.
-#[derive(Clone, Debug)]
-pub struct HostState {
-    /// Allocation bound to each buffer id (swaps exchange entries).
-    pub bindings: Vec<usize>,
-    /// Latest value of each reduction, by reduction index.
-    pub latest: Vec<Option<f64>>,
-}
-
-impl HostState {
-    /// Buffer `i` bound to allocation `i`, no reduction values.
-    pub fn new(program: &KernelProgram) -> HostState {
-        HostState {
-            bindings: (0..program.host.buffers.len()).collect(),
-            latest: vec![None; program.checked.program().reductions.len()],
-        }
-    }
-}
-
-/// What the time loop did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LoopOutcome {
-    /// Steps executed.
-    pub steps: u64,
-    /// Reduction values, in the order computed.
-    pub reductions: Vec<ReductionRecord>,
-    /// Whether `until` ended the loop.
-    pub stopped_early: bool,
-}
-
-/// Whether an operation with `every` runs in step `t`.
-fn due(every: u64, t: u64) -> bool {
-    (t + 1).is_multiple_of(every.max(1))
-}
-
-/// Runs steps `first_step .. first_step + steps` of `program`'s host program on `device`.
-pub fn run_steps(
-    program: &KernelProgram,
-    bound: &BoundProgram,
-    device: &mut dyn HostDevice,
-    state: &mut HostState,
-    first_step: u64,
-    steps: u64,
-    progress: &mut dyn Progress,
-) -> Result<LoopOutcome, BackendError> {
-    let per_iteration = program.host.steps_per_iteration.max(1);
-    if per_iteration != 1 {
-        return Err(BackendError::Unsupported(format!(
-            "this runtime executes one step per iteration, the host program computes {per_iteration}"
-        )));
-    }
-    let mut outcome = LoopOutcome::default();
-    for done in 0..steps {
-        let t = first_step + done;
-        let step = i64::try_from(t)
-            .map_err(|_| BackendError::InvalidOptions(format!("step {t} exceeds i64")))?;
-        let mut computed = false;
-        for op in &program.host.step {
-            match op {
-                HostOp::Launch(launch) if due(launch.every, t) => {
-                    let args: Vec<BoundArg> = launch
-                        .args
-                        .iter()
-                        .map(|arg| match arg {
-                            LaunchArg::Buffer(id) => BoundArg::Allocation(state.bindings[id.0]),
-                            LaunchArg::Step => BoundArg::Step(step),
-                        })
-                        .collect();
-                    device.launch(launch, &args)?;
-                }
-                HostOp::Launch(_) => {}
-                HostOp::Copy { from, to } => {
-                    device.copy(state.bindings[from.0], state.bindings[to.0])?
-                }
-                HostOp::Swap(a, b) => state.bindings.swap(a.0, b.0),
-                HostOp::Reduce(readback) if due(readback.every, t) => {
-                    let partials =
-                        device.read_f64(state.bindings[readback.partials.0], readback.rows)?;
-                    let value = fold(readback.op, partials);
-                    state.latest[readback.reduction.index()] = Some(value);
-                    outcome.reductions.push(ReductionRecord {
-                        step: t,
-                        name: readback.name.clone(),
-                        value,
-                    });
-                    computed = true;
-                }
-                HostOp::Reduce(_) => {}
-            }
-        }
-        outcome.steps = done + 1;
-        progress.advance(done + 1, steps);
-        if computed && stop_condition_holds(bound, &state.latest)? {
-            outcome.stopped_early = true;
-            break;
-        }
-    }
-    Ok(outcome)
 }
 
 #[cfg(test)]
