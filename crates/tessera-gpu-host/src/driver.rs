@@ -6,7 +6,7 @@ use tessera_codegen::kernel::{HostOp, KernelProgram, Launch, LaunchArg};
 use tessera_runtime::reduce::fold;
 use tessera_runtime::{BackendError, Progress, ReductionRecord};
 
-use crate::stop::stop_condition_holds;
+use tessera_reference::until_holds;
 
 /// A launch argument with buffer ids resolved to the allocations now bound to them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,7 +122,7 @@ pub fn run_steps(
         }
         outcome.steps = done + 1;
         progress.advance(done + 1, steps);
-        if computed && stop_condition_holds(bound, &state.latest)? {
+        if computed && until_holds(bound, &state.latest)? {
             outcome.stopped_early = true;
             break;
         }
@@ -144,4 +144,63 @@ fn read_f64(
         .chunks_exact(8)
         .map(|c| f64::from_ne_bytes(c.try_into().expect("8-byte chunk")))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tessera_analysis::BoundProgram;
+    use tessera_ir::builder::ProgramBuilder;
+    use tessera_ir::{BinaryOp, Constant, ScalarType, SizeExpr, UnaryOp};
+    use tessera_reference::until_holds;
+
+    /// A program with two reductions and `until (a < limit && !(b > 2)) || i32(a) == 7`.
+    fn program() -> BoundProgram {
+        let mut b = ProgramBuilder::new("stop");
+        let n = b.param("N", ScalarType::I64, Constant::Int(4));
+        let limit = b.param("limit", ScalarType::F64, Constant::Float(1.5));
+        b.grid(vec![SizeExpr::Param(n)]);
+        let u = b.field("u", ScalarType::F64);
+        let mut stage = b.stage("copy");
+        let here = b.read(u, &[0]);
+        stage.assign(u, here);
+        b.finish_stage(stage);
+        let (ra, rb) = (b.read(u, &[0]), b.read(u, &[0]));
+        let a = b.reduce_after_step("a", tessera_ir::ReduceOp::Sum, ra, None, 1);
+        let c = b.reduce_after_step("b", tessera_ir::ReduceOp::Max, rb, None, 2);
+        let (va, vb, limit) = (
+            b.reduction_value(a),
+            b.reduction_value(c),
+            b.param_value(limit),
+        );
+        let below = b.binary(BinaryOp::Lt, va, limit);
+        let two = b.lit(Constant::Int(2));
+        let above = b.binary(BinaryOp::Gt, vb, two);
+        let not_above = b.unary(UnaryOp::Not, above);
+        let both = b.binary(BinaryOp::And, below, not_above);
+        let va = b.reduction_value(a);
+        let truncated = b.cast(ScalarType::I32, va);
+        let seven = b.lit(Constant::Int(7));
+        let is_seven = b.binary(BinaryOp::Eq, truncated, seven);
+        let condition = b.binary(BinaryOp::Or, both, is_seven);
+        b.until(condition);
+        let checked = tessera_analysis::check(&b.finish()).expect("checks");
+        tessera_analysis::bind(Arc::new(checked), &[]).expect("binds")
+    }
+
+    #[test]
+    fn the_stop_condition_is_evaluated_in_the_elaborated_types_once_every_value_exists() {
+        let bound = program();
+        let holds = |a: Option<f64>, b: Option<f64>| until_holds(&bound, &[a, b]).unwrap();
+        assert!(!holds(Some(1.0), None), "`b` has no value yet");
+        assert!(holds(Some(1.0), Some(2.0)));
+        assert!(!holds(Some(1.0), Some(2.5)));
+        assert!(!holds(Some(1.5), Some(0.0)), "1.5 < 1.5 is false");
+        assert!(holds(Some(7.9), Some(9.0)), "i32(7.9) truncates to 7");
+        assert!(
+            !holds(Some(f64::NAN), Some(9.0)),
+            "NaN compares false and casts to 0"
+        );
+    }
 }

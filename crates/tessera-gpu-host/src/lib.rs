@@ -4,15 +4,14 @@
 //!
 //! - [`plan`]: the [`GpuPlan`](tessera_codegen::kernel::GpuPlan) run options ask for
 //!   ([`plan_for`]) and lowering checked against a device ([`lower_for_device`]);
-//! - [`driver`]: the time loop over a [`HostDevice`] ([`run_steps`]);
-//! - [`stop`]: the `until` condition;
+//! - [`driver`]: the time loop over a [`HostDevice`] ([`run_steps`]), with `until` evaluated by
+//!   the reference interpreter (`tessera_reference::until_holds`);
 //! - [`executable`]: [`GpuExecutable`], the `Executable` of every GPU backend (field checks,
 //!   uploads, the timed loop, downloads).
 
 pub mod driver;
 pub mod executable;
 pub mod plan;
-pub mod stop;
 
 pub use driver::{BoundArg, HostDevice, HostState, LoopOutcome, run_steps};
 pub use executable::{GpuDevice, GpuExecutable, distinct_pair};

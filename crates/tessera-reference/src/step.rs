@@ -230,24 +230,40 @@ impl Interpreter<'_> {
 
     /// Whether the `until` condition holds; false while a reduction it names has no value yet.
     fn stop_condition_holds(&self, latest: &[Option<f64>]) -> Result<bool, BackendError> {
-        let program = self.bound.program();
-        let Some(until) = &program.until else {
-            return Ok(false);
-        };
-        let mut complete = true;
-        visit(program, until.condition, &mut |e| {
-            if let ExprKind::ReductionValue(r) = e.kind {
-                complete &= latest.get(r.index()).copied().flatten().is_some();
-            }
-        });
-        if !complete {
-            return Ok(false);
-        }
-        let evaluator =
-            Evaluator::new(self.bound, self.precision, &[]).with_reduction_values(latest);
-        let value = evaluator.eval(&Row::single(program.dims()), &[], until.condition)?;
-        Ok(value.slice::<bool>()?.first().copied().unwrap_or(false))
+        condition_holds(self.bound, self.precision, latest)
     }
+}
+
+/// Whether `bound`'s `until` condition holds, given the latest value of each reduction (by
+/// reduction index), with THE semantics (exact mode) — for backends that evaluate the
+/// condition on the host. False without a condition, and while a reduction it names has no
+/// value yet.
+pub fn until_holds(bound: &BoundProgram, latest: &[Option<f64>]) -> Result<bool, BackendError> {
+    condition_holds(bound, Precision::Exact, latest)
+}
+
+/// [`until_holds`] in `precision`.
+fn condition_holds(
+    bound: &BoundProgram,
+    precision: Precision,
+    latest: &[Option<f64>],
+) -> Result<bool, BackendError> {
+    let program = bound.program();
+    let Some(until) = &program.until else {
+        return Ok(false);
+    };
+    let mut complete = true;
+    visit(program, until.condition, &mut |e| {
+        if let ExprKind::ReductionValue(r) = e.kind {
+            complete &= latest.get(r.index()).copied().flatten().is_some();
+        }
+    });
+    if !complete {
+        return Ok(false);
+    }
+    let evaluator = Evaluator::new(bound, precision, &[]).with_reduction_values(latest);
+    let value = evaluator.eval(&Row::single(program.dims()), &[], until.condition)?;
+    Ok(value.slice::<bool>()?.first().copied().unwrap_or(false))
 }
 
 /// Writes `column` to the points of `row` in `buffer` (same element type).
