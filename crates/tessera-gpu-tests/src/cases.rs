@@ -3,8 +3,11 @@
 use std::sync::Arc;
 
 use tessera_analysis::{BoundProgram, bind, check};
+use tessera_codegen::kernel::example_programs;
 use tessera_ir::{Constant, Program};
 use tessera_runtime::{Buffer, FieldSet, RunReport};
+
+use crate::programs::extra_programs;
 
 /// Checks and binds `program` with `params`; panics with the diagnostics when it does not.
 pub fn bind_program(program: &Program, params: &[(String, Constant)]) -> BoundProgram {
@@ -12,6 +15,21 @@ pub fn bind_program(program: &Program, params: &[(String, Constant)]) -> BoundPr
         check(program).unwrap_or_else(|d| panic!("`{}` does not check: {d:?}", program.name));
     bind(Arc::new(checked), params)
         .unwrap_or_else(|d| panic!("`{}` does not bind with {params:?}: {d:?}", program.name))
+}
+
+/// The example program `name` (the kernel generator's or [`extra_programs`]) bound with the
+/// integer parameters `sizes`; panics for an unknown name.
+pub fn bind_example(name: &str, sizes: &[(&str, i64)]) -> BoundProgram {
+    let example = example_programs()
+        .into_iter()
+        .chain(extra_programs())
+        .find(|e| e.name == name)
+        .unwrap_or_else(|| panic!("no example program is called `{name}`"));
+    let params: Vec<(String, Constant)> = sizes
+        .iter()
+        .map(|(n, v)| (n.to_string(), Constant::Int(*v)))
+        .collect();
+    bind_program(&example.program, &params)
 }
 
 /// A small deterministic generator (xorshift64*), so inputs are reproducible without a

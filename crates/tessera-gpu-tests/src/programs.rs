@@ -3,24 +3,9 @@
 //! box, a Rician-denoising-like update (division, `sqrt`, a read-only image), a TV-like
 //! two-stage, multi-output step, and a reduction whose `until` stops the run early.
 
-use tessera_codegen::kernel::ExampleProgram;
+use tessera_codegen::kernel::{ExampleProgram, size_sets, weighted_sum};
 use tessera_ir::builder::ProgramBuilder;
-use tessera_ir::{
-    BinaryOp, Border, Constant, ExprId, Field, Id, MathFn, Param, ReduceOp, ScalarType, SizeExpr,
-};
-
-/// Size parameter sets: one value list per set, in `names` order.
-fn sizes(names: &[&str], sets: &[&[i64]]) -> Vec<Vec<(String, Constant)>> {
-    sets.iter()
-        .map(|set| {
-            names
-                .iter()
-                .zip(*set)
-                .map(|(n, v)| (n.to_string(), Constant::Int(*v)))
-                .collect()
-        })
-        .collect()
-}
+use tessera_ir::{BinaryOp, Border, Constant, Id, MathFn, Param, ReduceOp, ScalarType, SizeExpr};
 
 fn grid(b: &mut ProgramBuilder, names: &[&str]) -> Vec<Id<Param>> {
     let params: Vec<Id<Param>> = names
@@ -29,16 +14,6 @@ fn grid(b: &mut ProgramBuilder, names: &[&str]) -> Vec<Id<Param>> {
         .collect();
     b.grid(params.iter().map(|p| SizeExpr::Param(*p)).collect());
     params
-}
-
-/// `weight * sum(field[offset])` over `offsets`.
-fn weighted(b: &mut ProgramBuilder, field: Id<Field>, offsets: &[Vec<i32>], weight: f64) -> ExprId {
-    let reads: Vec<ExprId> = offsets.iter().map(|o| b.read(field, o)).collect();
-    let sum = reads[1..]
-        .iter()
-        .fold(reads[0], |acc, r| b.binary(BinaryOp::Add, acc, *r));
-    let w = b.lit(Constant::Float(weight));
-    b.binary(BinaryOp::Mul, w, sum)
 }
 
 /// The star of radius `r` in `dims` dimensions (centre first).
@@ -67,7 +42,7 @@ fn smoothing(
     let a = b.field("A", ty);
     b.set_border(a, border);
     let mut stage = b.stage("smooth");
-    let value = weighted(&mut b, a, offsets, 1.0 / offsets.len() as f64);
+    let value = weighted_sum(&mut b, a, offsets, 1.0 / offsets.len() as f64);
     stage.assign(a, value);
     b.finish_stage(stage);
     b.finish()
@@ -98,7 +73,7 @@ fn rician2d() -> tessera_ir::Program {
     let grad = b.binary(BinaryOp::Add, eps, grad);
     let norm = b.call(MathFn::Sqrt, vec![grad]);
     let norm = b.bind(&mut stage, "norm", norm);
-    let lap = weighted(&mut b, u, &star(2, 1)[1..], 0.25);
+    let lap = weighted_sum(&mut b, u, &star(2, 1)[1..], 0.25);
     let fr = b.read(f, &[0, 0]);
     let ratio = b.binary(BinaryOp::Div, fr, norm);
     let drive = b.binary(BinaryOp::Add, ratio, lap);
@@ -167,7 +142,7 @@ fn decay_until() -> tessera_ir::Program {
     let u = b.field("u", ScalarType::F64);
     b.set_border(u, Border::Constant(Constant::Float(0.0)));
     let mut stage = b.stage("decay");
-    let value = weighted(&mut b, u, &star(2, 1), 0.15);
+    let value = weighted_sum(&mut b, u, &star(2, 1), 0.15);
     stage.assign(u, value);
     b.finish_stage(stage);
     let here = b.read(u, &[0, 0]);
@@ -185,7 +160,7 @@ fn decay_until() -> tessera_ir::Program {
 /// The extra programs with their awkward sizes (primes, a tile ± 1, smaller than a tile,
 /// exactly `2r + 1`).
 pub fn extra_programs() -> Vec<ExampleProgram> {
-    let planes = |sets: &[&[i64]]| sizes(&["NY", "NX"], sets);
+    let planes = |sets: &[&[i64]]| size_sets(&["NY", "NX"], sets);
     vec![
         ExampleProgram {
             name: "star1d_r2_constant",
@@ -196,7 +171,7 @@ pub fn extra_programs() -> Vec<ExampleProgram> {
                 Border::Constant(Constant::Float(0.25)),
                 &star(1, 2),
             ),
-            sizes: sizes(&["N"], &[&[5], &[255], &[257], &[101]]),
+            sizes: size_sets(&["N"], &[&[5], &[255], &[257], &[101]]),
             steps: 3,
         },
         ExampleProgram {
@@ -220,7 +195,7 @@ pub fn extra_programs() -> Vec<ExampleProgram> {
                 Border::Periodic,
                 &star(3, 2),
             ),
-            sizes: sizes(
+            sizes: size_sets(
                 &["NZ", "NY", "NX"],
                 &[&[5, 5, 5], &[11, 9, 33], &[7, 13, 31]],
             ),

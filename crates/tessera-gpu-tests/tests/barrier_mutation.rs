@@ -11,12 +11,10 @@
 //! and its removal cannot show here. Those barriers are listed as `masked` and left to
 //! `compute-sanitizer --tool racecheck` on a GPU.
 
-use tessera_codegen::kernel::{GpuPlan, GpuStrategy, example_programs, lower, print_opencl};
+use tessera_codegen::kernel::{GpuPlan, GpuStrategy, lower, print_opencl};
 use tessera_gpu_tests::availability::require_opencl;
-use tessera_gpu_tests::cases::{bind_program, field_names, random_fields, reference_run};
+use tessera_gpu_tests::cases::{bind_example, field_names, random_fields, reference_run};
 use tessera_gpu_tests::compare::first_difference;
-use tessera_gpu_tests::programs::extra_programs;
-use tessera_ir::Constant;
 use tessera_opencl::OpenClExecutable;
 use tessera_runtime::Executable;
 
@@ -37,16 +35,7 @@ fn check_every_barrier_matters(
     steps: u64,
     masked: &[usize],
 ) -> usize {
-    let example = example_programs()
-        .into_iter()
-        .chain(extra_programs())
-        .find(|e| e.name == name)
-        .expect("a known example");
-    let params: Vec<(String, Constant)> = sizes
-        .iter()
-        .map(|(n, v)| (n.to_string(), Constant::Int(*v)))
-        .collect();
-    let bound = bind_program(&example.program, &params);
+    let bound = bind_example(name, sizes);
     let inputs = random_fields(&bound, 7);
     let (expected, _) = reference_run(&bound, &inputs, steps);
     let program = lower(&bound, plan).expect("the example lowers");

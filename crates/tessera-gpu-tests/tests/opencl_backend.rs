@@ -1,27 +1,12 @@
 //! The OpenCL backend through the `Backend` interface: options, device selection, errors that
 //! say what to do, resource refusals before allocation, and split runs.
 
-use tessera_codegen::kernel::{GpuPlan, GpuStrategy, example_programs, lower, print_opencl};
+use tessera_codegen::kernel::{GpuPlan, GpuStrategy, lower, print_opencl};
 use tessera_gpu_tests::availability::require_opencl;
-use tessera_gpu_tests::cases::{bind_program, field_names, random_fields, reference_run};
+use tessera_gpu_tests::cases::{bind_example, field_names, random_fields, reference_run};
 use tessera_gpu_tests::compare::{first_difference, report_difference};
-use tessera_gpu_tests::programs::extra_programs;
-use tessera_ir::Constant;
 use tessera_opencl::{OpenClBackend, OpenClExecutable};
 use tessera_runtime::{Backend, BackendError, RunOptions};
-
-fn example(name: &str, sizes: &[(&str, i64)]) -> tessera_analysis::BoundProgram {
-    let example = example_programs()
-        .into_iter()
-        .chain(extra_programs())
-        .find(|e| e.name == name)
-        .expect("a known example");
-    let params: Vec<(String, Constant)> = sizes
-        .iter()
-        .map(|(n, v)| (n.to_string(), Constant::Int(*v)))
-        .collect();
-    bind_program(&example.program, &params)
-}
 
 fn prepare_error(bound: &tessera_analysis::BoundProgram, options: &RunOptions) -> BackendError {
     match OpenClBackend.prepare(bound, options) {
@@ -35,7 +20,7 @@ fn default_plan_and_named_strategies_match_the_reference() {
     if !require_opencl("opencl backend options") {
         return;
     }
-    let bound = example("reductions2d", &[("NY", 17), ("NX", 23)]);
+    let bound = bind_example("reductions2d", &[("NY", 17), ("NX", 23)]);
     let inputs = random_fields(&bound, 3);
     let (expected, expected_report) = reference_run(&bound, &inputs, 4);
     for strategy in [None, Some("naive"), Some("tiled"), Some("streaming")] {
@@ -67,7 +52,7 @@ fn steps_in_one_call_equal_steps_in_several_calls() {
     if !require_opencl("opencl split runs") {
         return;
     }
-    let bound = example("reductions2d", &[("NY", 9), ("NX", 33)]);
+    let bound = bind_example("reductions2d", &[("NY", 9), ("NX", 33)]);
     let inputs = random_fields(&bound, 11);
     let options = RunOptions {
         exact: true,
@@ -99,7 +84,7 @@ fn bad_options_and_devices_are_refused_with_what_to_do() {
     if !require_opencl("opencl option errors") {
         return;
     }
-    let bound = example("j2d5pt", &[("NY", 9), ("NX", 9)]);
+    let bound = bind_example("j2d5pt", &[("NY", 9), ("NX", 9)]);
     let unknown = prepare_error(
         &bound,
         &RunOptions {
@@ -157,7 +142,7 @@ fn a_grid_larger_than_device_memory_is_refused_before_allocation() {
     if !require_opencl("opencl memory refusal") {
         return;
     }
-    let bound = example(
+    let bound = bind_example(
         "box3d_constant",
         &[("NZ", 8192), ("NY", 8192), ("NX", 8192)],
     );
@@ -174,7 +159,7 @@ fn a_failed_build_shows_the_log_and_saves_the_source() {
     if !require_opencl("opencl build errors") {
         return;
     }
-    let bound = example("j2d5pt", &[("NY", 9), ("NX", 9)]);
+    let bound = bind_example("j2d5pt", &[("NY", 9), ("NX", 9)]);
     let program = lower(&bound, &GpuPlan::new(GpuStrategy::Naive)).unwrap();
     let broken = print_opencl(&program).replacen("__kernel", "__kernel not_a_type", 1);
     let Err(error) = OpenClExecutable::from_source(&bound, program, &broken, None) else {

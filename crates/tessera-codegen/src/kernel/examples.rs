@@ -37,7 +37,9 @@ pub struct TestCase {
     pub steps: u64,
 }
 
-fn sizes(names: &[&str], sets: &[&[i64]]) -> Vec<Vec<(String, Constant)>> {
+/// Size parameter sets for [`ExampleProgram::sizes`]: one `(name, value)` list per entry of
+/// `sets`, values in `names` order.
+pub fn size_sets(names: &[&str], sets: &[&[i64]]) -> Vec<Vec<(String, Constant)>> {
     sets.iter()
         .map(|set| {
             names
@@ -72,8 +74,13 @@ fn region(ranges: Vec<Range>) -> Region {
     }
 }
 
-/// `c * (sum of reads of `field` at `offsets`)`.
-fn weighted_sum(b: &mut ProgramBuilder, field: Id<Field>, offsets: &[Vec<i32>], c: f64) -> ExprId {
+/// `c * (sum of reads of `field` at `offsets`)`, summed in `offsets` order.
+pub fn weighted_sum(
+    b: &mut ProgramBuilder,
+    field: Id<Field>,
+    offsets: &[Vec<i32>],
+    c: f64,
+) -> ExprId {
     let mut sum = b.read(field, &offsets[0]);
     for o in &offsets[1..] {
         let r = b.read(field, o);
@@ -376,11 +383,11 @@ fn star4d() -> Program {
 
 /// Every example program with its test sizes.
 pub fn example_programs() -> Vec<ExampleProgram> {
-    let two_d = sizes(
+    let two_d = size_sets(
         &["NY", "NX"],
         &[&[33, 31], &[8, 32], &[9, 33], &[20, 17], &[3, 3], &[5, 70]],
     );
-    let three_d = sizes(
+    let three_d = size_sets(
         &["NZ", "NY", "NX"],
         &[
             &[17, 20, 21],
@@ -400,7 +407,7 @@ pub fn example_programs() -> Vec<ExampleProgram> {
         ExampleProgram {
             name: "heat2d_periodic",
             program: heat2d_periodic(),
-            sizes: sizes(&["NY", "NX"], &[&[20, 17], &[8, 32], &[5, 5], &[9, 33]]),
+            sizes: size_sets(&["NY", "NX"], &[&[20, 17], &[8, 32], &[5, 5], &[9, 33]]),
             steps: 3,
         },
         ExampleProgram {
@@ -436,13 +443,13 @@ pub fn example_programs() -> Vec<ExampleProgram> {
         ExampleProgram {
             name: "strided1d",
             program: strided1d(),
-            sizes: sizes(&["N"], &[&[41], &[5], &[256], &[257]]),
+            sizes: size_sets(&["N"], &[&[41], &[5], &[256], &[257]]),
             steps: 3,
         },
         ExampleProgram {
             name: "star4d",
             program: star4d(),
-            sizes: sizes(&["NW", "NZ", "NY", "NX"], &[&[3, 4, 5, 33], &[2, 3, 9, 7]]),
+            sizes: size_sets(&["NW", "NZ", "NY", "NX"], &[&[3, 4, 5, 33], &[2, 3, 9, 7]]),
             steps: 2,
         },
     ]

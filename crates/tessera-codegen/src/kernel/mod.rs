@@ -40,7 +40,9 @@ use tessera_analysis::{BoundProgram, CheckedProgram};
 use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ScalarType, Stage, UnaryOp};
 pub use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy, PlanError};
 
-pub use examples::{ExampleProgram, TestCase, example_programs, test_matrix, test_plans};
+pub use examples::{
+    ExampleProgram, TestCase, example_programs, size_sets, test_matrix, test_plans, weighted_sum,
+};
 pub use lower::{default_plan, lower};
 pub use print::{print_cuda, print_opencl};
 pub use resources::{kernel_resources, validate};
@@ -224,6 +226,25 @@ pub enum Stmt {
     Block(Vec<Stmt>),
     /// A comment line.
     Comment(String),
+}
+
+impl Stmt {
+    /// `if (cond) { then }` (no else branch).
+    pub fn when(cond: Expr, then: Vec<Stmt>) -> Stmt {
+        Stmt::If {
+            cond,
+            then,
+            otherwise: Vec::new(),
+        }
+    }
+
+    /// `stmt` only where `cond` holds; `stmt` itself without a condition.
+    pub fn guarded(cond: Option<Expr>, stmt: Stmt) -> Stmt {
+        match cond {
+            Some(cond) => Stmt::when(cond, vec![stmt]),
+            None => stmt,
+        }
+    }
 }
 
 /// How the leaves of program expressions are spelled at one point.

@@ -211,6 +211,28 @@ impl<'a> Ctx<'a> {
         terms.into_iter().reduce(|a, b| a.op(KernelOp::And, b))
     }
 
+    /// `body` inside serial loops over `domain` along `axes` (the outermost first), each loop
+    /// variable named by `names[axis]`.
+    pub fn serial_loops(
+        &self,
+        domain: &Domain,
+        names: &[&str],
+        axes: std::ops::Range<usize>,
+        mut body: Vec<Stmt>,
+    ) -> Vec<Stmt> {
+        for axis in axes.rev() {
+            body = vec![Stmt::For {
+                var: names[axis].to_string(),
+                ty: self.ity,
+                start: self.lit(domain.rect.lo[axis]),
+                end: self.lit(domain.rect.hi[axis]),
+                step: self.lit(domain.stride[axis]),
+                body,
+            }];
+        }
+        body
+    }
+
     /// The names of the coordinate variables, slowest first.
     pub fn axis_names(&self) -> Vec<&'static str> {
         tessera_ir::axis_names(self.dims())
@@ -376,6 +398,26 @@ impl StageIo {
     /// The kernel parameters.
     pub fn kernel_params(&self) -> Vec<KernelParam> {
         self.params.iter().map(|p| p.param.clone()).collect()
+    }
+
+    /// The value of input `field` at `coords`, loaded from its parameter (through the read-only
+    /// cache when it is read-only): [`Ctx::load`] on this stage's buffers.
+    pub fn load(
+        &self,
+        ctx: &Ctx,
+        field: Id<Field>,
+        coords: &[Expr],
+        resolve: &[bool],
+        border: Option<Border>,
+    ) -> Expr {
+        ctx.load(
+            self.input(field),
+            self.cached(field),
+            field,
+            coords,
+            resolve,
+            border,
+        )
     }
 
     /// The parameter `field` is read from.

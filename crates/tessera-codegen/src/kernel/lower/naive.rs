@@ -28,17 +28,12 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
             domain.rect.lo[axis],
         )),
     };
-    let mut point = point_with_borders(ctx, stage, io, &coords);
-    for axis in (0..d.saturating_sub(2)).rev() {
-        point = vec![Stmt::For {
-            var: names[axis].to_string(),
-            ty: ity,
-            start: ctx.lit(domain.rect.lo[axis]),
-            end: ctx.lit(domain.rect.hi[axis]),
-            step: ctx.lit(domain.stride[axis]),
-            body: point,
-        }];
-    }
+    let point = ctx.serial_loops(
+        &domain,
+        &names,
+        0..d.saturating_sub(2),
+        point_with_borders(ctx, stage, io, &coords),
+    );
     let x = d - 1;
     let count_x = Ctx::count(&domain, x);
     let mut inner = Vec::new();
@@ -57,11 +52,10 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
                     value: Some(ky),
                 },
                 thread_coord(y, "ky"),
-                Stmt::If {
-                    cond: Expr::var("ky").op(KernelOp::Lt, ctx.lit(count_y)),
-                    then: point.clone(),
-                    otherwise: Vec::new(),
-                },
+                Stmt::when(
+                    Expr::var("ky").op(KernelOp::Lt, ctx.lit(count_y)),
+                    point.clone(),
+                ),
             ]));
         }
     } else {
@@ -77,11 +71,7 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
             value: Some(kx),
         },
         thread_coord(x, "kx"),
-        Stmt::If {
-            cond: Expr::var("kx").op(KernelOp::Lt, ctx.lit(count_x)),
-            then: inner,
-            otherwise: Vec::new(),
-        },
+        Stmt::when(Expr::var("kx").op(KernelOp::Lt, ctx.lit(count_x)), inner),
     ];
     let grid_y = if d >= 2 {
         blocks(
@@ -135,9 +125,8 @@ fn point_with_borders(ctx: &Ctx, stage: Id<Stage>, io: &StageIo, coords: &[Expr]
         }
     }
     let mut direct = |field, offset: &[i32]| {
-        ctx.load(
-            io.input(field),
-            io.cached(field),
+        io.load(
+            ctx,
             field,
             &ctx.shifted(coords, offset),
             &vec![false; d],
@@ -151,14 +140,7 @@ fn point_with_borders(ctx: &Ctx, stage: Id<Stage>, io: &StageIo, coords: &[Expr]
             let mut bordered = |field, offset: &[i32]| {
                 let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
                 let border = ctx.border(Some(stage), field);
-                ctx.load(
-                    io.input(field),
-                    io.cached(field),
-                    field,
-                    &ctx.shifted(coords, offset),
-                    &resolve,
-                    border,
-                )
+                io.load(ctx, field, &ctx.shifted(coords, offset), &resolve, border)
             };
             let boundary = ctx.point(io, coords, &mut bordered);
             vec![Stmt::If {

@@ -184,11 +184,7 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
                     .plus(Expr::ThreadIdx(0)),
             ),
         },
-        Stmt::If {
-            cond: Expr::var("row").op(KernelOp::Lt, ctx.lit(rows)),
-            then: in_row,
-            otherwise: Vec::new(),
-        },
+        Stmt::when(Expr::var("row").op(KernelOp::Lt, ctx.lit(rows)), in_row),
     ];
     let kernel = Kernel {
         name: format!(

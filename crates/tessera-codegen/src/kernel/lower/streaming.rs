@@ -238,9 +238,8 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
             for k in f.lo..=f.hi {
                 let value = (k > f.lo).then(|| {
                     let position = ctx.offset(Expr::var("s_begin"), k - 1);
-                    ctx.load(
-                        io.input(f.field),
-                        io.cached(f.field),
+                    io.load(
+                        ctx,
                         f.field,
                         &coords_of(e, position),
                         &all_but_loops,
@@ -270,9 +269,8 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
                 });
             }
             let position = ctx.offset(Expr::var(z), f.hi);
-            let value = ctx.load(
-                io.input(f.field),
-                io.cached(f.field),
+            let value = io.load(
+                ctx,
                 f.field,
                 &coords_of(e, position),
                 &all_but_loops,
@@ -350,23 +348,15 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
                 );
             }
             let resolve: Vec<bool> = (0..d).map(|a| a > s).collect();
-            let value = ctx.load(
-                io.input(f.field),
-                io.cached(f.field),
-                f.field,
-                &coords,
-                &resolve,
-                Some(border_of(f.field)),
-            );
-            load.push(Stmt::If {
-                cond: Expr::Unary(UnaryOp::Not, Box::new(own)),
-                then: vec![Stmt::SharedStore {
+            let value = io.load(ctx, f.field, &coords, &resolve, Some(border_of(f.field)));
+            load.push(Stmt::when(
+                Expr::Unary(UnaryOp::Not, Box::new(own)),
+                vec![Stmt::SharedStore {
                     array: name.clone(),
                     index: local,
                     value,
                 }],
-                otherwise: Vec::new(),
-            });
+            ));
             step.push(Stmt::For {
                 var: "i".into(),
                 ty: ity,
@@ -405,9 +395,8 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
                 }
             } else {
                 let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
-                ctx.load(
-                    io.input(field),
-                    io.cached(field),
+                io.load(
+                    ctx,
                     field,
                     &ctx.shifted(&coords, offset),
                     &resolve,
@@ -416,14 +405,10 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
             }
         };
         let compute = ctx.point(io, &coords, &mut read);
-        match ctx.within(&coords, &vec![None; d], &hi) {
-            Some(cond) => step.push(Stmt::If {
-                cond,
-                then: vec![compute],
-                otherwise: Vec::new(),
-            }),
-            None => step.push(compute),
-        }
+        step.push(Stmt::guarded(
+            ctx.within(&coords, &vec![None; d], &hi),
+            compute,
+        ));
     }
     sweep.push(Stmt::For {
         var: z.to_string(),
@@ -433,17 +418,7 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
         step: ctx.lit(1),
         body: step,
     });
-    for axis in (0..s).rev() {
-        sweep = vec![Stmt::For {
-            var: names[axis].to_string(),
-            ty: ity,
-            start: ctx.lit(domain.rect.lo[axis]),
-            end: ctx.lit(domain.rect.hi[axis]),
-            step: ctx.lit(domain.stride[axis]),
-            body: sweep,
-        }];
-    }
-    body.extend(sweep);
+    body.extend(ctx.serial_loops(&domain, &names, 0..s, sweep));
     let mut grid = [1u64; 3];
     for &axis in &plane {
         grid[block_axis(axis)] = blocks(Ctx::count(&domain, axis), tile(axis) as u64);

@@ -110,14 +110,7 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
         }
         let resolve: Vec<bool> = (0..d).map(|a| a >= first_tiled).collect();
         let border = ctx.border(Some(stage), *field).unwrap_or(Border::Clamp);
-        let value = ctx.load(
-            io.input(*field),
-            io.cached(*field),
-            *field,
-            &coords,
-            &resolve,
-            Some(border),
-        );
+        let value = io.load(ctx, *field, &coords, &resolve, Some(border));
         load.push(Stmt::SharedStore {
             array: name.clone(),
             index: local,
@@ -185,41 +178,21 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
             } else {
                 let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
                 let border = ctx.border(Some(stage), field);
-                ctx.load(
-                    io.input(field),
-                    io.cached(field),
-                    field,
-                    &ctx.shifted(&coords, offset),
-                    &resolve,
-                    border,
-                )
+                io.load(ctx, field, &ctx.shifted(&coords, offset), &resolve, border)
             }
         };
         let compute = ctx.point(io, &coords, &mut read);
-        match ctx.within(&coords, &vec![None; d], &hi) {
-            Some(cond) => point.push(Stmt::If {
-                cond,
-                then: vec![compute],
-                otherwise: Vec::new(),
-            }),
-            None => point.push(compute),
-        }
+        point.push(Stmt::guarded(
+            ctx.within(&coords, &vec![None; d], &hi),
+            compute,
+        ));
         step.push(Stmt::Block(point));
     }
     if first_tiled > 0 {
         if !staged.is_empty() {
             step.push(Stmt::Barrier);
         }
-        for axis in (0..first_tiled).rev() {
-            step = vec![Stmt::For {
-                var: names[axis].to_string(),
-                ty: ity,
-                start: ctx.lit(domain.rect.lo[axis]),
-                end: ctx.lit(domain.rect.hi[axis]),
-                step: ctx.lit(domain.stride[axis]),
-                body: step,
-            }];
-        }
+        step = ctx.serial_loops(&domain, &names, 0..first_tiled, step);
     }
     body.extend(step);
     let mut grid = [1u64; 3];
