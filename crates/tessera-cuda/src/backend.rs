@@ -12,7 +12,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{BufferDecl, DeviceLimits, KernelProgram, Launch, print_cuda};
+use tessera_codegen::kernel::{DeviceLimits, KernelProgram, Launch, print_cuda};
 use tessera_gpu_host::{BoundArg, GpuDevice, GpuExecutable, HostDevice, distinct_pair};
 use tessera_runtime::{Backend, BackendError, Executable, RunOptions};
 
@@ -126,28 +126,21 @@ impl GpuDevice for CudaStreamDevice {
         Ok(compile_time)
     }
 
-    fn allocate(&mut self, buffers: &[BufferDecl]) -> Result<(), BackendError> {
-        for decl in buffers {
-            let bytes = (decl.len * decl.ty.size_bytes()).max(1);
-            let during = || format!("allocating {bytes} bytes for `{}`", decl.name);
-            // SAFETY: the memory is filled right below, before any use.
-            let mut buffer = unsafe { self.stream.alloc::<u8>(bytes) }
-                .map_err(|e| CudaError::driver(during(), e))?;
-            let (pointer, record_write) = buffer.device_ptr_mut(&self.stream);
-            // SAFETY: `pointer` addresses `bytes` bytes of this allocation, on this stream.
-            unsafe {
-                cudarc::driver::result::memset_d8_async(
-                    pointer,
-                    0xFF,
-                    bytes,
-                    self.stream.cu_stream(),
-                )
-            }
+    fn allocate(&mut self, name: &str, bytes: usize) -> Result<usize, BackendError> {
+        let bytes = bytes.max(1);
+        let during = || format!("allocating {bytes} bytes for `{name}`");
+        // SAFETY: the memory is filled right below, before any use.
+        let mut buffer = unsafe { self.stream.alloc::<u8>(bytes) }
             .map_err(|e| CudaError::driver(during(), e))?;
-            drop(record_write);
-            self.allocations.push(buffer);
+        let (pointer, record_write) = buffer.device_ptr_mut(&self.stream);
+        // SAFETY: `pointer` addresses `bytes` bytes of this allocation, on this stream.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(pointer, 0xFF, bytes, self.stream.cu_stream())
         }
-        Ok(())
+        .map_err(|e| CudaError::driver(during(), e))?;
+        drop(record_write);
+        self.allocations.push(buffer);
+        Ok(self.allocations.len() - 1)
     }
 
     fn upload(&mut self, allocation: usize, data: &[u8]) -> Result<(), BackendError> {

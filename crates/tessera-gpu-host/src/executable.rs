@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{BufferDecl, BufferRole, GpuPlan, KernelProgram};
+use tessera_codegen::kernel::{BufferRole, GpuPlan, KernelProgram};
 use tessera_runtime::{BackendError, Executable, FieldSet, Progress, RunOptions, RunReport};
 
 use crate::driver::{HostDevice, HostState, run_steps};
@@ -33,9 +33,10 @@ pub trait GpuDevice: HostDevice + Sized {
     /// program the device cannot hold. Returns the compilation time (zero on a cache hit).
     fn load(&mut self, program: &KernelProgram, source: &str) -> Result<Duration, BackendError>;
 
-    /// Allocates one buffer per declaration, in order, filled with all-ones bytes (NaN for
-    /// floats, -1 or 255 for integers) so that a cell the host program forgets to write shows.
-    fn allocate(&mut self, buffers: &[BufferDecl]) -> Result<(), BackendError>;
+    /// Allocates a buffer of `bytes` bytes (`name` is for messages) filled with all-ones bytes
+    /// (NaN for floats, -1 or 255 for integers), so that a cell the host program forgets to
+    /// write shows; returns its allocation index (allocations are numbered in order from 0).
+    fn allocate(&mut self, name: &str, bytes: usize) -> Result<usize, BackendError>;
 
     /// Copies `data` into the start of an allocation; done when it returns.
     fn upload(&mut self, allocation: usize, data: &[u8]) -> Result<(), BackendError>;
@@ -177,7 +178,10 @@ impl<D: GpuDevice> Executable for GpuExecutable<D> {
     ) -> Result<RunReport, BackendError> {
         self.check_fields(fields)?;
         if !self.allocated {
-            self.device.allocate(&self.program.host.buffers)?;
+            for decl in &self.program.host.buffers {
+                self.device
+                    .allocate(&decl.name, decl.len * decl.ty.size_bytes())?;
+            }
             self.allocated = true;
         }
         if first_step == 0 {
@@ -230,6 +234,30 @@ impl<D: GpuDevice> Executable for GpuExecutable<D> {
     fn compile_time(&self) -> Duration {
         self.compile_time
     }
+}
+
+/// The device-to-device copy bandwidth of `device` in GB/s (bytes read plus bytes written per
+/// second): `copies` timed copies between two fresh buffers of `bytes` bytes, after one
+/// untimed copy.
+pub fn copy_bandwidth_gb_s<D: GpuDevice>(
+    device: &mut D,
+    bytes: usize,
+    copies: u32,
+) -> Result<f64, BackendError> {
+    let from = device.allocate("bandwidth.from", bytes)?;
+    let to = device.allocate("bandwidth.to", bytes)?;
+    device.copy(from, to)?;
+    device.start_timing()?;
+    for _ in 0..copies {
+        device.copy(from, to)?;
+    }
+    let seconds = device.stop_timing()?.as_secs_f64();
+    if seconds <= 0.0 {
+        return Err(BackendError::Runtime(
+            "the copies took no measurable time; give the bandwidth explicitly".into(),
+        ));
+    }
+    Ok(2.0 * bytes as f64 * f64::from(copies) / seconds / 1e9)
 }
 
 /// Shared and exclusive references to two distinct allocations (for device-to-device copies).

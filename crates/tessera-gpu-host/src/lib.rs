@@ -14,5 +14,5 @@ pub mod executable;
 pub mod plan;
 
 pub use driver::{BoundArg, HostDevice, HostState, LoopOutcome, run_steps};
-pub use executable::{GpuDevice, GpuExecutable, distinct_pair};
+pub use executable::{GpuDevice, GpuExecutable, copy_bandwidth_gb_s, distinct_pair};
 pub use plan::{lower_for_device, plan_for};

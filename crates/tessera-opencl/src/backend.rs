@@ -12,7 +12,7 @@ use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE, ClMem};
 use opencl3::types::{CL_BLOCKING, cl_mem};
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{BufferDecl, DeviceLimits, KernelProgram, Launch, print_opencl};
+use tessera_codegen::kernel::{DeviceLimits, KernelProgram, Launch, print_opencl};
 use tessera_gpu_host::{BoundArg, GpuDevice, GpuExecutable, HostDevice, distinct_pair};
 use tessera_runtime::{Backend, BackendError, Executable, RunOptions};
 
@@ -198,30 +198,26 @@ impl GpuDevice for OpenClDevice {
     }
 
     /// Zero-length buffers get one byte: OpenCL refuses empty ones.
-    fn allocate(&mut self, buffers: &[BufferDecl]) -> Result<(), BackendError> {
-        for decl in buffers {
-            let bytes = (decl.len * decl.ty.size_bytes()).max(1);
-            // SAFETY: no host pointer is given.
-            let mut buffer = unsafe {
-                ClBuffer::<u8>::create(
-                    &self.context,
-                    CL_MEM_READ_WRITE,
-                    bytes,
-                    std::ptr::null_mut(),
-                )
-            }
-            .map_err(|e| {
-                OpenClError::call(format!("allocating {bytes} bytes for `{}`", decl.name), e)
-            })?;
-            // SAFETY: the pattern is one byte and `bytes` is the buffer's size.
-            unsafe {
-                self.queue
-                    .enqueue_fill_buffer(&mut buffer, &[0xFFu8], 0, bytes, &[])
-            }
-            .map_err(|e| OpenClError::call(format!("poisoning `{}`", decl.name), e))?;
-            self.allocations.push(buffer);
+    fn allocate(&mut self, name: &str, bytes: usize) -> Result<usize, BackendError> {
+        let bytes = bytes.max(1);
+        // SAFETY: no host pointer is given.
+        let mut buffer = unsafe {
+            ClBuffer::<u8>::create(
+                &self.context,
+                CL_MEM_READ_WRITE,
+                bytes,
+                std::ptr::null_mut(),
+            )
         }
-        Ok(())
+        .map_err(|e| OpenClError::call(format!("allocating {bytes} bytes for `{name}`"), e))?;
+        // SAFETY: the pattern is one byte and `bytes` is the buffer's size.
+        unsafe {
+            self.queue
+                .enqueue_fill_buffer(&mut buffer, &[0xFFu8], 0, bytes, &[])
+        }
+        .map_err(|e| OpenClError::call(format!("poisoning `{name}`"), e))?;
+        self.allocations.push(buffer);
+        Ok(self.allocations.len() - 1)
     }
 
     fn upload(&mut self, allocation: usize, data: &[u8]) -> Result<(), BackendError> {

@@ -33,12 +33,15 @@ mod examples;
 mod lower;
 mod print;
 mod resources;
+mod traffic;
 
 use std::sync::Arc;
 
 use tessera_analysis::{BoundProgram, CheckedProgram};
 use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ScalarType, Stage, UnaryOp};
-pub use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy, PlanError};
+pub use tessera_plan::gpu::{
+    DeviceLimits, GpuPlan, GpuStrategy, Limiter, Occupancy, PlanError, occupancy,
+};
 
 pub use examples::{
     ExampleProgram, TestCase, example_programs, size_sets, test_matrix, test_plans, weighted_sum,
@@ -46,6 +49,7 @@ pub use examples::{
 pub use lower::{default_plan, lower};
 pub use print::{print_cuda, print_opencl};
 pub use resources::{kernel_resources, validate};
+pub use traffic::{KernelTraffic, kernel_traffic};
 
 /// The names of the GPU strategies, as accepted by [`GpuStrategy::from_name`].
 pub fn strategies() -> &'static [&'static str] {

@@ -1,0 +1,273 @@
+//! The predicted global-memory traffic and redundant work of each kernel of a lowered program,
+//! per point it computes — a model for `tessera explain`: caches are ignored (every direct
+//! load counts), tiles are assumed full, and a shared tile's halo is loaded once per block.
+
+use tessera_analysis::tiling::tile_regions;
+use tessera_analysis::{BoundProgram, Domain, Rect};
+use tessera_ir::{Field, Id, Reduction, Stage};
+
+use super::{Expr, Kernel, KernelProgram, ReadBinding, Stmt};
+
+/// What one kernel moves and recomputes, per point it computes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelTraffic {
+    /// Kernel name.
+    pub kernel: String,
+    /// Points one launch computes.
+    pub points: u128,
+    /// Bytes loaded from global memory per point: every direct load, shared tiles with their
+    /// halos, register-queue refills.
+    pub load_bytes: f64,
+    /// Of `load_bytes`, the bytes beyond one load per field read (neighbours loaded again,
+    /// tile halos, queue refills at chunk starts).
+    pub reload_bytes: f64,
+    /// Bytes stored to global memory per point.
+    pub store_bytes: f64,
+    /// Points computed more than once (the halo recomputation of time tiles, Holewinski's
+    /// regions), over the points the tile owns.
+    pub redundant_fraction: f64,
+}
+
+impl KernelTraffic {
+    /// Bytes loaded and stored per point.
+    pub fn bytes(&self) -> f64 {
+        self.load_bytes + self.store_bytes
+    }
+}
+
+/// The traffic model of `kernel`, a kernel of `program` (lowered from `bound`).
+pub fn kernel_traffic(
+    bound: &BoundProgram,
+    program: &KernelProgram,
+    kernel: &Kernel,
+) -> KernelTraffic {
+    let fields = &bound.program().fields;
+    let evaluation = evaluation(&kernel.body);
+    let (stage, reads, outputs, points) = match evaluation {
+        Some(Evaluation::Stage(stage, reads, outputs)) => (
+            Some(stage),
+            reads,
+            outputs,
+            domain_points(bound.stage_domain(stage)),
+        ),
+        Some(Evaluation::Reduction(reduction, reads)) => (
+            None,
+            reads,
+            Vec::new(),
+            domain_points(&bound.reduction_domains[reduction.index()]),
+        ),
+        None => (None, Vec::new(), Vec::new(), 0),
+    };
+    let mut order: Vec<Id<Field>> = Vec::new();
+    for read in &reads {
+        if !order.contains(&read.field) {
+            order.push(read.field);
+        }
+    }
+    let (mut load_bytes, mut reload_bytes) = (0.0, 0.0);
+    for field in order {
+        let bindings: Vec<&ReadBinding> = reads.iter().filter(|r| r.field == field).collect();
+        let loads = field_loads(bound, program, kernel, stage, &bindings);
+        let size = fields[field].ty.size_bytes() as f64;
+        load_bytes += loads * size;
+        reload_bytes += (loads - 1.0).max(0.0) * size;
+    }
+    let store_bytes = outputs
+        .iter()
+        .map(|f| fields[*f].ty.size_bytes() as f64)
+        .sum();
+    KernelTraffic {
+        kernel: kernel.name.clone(),
+        points,
+        load_bytes,
+        reload_bytes,
+        store_bytes,
+        redundant_fraction: stage.map_or(0.0, |s| redundant_fraction(bound, program, kernel, s)),
+    }
+}
+
+/// Points of a domain.
+fn domain_points(domain: &Domain) -> u128 {
+    if domain.rect.is_empty() {
+        return 0;
+    }
+    (0..domain.rect.dims())
+        .map(|a| ((domain.rect.hi[a] - 1 - domain.rect.lo[a]) / domain.stride[a] + 1) as u128)
+        .product()
+}
+
+/// What a kernel evaluates: a stage (its reads and outputs) or a reduction (its reads); each
+/// read's value is resolved through the variable it was loaded into.
+enum Evaluation {
+    Stage(Id<Stage>, Vec<ReadBinding>, Vec<Id<Field>>),
+    Reduction(Id<Reduction>, Vec<ReadBinding>),
+}
+
+/// The first stage or reduction evaluation in `body`.
+fn evaluation(body: &[Stmt]) -> Option<Evaluation> {
+    let resolved = |reads: &[ReadBinding]| -> Vec<ReadBinding> {
+        reads
+            .iter()
+            .map(|read| {
+                let value = match &read.value {
+                    Expr::Var(name) => body.iter().find_map(|stmt| match stmt {
+                        Stmt::Declare {
+                            var,
+                            value: Some(value),
+                            ..
+                        } if var == name => Some(value.clone()),
+                        _ => None,
+                    }),
+                    _ => None,
+                };
+                ReadBinding {
+                    value: value.unwrap_or_else(|| read.value.clone()),
+                    ..read.clone()
+                }
+            })
+            .collect()
+    };
+    body.iter().find_map(|stmt| match stmt {
+        Stmt::Stage(eval) if !eval.outputs.is_empty() => Some(Evaluation::Stage(
+            eval.stage,
+            resolved(&eval.env.reads),
+            eval.outputs.iter().map(|(f, _)| *f).collect(),
+        )),
+        Stmt::Stage(eval) => eval
+            .reductions
+            .first()
+            .map(|(r, _)| Evaluation::Reduction(*r, resolved(&eval.env.reads))),
+        Stmt::Reduce(eval) => Some(Evaluation::Reduction(
+            eval.reduction,
+            resolved(&eval.env.reads),
+        )),
+        Stmt::If {
+            then, otherwise, ..
+        } => evaluation(then).or_else(|| evaluation(otherwise)),
+        Stmt::For { body, .. } | Stmt::Block(body) => evaluation(body),
+        _ => None,
+    })
+}
+
+/// Global loads of one field per point, from where its reads come from: a shared tile (its
+/// elements over the tile's points), a register queue (one new plane per point, plus the
+/// queue's prefill at every chunk start), or direct loads (one per offset).
+fn field_loads(
+    bound: &BoundProgram,
+    program: &KernelProgram,
+    kernel: &Kernel,
+    stage: Option<Id<Stage>>,
+    bindings: &[&ReadBinding],
+) -> f64 {
+    let dims = bound.extents.len();
+    let streaming = kernel.strategy == "streaming";
+    let queue_refill = || {
+        let Some(stage) = stage else { return 0.0 };
+        let s = if dims >= 3 { dims - 3 } else { dims - 2 };
+        let lo = bindings
+            .iter()
+            .map(|b| b.offset[s])
+            .min()
+            .unwrap_or(0)
+            .min(0);
+        let hi = bindings
+            .iter()
+            .map(|b| b.offset[s])
+            .max()
+            .unwrap_or(0)
+            .max(0);
+        let sweep = bound.stage_domain(stage).rect.len(s).max(1);
+        let chunk = program
+            .plan
+            .stream_chunk
+            .map_or(sweep, i64::from)
+            .clamp(1, sweep);
+        f64::from(hi - lo) / chunk as f64
+    };
+    let shared = bindings.iter().find_map(|b| shared_array(&b.value));
+    if let Some(array) = shared.and_then(|name| kernel.shared.iter().find(|a| a.name == name)) {
+        let first = dims - array.dims.len();
+        let in_tile: Vec<&&ReadBinding> = bindings
+            .iter()
+            .filter(|b| shared_array(&b.value).is_some())
+            .collect();
+        let mut tile_points = 1.0;
+        for (j, &with_halo) in array.dims.iter().enumerate() {
+            let axis = first + j;
+            let lo = in_tile.iter().map(|b| b.offset[axis]).min().unwrap_or(0);
+            let hi = in_tile.iter().map(|b| b.offset[axis]).max().unwrap_or(0);
+            tile_points *= (with_halo as i64 - i64::from(hi - lo)).max(1) as f64;
+        }
+        let tile_loads = array.dims.iter().product::<usize>() as f64 / tile_points;
+        return if streaming {
+            tile_loads + queue_refill()
+        } else {
+            tile_loads
+        };
+    }
+    if streaming && bindings.iter().any(|b| matches!(b.value, Expr::Var(_))) {
+        return 1.0 + queue_refill();
+    }
+    bindings.iter().filter(|b| loads_global(&b.value)).count() as f64
+}
+
+/// The shared array an expression reads, if any.
+fn shared_array(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::SharedLoad { array, .. } => Some(array),
+        Expr::Select(c, a, b) => shared_array(c)
+            .or_else(|| shared_array(a))
+            .or_else(|| shared_array(b)),
+        Expr::Unary(_, a) | Expr::Cast(_, a) => shared_array(a),
+        Expr::Binary(_, a, b) => shared_array(a).or_else(|| shared_array(b)),
+        _ => None,
+    }
+}
+
+/// Whether an expression loads from global memory.
+fn loads_global(expr: &Expr) -> bool {
+    match expr {
+        Expr::Load { .. } => true,
+        Expr::Select(c, a, b) => loads_global(c) || loads_global(a) || loads_global(b),
+        Expr::Unary(_, a) | Expr::Cast(_, a) => loads_global(a),
+        Expr::Binary(_, a, b) => loads_global(a) || loads_global(b),
+        _ => false,
+    }
+}
+
+/// Holewinski's regions for one block's tile over the plan's time tile: the points computed
+/// beyond the ones the tile owns, as a fraction of those (0 without time tiling).
+fn redundant_fraction(
+    bound: &BoundProgram,
+    program: &KernelProgram,
+    kernel: &Kernel,
+    stage: Id<Stage>,
+) -> f64 {
+    let domain = &bound.stage_domain(stage).rect;
+    let dims = domain.dims();
+    let hi = (0..dims)
+        .map(|axis| {
+            let block_axis = dims - 1 - axis;
+            let size = match block_axis {
+                0 => i64::from(kernel.block[0]),
+                1 => i64::from(kernel.block[1]) * i64::from(program.plan.elements_per_thread),
+                2 => i64::from(kernel.block[2]),
+                _ => domain.len(axis),
+            };
+            (domain.lo[axis] + size).min(domain.hi[axis])
+        })
+        .collect();
+    let target = Rect::new(domain.lo.clone(), hi);
+    let steps = program.plan.time_tile.max(1) as usize;
+    let owned = target.volume() as f64 * steps as f64;
+    if owned == 0.0 {
+        return 0.0;
+    }
+    let regions = tile_regions(bound, &target, steps);
+    let computed: f64 = regions
+        .compute
+        .iter()
+        .map(|step| step[stage.index()].volume() as f64)
+        .sum();
+    (computed / owned - 1.0).max(0.0)
+}

@@ -1,0 +1,173 @@
+//! End-to-end tests of `tessera explain` and `tessera bench` with the GPU backends (builds with
+//! the `opencl` or `cuda` feature): the per-kernel report against independently computed
+//! numbers, and device compute time reported apart from host<->device transfers.
+#![cfg(any(feature = "opencl", feature = "cuda"))]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// A 5-point Jacobi update of the interior of a 66x130 f32 grid.
+const JACOBI: &str = "grid [66, 130];\nsteps 3;\nfield u: f32;\nstage avg over [1..65, 1..129] {\n    u = 0.25 * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1]);\n}\n";
+
+/// Runs the binary in `dir` with `args` (no `TESSERA_BACKEND` from the environment).
+fn tessera(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("TESSERA_BACKEND")
+        .env_remove("TESSERA_LOG")
+        .output()
+        .expect("the tessera binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn jacobi_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("jacobi.tess"), JACOBI).unwrap();
+    dir
+}
+
+/// The number after `before` in `text`.
+fn number_after(text: &str, before: &str) -> f64 {
+    let rest = text
+        .split(before)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {before:?} in:\n{text}"));
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end]
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after {before:?} in:\n{text}"))
+}
+
+/// The explanation of the tiled plan with a 32x8 block: the numbers of the tile computed here.
+fn check_tiled_explanation(backend: &str) {
+    let dir = jacobi_dir();
+    let output = tessera(
+        dir.path(),
+        &[
+            "explain",
+            "jacobi.tess",
+            "--backend",
+            backend,
+            "--strategy",
+            "tiled",
+            "--tile",
+            "8x32",
+            "--bandwidth",
+            "900",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains(&format!("plan: {backend}/tiled block=32x8x1")),
+        "{text}"
+    );
+    assert!(
+        text.contains("kernel ts_jacobi_s0_avg_tiled (tiled):"),
+        "{text}"
+    );
+    // 64 rows x 128 columns in 8x32 tiles: 4x8 blocks; the tile and its halo of 1 in f32.
+    assert!(
+        text.contains("block 32x8x1 (256 threads), grid 4x8x1 blocks"),
+        "{text}"
+    );
+    let shared = (32 + 2) * (8 + 2) * 4;
+    assert!(
+        text.contains(&format!("shared memory {shared} B per block")),
+        "{text}"
+    );
+    assert!(text.contains("registers: "), "{text}");
+    let occupancy = number_after(&text, "occupancy: ");
+    assert!(occupancy > 0.0 && occupancy <= 100.0, "{text}");
+    // Loads: the staged tile with its halo per point; stores: one f32.
+    let loads = 4.0 * 340.0 / 256.0;
+    assert_eq!(
+        number_after(&text, "traffic: "),
+        (loads * 100.0_f64).round() / 100.0
+    );
+    assert_eq!(
+        number_after(&text, "B loaded per point ("),
+        ((loads - 4.0) * 100.0_f64).round() / 100.0
+    );
+    assert!(text.contains("4.00 B stored, over 8192 points"), "{text}");
+    assert!(
+        text.contains("redundant work: 0.0% of the points"),
+        "{text}"
+    );
+    let total = number_after(&text, "traffic model: ");
+    assert_eq!(total, ((loads + 4.0) * 100.0_f64).round() / 100.0, "{text}");
+    let roofline = number_after(&text, "roofline: ");
+    assert!(
+        (roofline - 900.0 / (loads + 4.0)).abs() < 1e-3,
+        "{roofline} vs {}",
+        900.0 / (loads + 4.0)
+    );
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+fn explain_cuda_reports_every_kernel_of_the_plan() {
+    check_tiled_explanation("cuda");
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn explain_opencl_reports_every_kernel_of_the_plan() {
+    check_tiled_explanation("opencl");
+}
+
+/// Whether the `CI` environment variable is set (to anything but `false` or `0`).
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn bench_opencl_reports_transfers_apart_and_speed_from_the_device_time() {
+    let dir = jacobi_dir();
+    let args = [
+        "bench",
+        "jacobi.tess",
+        "--backend",
+        "opencl",
+        "--reps",
+        "3",
+        "--bandwidth",
+        "50",
+    ];
+    let output = tessera(dir.path(), &[&args[..], &["--json"]].concat());
+    if output.status.code() == Some(1) && stderr(&output).contains("OpenCL") && !in_ci() {
+        eprintln!("skipped: no OpenCL device: {}", stderr(&output));
+        return;
+    }
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    let seconds = report["seconds"].as_f64().unwrap();
+    let transfers = report["transfer_seconds"].as_f64().unwrap();
+    assert!(seconds > 0.0 && transfers > 0.0, "{report}");
+    assert_eq!(report["transfer_seconds_all"].as_array().unwrap().len(), 3);
+    let gcells = report["gcells_per_s"].as_f64().unwrap();
+    let expected = 64.0 * 128.0 * 3.0 / seconds / 1e9;
+    assert!((gcells - expected).abs() <= 1e-9 * expected, "{report}");
+    assert!(
+        report["strategy"].as_str().unwrap().starts_with("opencl "),
+        "{report}"
+    );
+
+    let output = tessera(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("  time loop: median "), "{text}");
+    assert!(text.contains("  transfers: median "), "{text}");
+    assert!(text.contains("GCells/s (from the time loop)"), "{text}");
+}
