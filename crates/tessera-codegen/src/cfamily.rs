@@ -323,6 +323,7 @@ pub fn print_expr(
         dialect,
         checked,
         leaves,
+        relaxed: false,
     }
     .print(expr)
 }
@@ -331,6 +332,8 @@ struct ExprPrinter<'a> {
     dialect: Dialect,
     checked: &'a CheckedProgram,
     leaves: &'a mut dyn ReadRenderer,
+    /// Value-changing rewrites of non-exact mode (see [`print_stage_relaxed`]).
+    relaxed: bool,
 }
 
 impl ExprPrinter<'_> {
@@ -350,6 +353,23 @@ impl ExprPrinter<'_> {
                     UnaryOp::Not => format!("(!{a})"),
                     UnaryOp::Neg if ty.is_integer() => format!("ts_neg_{ty}({a})"),
                     UnaryOp::Neg => format!("(-{a})"),
+                }
+            }
+            ExprKind::Binary(BinaryOp::Add, ..) if self.relaxed && ty.is_float() => {
+                let mut terms = Vec::new();
+                self.sum_terms(id, ty, &mut terms);
+                let printed: Vec<String> = terms.into_iter().map(|t| self.print(t)).collect();
+                balanced_sum(&printed)
+            }
+            ExprKind::Binary(BinaryOp::Div, a, b) if self.relaxed && ty.is_float() => {
+                let (a, b) = (*a, *b);
+                let numerator = self.print(a);
+                match self.reciprocal(b, ty) {
+                    Some(r) => format!("({numerator} * {r})"),
+                    None => {
+                        let denominator = self.print(b);
+                        self.binary(BinaryOp::Div, ty, numerator, denominator)
+                    }
                 }
             }
             ExprKind::Binary(op, a, b) => {
@@ -375,6 +395,34 @@ impl ExprPrinter<'_> {
                 self.cast(from, *target, a)
             }
         }
+    }
+
+    /// The operands of the float `+` chain rooted at `id` (all of type `ty`), left to right.
+    fn sum_terms(&self, id: ExprId, ty: ScalarType, out: &mut Vec<ExprId>) {
+        match &self.checked.program().exprs[id].kind {
+            ExprKind::Binary(BinaryOp::Add, a, b) if self.checked.ty(id) == ty => {
+                self.sum_terms(*a, ty, out);
+                self.sum_terms(*b, ty, out);
+            }
+            _ => out.push(id),
+        }
+    }
+
+    /// `1 / divisor` as a literal of type `ty` when the divisor is a float literal whose
+    /// reciprocal is a normal number.
+    fn reciprocal(&self, divisor: ExprId, ty: ScalarType) -> Option<String> {
+        let ExprKind::Literal(c) = self.checked.program().exprs[divisor].kind else {
+            return None;
+        };
+        let normal = match ty {
+            ScalarType::F32 => (1.0f32 / c.as_f64() as f32).is_normal(),
+            _ => (1.0 / c.as_f64()).is_normal(),
+        };
+        let value = match ty {
+            ScalarType::F32 => f64::from(1.0f32 / c.as_f64() as f32),
+            _ => 1.0 / c.as_f64(),
+        };
+        normal.then(|| self.dialect.literal(Constant::Float(value), ty))
     }
 
     fn binary(&self, op: BinaryOp, ty: ScalarType, a: String, b: String) -> String {
@@ -449,7 +497,45 @@ pub fn print_stage(
     stage: Id<Stage>,
     leaves: &mut dyn ReadRenderer,
 ) -> PrintedStage {
+    print_stage_with(dialect, checked, stage, leaves, false)
+}
+
+/// [`print_stage`] for non-exact mode, where two value-changing rewrites are allowed (the
+/// printed expression is still one fixed order of operations, the same in every strategy):
+///
+/// - a chain of float additions `t0 + t1 + ... + tn` (as parsed: left-nested) is summed as a
+///   balanced tree of its terms in their written order, which shortens the dependency chain of
+///   box stencils from n to log2(n) additions (associative reordering);
+/// - a float division by a literal is a multiplication by the literal's reciprocal (rounded to
+///   the type), when that is a normal number.
+///
+/// In-stage reduction values are printed as written.
+pub fn print_stage_relaxed(
+    dialect: Dialect,
+    checked: &CheckedProgram,
+    stage: Id<Stage>,
+    leaves: &mut dyn ReadRenderer,
+) -> PrintedStage {
+    print_stage_with(dialect, checked, stage, leaves, true)
+}
+
+fn print_stage_with(
+    dialect: Dialect,
+    checked: &CheckedProgram,
+    stage: Id<Stage>,
+    leaves: &mut dyn ReadRenderer,
+    relaxed: bool,
+) -> PrintedStage {
     let program = checked.program();
+    let print = |expr: ExprId, leaves: &mut dyn ReadRenderer| {
+        ExprPrinter {
+            dialect,
+            checked,
+            leaves,
+            relaxed,
+        }
+        .print(expr)
+    };
     let mut lets = Vec::new();
     let mut outputs: Vec<(Id<Field>, String)> = Vec::new();
     for statement in &program.stages[stage].body {
@@ -457,11 +543,11 @@ pub fn print_stage(
             Statement::Let { local, value } => {
                 let ty = dialect.scalar_type(checked.local_ty(stage, *local));
                 let name = leaves.local(*local);
-                let value = print_expr(dialect, checked, *value, leaves);
+                let value = print(*value, leaves);
                 lets.push(format!("const {ty} {name} = {value};"));
             }
             Statement::Assign { field, value, .. } => {
-                let value = print_expr(dialect, checked, *value, leaves);
+                let value = print(*value, leaves);
                 match outputs.iter_mut().find(|(f, _)| f == field) {
                     Some(slot) => slot.1 = value,
                     None => outputs.push((*field, value)),
@@ -483,6 +569,17 @@ pub fn print_stage(
         lets,
         outputs,
         reductions,
+    }
+}
+
+/// The terms of a sum as a balanced tree, in order: `((t0 + t1) + (t2 + t3))`.
+fn balanced_sum(terms: &[String]) -> String {
+    match terms {
+        [one] => one.clone(),
+        _ => {
+            let (left, right) = terms.split_at(terms.len() / 2);
+            format!("({} + {})", balanced_sum(left), balanced_sum(right))
+        }
     }
 }
 

@@ -251,3 +251,51 @@ fn reduction_value_prints_without_a_stage() {
     let printed = print_expr(Dialect::C, &checked, value, &mut Plain);
     assert_eq!(printed, "l0");
 }
+
+/// `(A[0,-2] + 2*A[0,-1] + A + A[0,1] + A[0,2]) / 4` on `ty`, and `B = B / 3 - 0` (a division
+/// by a literal whose reciprocal is not exact, outside a sum).
+fn five_point_sum(ty: ScalarType) -> CheckedProgram {
+    let mut b = ProgramBuilder::new("sum");
+    let n = b.param("N", ScalarType::I64, Constant::Int(8));
+    b.grid(vec![SizeExpr::Param(n), SizeExpr::Param(n)]);
+    let a = b.field("A", ty);
+    b.set_border(a, Border::Clamp);
+    let mut s = b.stage("s");
+    let mut sum = b.read(a, &[0, -2]);
+    for (dx, w) in [(-1, 2.0), (0, 1.0), (1, 1.0), (2, 1.0)] {
+        let read = b.read(a, &[0, dx]);
+        let term = if w == 1.0 {
+            read
+        } else {
+            let w = b.lit(Constant::Float(w));
+            b.binary(BinaryOp::Mul, w, read)
+        };
+        sum = b.binary(BinaryOp::Add, sum, term);
+    }
+    let four = b.lit(Constant::Float(4.0));
+    let value = b.binary(BinaryOp::Div, sum, four);
+    s.assign(a, value);
+    b.finish_stage(s);
+    check(&b.finish()).expect("checks")
+}
+
+#[test]
+fn relaxed_printing_balances_sums_and_multiplies_by_reciprocals() {
+    use tessera_codegen::cfamily::print_stage_relaxed;
+    let checked = five_point_sum(ScalarType::F32);
+    let stage = checked.program().stages.ids().next().unwrap();
+    let exact = print_stage(Dialect::C, &checked, stage, &mut Plain);
+    assert_eq!(
+        exact.outputs[0].1,
+        "(((((f0[0,-2] + (2.0f * f0[0,-1])) + f0[0,0]) + f0[0,1]) + f0[0,2]) / 4.0f)",
+        "exact mode prints the sum as written"
+    );
+    let relaxed = print_stage_relaxed(Dialect::C, &checked, stage, &mut Plain);
+    assert_eq!(
+        relaxed.outputs[0].1,
+        "(((f0[0,-2] + (2.0f * f0[0,-1])) + (f0[0,0] + (f0[0,1] + f0[0,2]))) * 0.25f)"
+    );
+    let checked = five_point_sum(ScalarType::F64);
+    let relaxed = print_stage_relaxed(Dialect::C, &checked, stage, &mut Plain);
+    assert!(relaxed.outputs[0].1.ends_with(" * 0.25)"));
+}

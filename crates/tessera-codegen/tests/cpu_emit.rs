@@ -105,6 +105,61 @@ fn overlapped_source() {
     ));
 }
 
+/// The single-stage Jacobi of `program` (without the smoothing stage): what `wavefront` runs.
+fn jacobi_only(extents: &[i64]) -> BoundProgram {
+    let mut b = ProgramBuilder::new("jacobi");
+    let params: Vec<_> = (0..extents.len())
+        .map(|a| b.param(format!("N{a}"), ScalarType::I64, Constant::Int(extents[a])))
+        .collect();
+    b.grid(params.iter().map(|p| SizeExpr::Param(*p)).collect());
+    let a = b.field("A", ScalarType::F32);
+    b.set_border(a, Border::Clamp);
+    let dims = extents.len();
+    let mut sum = b.read(a, &vec![0; dims]);
+    for axis in 0..dims {
+        for d in [-1, 1] {
+            let mut o = vec![0; dims];
+            o[axis] = d;
+            let r = b.read(a, &o);
+            sum = b.binary(BinaryOp::Add, sum, r);
+        }
+    }
+    let k = b.lit(Constant::Float(0.2));
+    let value = b.binary(BinaryOp::Mul, k, sum);
+    let mut s = b.stage("jacobi");
+    s.assign(a, value);
+    b.finish_stage(s);
+    let values: Vec<(String, Constant)> = extents
+        .iter()
+        .enumerate()
+        .map(|(a, &e)| (format!("N{a}"), Constant::Int(e)))
+        .collect();
+    bind(Arc::new(check(&b.finish()).expect("checks")), &values).expect("binds")
+}
+
+#[test]
+fn wavefront_source() {
+    insta::assert_snapshot!(emit(
+        &jacobi_only(&[8, 10]),
+        "wavefront",
+        Some(vec![8, 4]),
+        Some(3)
+    ));
+}
+
+#[test]
+fn wavefront_refuses_multi_stage_programs() {
+    let request = CpuRequest {
+        strategy: Some("wavefront".into()),
+        ..CpuRequest::default()
+    };
+    let error = plan_cpu(&program(&[8, 10]), &request, &machine()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the wavefront strategy cannot run this program: it streams programs of exactly one stage; use `overlapped` or `parallel`"
+    );
+}
+
 #[test]
 fn same_program_same_source() {
     let a = emit(&program(&[9, 11]), "blocked", Some(vec![4, 5]), None);

@@ -1,207 +1,213 @@
-//! Times the CPU backend's strategies on the benchmark stencils at `cpu` sizes.
+//! Times the CPU backend's strategies on benchmark programs (`benchmarks/*.tess`).
 //!
-//! `cargo run --release -p tessera-cpu --example cpu_bench -- [NAME ...]` prints, per program
-//! and strategy, GCells/s, the effective bandwidth (bytes moved by a naive sweep per point and
-//! step) and the fraction of the triad roofline.
+//! ```text
+//! cargo run --release -p tessera-cpu --example cpu_bench -- [ROW ...]
+//! ROW = FILE.tess[,NAME=VALUE...][@STEPS]     e.g. benchmarks/j2d5pt.tess,real=f64@100
+//! ```
+//!
+//! Without rows it runs the seven CPU rows of the performance table (docs/performance.md).
+//! Environment: `STRATEGIES` (comma-separated, `auto` = the automatic choice; default
+//! `naive,parallel,overlapped,wavefront,auto`), `REPS` (timed runs, default 5), `EXACT`,
+//! `TILE` (e.g. `4096x512`), `T` (time tile), `THREADS`.
+//!
+//! Per row and strategy it prints the best and median GCells/s over the timed runs (each run
+//! is the full step count on the same fields, after a 2-step warm-up run; the time is the
+//! backend's compute time, which excludes setting up the spare buffers), the effective bandwidth
+//! of the best run under the traffic model (one read and one write of every updated field, one
+//! read of every read-only field, per point and step), the roofline bound (triad bandwidth /
+//! bytes per point) and the fraction of it reached. Triad bandwidth is measured before and
+//! after the rows; the roofline uses the first measurement.
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use tessera_analysis::{bind, check};
+use tessera_analysis::{BoundProgram, FieldRole, bind, parse_param_value};
 use tessera_cpu::CpuBackend;
-use tessera_ir::builder::ProgramBuilder;
-use tessera_ir::{BinaryOp, Constant, Range, Region, ScalarType, SizeExpr, SizeOp, Span};
 use tessera_runtime::{Backend, Buffer, FieldSet, RunOptions};
 
-struct Bench {
-    name: &'static str,
-    ty: ScalarType,
-    extent: usize,
-    dims: usize,
+/// The rows of docs/performance.md: file, `--set` pairs, steps.
+const DEFAULT_ROWS: &[&str] = &[
+    "benchmarks/j2d5pt.tess@100",
+    "benchmarks/j2d5pt.tess,real=f64@100",
+    "benchmarks/j2d9pt-box.tess@100",
+    "benchmarks/gaussian2d.tess@20",
+    "benchmarks/j3d7pt.tess@50",
+    "benchmarks/j3d7pt.tess,real=f64@50",
+    "benchmarks/j3d27pt.tess@20",
+];
+
+/// One benchmark row: the bound program and its step count.
+struct Row {
+    label: String,
+    bound: BoundProgram,
     steps: u64,
-    /// `(offset, weight)`; the sum is divided by `divisor`.
-    terms: Vec<(Vec<i32>, f64)>,
-    divisor: f64,
 }
 
-fn benches() -> Vec<Bench> {
-    let j2d5 = vec![
-        (vec![-1, 0], 5.1),
-        (vec![0, -1], 12.1),
-        (vec![0, 0], 15.0),
-        (vec![0, 1], 12.2),
-        (vec![1, 0], 5.2),
-    ];
-    let box9: Vec<(Vec<i32>, f64)> = [7.1, 5.1, 9.2, 12.1, 15.0, 12.2, 9.1, 5.2, 7.2]
-        .iter()
-        .enumerate()
-        .map(|(k, &w)| (vec![k as i32 / 3 - 1, k as i32 % 3 - 1], w))
-        .collect();
-    let g = [1.0, 4.0, 6.0, 4.0, 1.0];
-    let gauss: Vec<(Vec<i32>, f64)> = (0..25)
-        .map(|k| {
-            (
-                vec![k / 5 - 2, k % 5 - 2],
-                g[(k / 5) as usize] * g[(k % 5) as usize] / 256.0,
-            )
+fn load(spec: &str) -> Row {
+    let (spec, steps) = match spec.split_once('@') {
+        Some((s, n)) => (s, Some(n.parse::<u64>().expect("steps after @"))),
+        None => (spec, None),
+    };
+    let mut parts = spec.split(',');
+    let path = parts.next().expect("a file");
+    let sets: Vec<(String, String)> = parts
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+            (k.to_string(), v.to_string())
         })
         .collect();
-    let mut j3d7 = vec![(vec![0, 0, 0], 0.4)];
-    for a in 0..3 {
-        for s in [-1, 1] {
-            let mut o = vec![0, 0, 0];
-            o[a] = s;
-            j3d7.push((o, 0.1));
-        }
-    }
-    let mut j3d27 = Vec::new();
-    for dz in -1..=1 {
-        for dy in -1..=1 {
-            for dx in -1..=1 {
-                let w = if dy == 0 && dx == 0 {
-                    1.5 + 0.01 * f64::from(dz + 1)
-                } else {
-                    0.5 + 0.05 * f64::from(3 * (dy + 1) + dx + 1) + 0.01 * f64::from(dz + 1)
-                };
-                j3d27.push((vec![dz, dy, dx], w));
-            }
-        }
-    }
-    let b = |name, ty, extent, dims, steps, terms: &Vec<(Vec<i32>, f64)>, divisor| Bench {
-        name,
-        ty,
-        extent,
-        dims,
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let stem = std::path::Path::new(path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("program");
+    let (checked, used) =
+        tessera_lang::compile(&text, stem, &sets).unwrap_or_else(|d| panic!("{path}: {d:?}"));
+    let values: Vec<_> = sets
+        .iter()
+        .filter(|(k, _)| !used.contains(k))
+        .map(|(k, v)| {
+            let value = parse_param_value(checked.program(), k, v).expect("parameter value");
+            (k.clone(), value)
+        })
+        .collect();
+    let steps = steps.or(checked.program().default_steps).unwrap_or(10);
+    let bound = bind(Arc::new(checked), &values).expect("binds");
+    let types: Vec<String> = bound
+        .program()
+        .fields
+        .values()
+        .map(|f| f.ty.to_string())
+        .collect();
+    let size: Vec<String> = bound.extents.iter().map(usize::to_string).collect();
+    Row {
+        label: format!("{} {} {}x{steps}", stem, types.join("/"), size.join("x")),
+        bound,
         steps,
-        terms: terms.clone(),
-        divisor,
-    };
-    vec![
-        b("j2d5pt-f32", ScalarType::F32, 4096, 2, 100, &j2d5, 49.6),
-        b("j2d5pt-f64", ScalarType::F64, 4096, 2, 100, &j2d5, 49.6),
-        b("j2d9pt-box-f32", ScalarType::F32, 4096, 2, 100, &box9, 82.2),
-        b("gaussian2d-f32", ScalarType::F32, 4096, 2, 20, &gauss, 1.0),
-        b("j3d7pt-f32", ScalarType::F32, 256, 3, 50, &j3d7, 1.0),
-        b("j3d7pt-f64", ScalarType::F64, 256, 3, 50, &j3d7, 1.0),
-        b("j3d27pt-f32", ScalarType::F32, 256, 3, 20, &j3d27, 21.57),
-    ]
+    }
 }
 
-fn program(bench: &Bench) -> tessera_ir::Program {
-    let mut b = ProgramBuilder::new(bench.name);
-    let n = b.param("N", ScalarType::I64, Constant::Int(bench.extent as i64));
-    b.grid(vec![SizeExpr::Param(n); bench.dims]);
-    let a = b.field("A", bench.ty);
-    let r = bench
-        .terms
+/// Bytes per point and step: one read and one write per updated field, one read per read-only
+/// field.
+fn bytes_per_point(bound: &BoundProgram) -> f64 {
+    let checked = bound.checked();
+    checked
+        .program()
+        .fields
         .iter()
-        .flat_map(|(o, _)| o.iter().map(|v| v.unsigned_abs()))
-        .max()
-        .unwrap_or(0) as i64;
-    let mut sum = None;
-    for (offset, w) in &bench.terms {
-        let w = b.lit(Constant::Float(*w));
-        let read = b.read(a, offset);
-        let term = b.binary(BinaryOp::Mul, w, read);
-        sum = Some(match sum {
-            None => term,
-            Some(s) => b.binary(BinaryOp::Add, s, term),
-        });
-    }
-    let mut value = sum.expect("terms");
-    if bench.divisor != 1.0 {
-        let d = b.lit(Constant::Float(bench.divisor));
-        value = b.binary(BinaryOp::Div, value, d);
-    }
-    let range = Range::Span {
-        lo: Some(SizeExpr::Const(r)),
-        hi: Some(SizeExpr::Binary(
-            SizeOp::Sub,
-            Box::new(SizeExpr::Param(n)),
-            Box::new(SizeExpr::Const(r)),
-        )),
-        stride: 1,
+        .map(|(id, f)| match checked.role(id) {
+            FieldRole::Updated => 2 * f.ty.size_bytes(),
+            FieldRole::ReadOnly => f.ty.size_bytes(),
+            FieldRole::Unused => 0,
+        })
+        .sum::<usize>() as f64
+}
+
+/// Seeded values in [0, 1) (a xorshift generator), the same for every strategy.
+fn inputs(bound: &BoundProgram) -> FieldSet {
+    let mut fields = FieldSet::zeros(bound);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
     };
-    let mut s = b.stage("update");
-    s.over(Region {
-        ranges: vec![range; bench.dims],
-        span: Span::NONE,
-    });
-    s.assign(a, value);
-    b.finish_stage(s);
-    b.finish()
+    for buffer in &mut fields.buffers {
+        match buffer {
+            Buffer::F32(v) => v.iter_mut().for_each(|x| *x = next() as f32),
+            Buffer::F64(v) => v.iter_mut().for_each(|x| *x = next()),
+            _ => {}
+        }
+    }
+    fields
+}
+
+fn env_list(name: &str) -> Option<Vec<usize>> {
+    std::env::var(name)
+        .ok()
+        .map(|t| t.split('x').map(|v| v.parse().expect(name)).collect())
 }
 
 fn main() {
-    let filter: Vec<String> = std::env::args().skip(1).collect();
-    let strategies: Vec<Option<&str>> = match std::env::var("STRATEGIES") {
-        Ok(list) => list
-            .split(',')
-            .map(|s| {
-                if s == "auto" {
-                    None
-                } else {
-                    Some(Box::leak(s.to_string().into_boxed_str()) as &str)
-                }
-            })
-            .collect(),
-        Err(_) => vec![Some("naive"), Some("parallel"), None],
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let specs: Vec<String> = if args.is_empty() {
+        DEFAULT_ROWS.iter().map(|s| s.to_string()).collect()
+    } else {
+        args
     };
+    let strategies: Vec<Option<String>> = std::env::var("STRATEGIES")
+        .unwrap_or_else(|_| "naive,parallel,overlapped,wavefront,auto".into())
+        .split(',')
+        .map(|s| (s != "auto").then(|| s.to_string()))
+        .collect();
+    let reps: usize = std::env::var("REPS").map_or(5, |r| r.parse().expect("REPS"));
     let exact = std::env::var("EXACT").is_ok();
-    let bandwidth = tessera_jit::measure_bandwidth(None).expect("bandwidth");
+    let info = tessera_jit::cpu_info();
     println!(
-        "triad bandwidth: {:.1} GB/s (copy {:.1} GB/s), {} threads",
-        bandwidth.triad_gb_s, bandwidth.copy_gb_s, bandwidth.threads
+        "{}, {} threads available, L2 {:?} B, L3 {:?} B",
+        info.model_name, info.available_threads, info.l2_bytes, info.l3_bytes
     );
-    println!("| program | strategy | plan | GCells/s | effective GB/s | fraction of roofline |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    let before = tessera_jit::measure_bandwidth(None).expect("bandwidth");
+    println!(
+        "triad bandwidth before: {:.1} GB/s best, {:.1} GB/s median ({} threads)",
+        before.triad_gb_s, before.triad_median_gb_s, before.threads
+    );
+    println!(
+        "| program | strategy | plan | best GCells/s | median GCells/s | effective GB/s | roofline GCells/s | fraction of roofline |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     let backend = CpuBackend::default();
-    for bench in benches()
-        .into_iter()
-        .filter(|b| filter.is_empty() || filter.iter().any(|f| b.name.contains(f.as_str())))
-    {
-        let checked = Arc::new(check(&program(&bench)).expect("checks"));
-        let bound = bind(checked, &[]).expect("binds");
-        let bytes = 2.0 * bench.ty.size_bytes() as f64;
+    for spec in &specs {
+        let row = load(spec);
+        let bytes = bytes_per_point(&row.bound);
+        let roofline = before.triad_gb_s / bytes;
         for strategy in &strategies {
             let options = RunOptions {
-                strategy: strategy.map(str::to_string),
+                strategy: strategy.clone(),
                 exact,
-                tile: std::env::var("TILE")
-                    .ok()
-                    .map(|t| t.split('x').map(|v| v.parse().expect("tile")).collect()),
+                tile: env_list("TILE"),
                 time_tile: std::env::var("T").ok().map(|t| t.parse().expect("T")),
+                threads: std::env::var("THREADS")
+                    .ok()
+                    .map(|t| t.parse().expect("THREADS")),
                 ..RunOptions::default()
             };
-            let mut exe = backend.prepare(&bound, &options).expect("prepares");
-            let mut fields = FieldSet::zeros(&bound);
-            for buffer in &mut fields.buffers {
-                match buffer {
-                    Buffer::F32(v) => v
-                        .iter_mut()
-                        .enumerate()
-                        .for_each(|(i, x)| *x = (i % 1013) as f32 / 1013.0),
-                    Buffer::F64(v) => v
-                        .iter_mut()
-                        .enumerate()
-                        .for_each(|(i, x)| *x = (i % 1013) as f64 / 1013.0),
-                    _ => {}
+            let mut exe = match backend.prepare(&row.bound, &options) {
+                Ok(exe) => exe,
+                Err(e) => {
+                    println!(
+                        "| {} | {} | not run: {e} | | | | | |",
+                        row.label,
+                        strategy.as_deref().unwrap_or("auto")
+                    );
+                    continue;
                 }
-            }
+            };
+            let mut fields = inputs(&row.bound);
             exe.run(&mut fields, 0, 2, &mut ()).expect("warm-up");
-            let start = Instant::now();
-            let report = exe.run(&mut fields, 0, bench.steps, &mut ()).expect("runs");
-            let seconds = start.elapsed().as_secs_f64();
-            let cells = bound.updated_points() as f64 * bench.steps as f64;
-            let gcells = cells / seconds / 1e9;
-            let gbs = gcells * bytes;
+            let mut rates = Vec::new();
+            let mut plan = String::new();
+            for _ in 0..reps.max(1) {
+                let report = exe.run(&mut fields, 0, row.steps, &mut ()).expect("runs");
+                let cells = row.bound.updated_points() as f64 * report.steps as f64;
+                rates.push(cells / report.compute_time.as_secs_f64() / 1e9);
+                plan = report.plan;
+            }
+            rates.sort_by(f64::total_cmp);
+            let best = rates[rates.len() - 1];
+            let median = rates[rates.len() / 2];
             println!(
-                "| {} | {} | {} | {gcells:.2} | {gbs:.1} | {:.2} |",
-                bench.name,
-                strategy.unwrap_or("auto"),
-                report.plan,
-                gbs / bandwidth.triad_gb_s
+                "| {} | {} | {plan} | {best:.2} | {median:.2} | {:.1} | {roofline:.2} | {:.2} |",
+                row.label,
+                strategy.as_deref().unwrap_or("auto"),
+                best * bytes,
+                best / roofline
             );
         }
     }
+    let after = tessera_jit::measure_bandwidth(None).expect("bandwidth");
+    println!(
+        "triad bandwidth after: {:.1} GB/s best, {:.1} GB/s median",
+        after.triad_gb_s, after.triad_median_gb_s
+    );
 }

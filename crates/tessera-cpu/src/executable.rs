@@ -38,6 +38,7 @@ type FusedFn = unsafe extern "C" fn(
     c_int,
 ) -> c_int;
 type UntilFn = unsafe extern "C" fn(*const f64) -> c_int;
+type CopyBackFn = unsafe extern "C" fn(*const *mut c_void, *const *mut c_void, c_int);
 
 /// A program compiled for the CPU backend.
 pub struct CpuExecutable {
@@ -45,8 +46,9 @@ pub struct CpuExecutable {
     plan: CpuPlan,
     run: RunFn,
     step_reduce: StepReduceFn,
-    /// The time-tiled driver (`overlapped` or `wavefront` plans).
-    fused: Option<FusedFn>,
+    /// The time-tiled driver (`overlapped` or `wavefront` plans) and the copy of its results
+    /// from the spare buffers back to the user's.
+    fused: Option<(FusedFn, CopyBackFn)>,
     until: Option<UntilFn>,
     /// Overlapped tile (or wavefront band) records by fused step count.
     tables: HashMap<usize, Vec<i64>>,
@@ -72,16 +74,20 @@ impl CpuExecutable {
                 *library.symbol::<StepReduceFn>("tessera_step_reduce")?,
             )
         };
-        let fused = match plan.strategy {
-            // SAFETY: as above (both drivers have the same prototype).
-            CpuStrategy::Overlapped => {
-                Some(unsafe { *library.symbol::<FusedFn>("tessera_run_overlapped")? })
-            }
-            // SAFETY: as above.
-            CpuStrategy::Wavefront => {
-                Some(unsafe { *library.symbol::<FusedFn>("tessera_run_wavefront")? })
-            }
+        let driver = match plan.strategy {
+            CpuStrategy::Overlapped => Some("tessera_run_overlapped"),
+            CpuStrategy::Wavefront => Some("tessera_run_wavefront"),
             _ => None,
+        };
+        let fused = match driver {
+            // SAFETY: as above (both drivers have the same prototype).
+            Some(name) => Some(unsafe {
+                (
+                    *library.symbol::<FusedFn>(name)?,
+                    *library.symbol::<CopyBackFn>("tessera_copy_back")?,
+                )
+            }),
+            None => None,
         };
         let until = match bound.program().until {
             // SAFETY: as above.
@@ -152,7 +158,10 @@ impl CpuExecutable {
     ) -> Result<(), BackendError> {
         let threads = self.plan.threads as c_int;
         match self.fused {
-            Some(fused) => {
+            Some((fused, copy_back)) => {
+                // Each call leaves its results in its second buffer set: alternate the two and
+                // copy back once at the end if the results are in the spare buffers.
+                let (mut current, mut other) = (user.to_vec(), spare.to_vec());
                 let depth = self.plan.time_tile as u64;
                 let mut done = 0;
                 while done < steps {
@@ -160,12 +169,13 @@ impl CpuExecutable {
                     let record = tile_record_len(&self.bound, chunk as usize);
                     let table = self.table(chunk as usize)?;
                     let tiles = table.len() / record;
-                    // SAFETY: pointers to live buffers of the grid's size per field, a table of
-                    // `tiles` records for `chunk` steps, as the generated code expects.
+                    // SAFETY: pointers to live buffers of the grid's size per field (both sets
+                    // agree outside the written domains), a table of `tiles` records for
+                    // `chunk` steps, as the generated code expects.
                     let status = unsafe {
                         fused(
-                            user.as_ptr(),
-                            spare.as_ptr(),
+                            current.as_ptr(),
+                            other.as_ptr(),
                             (t + done) as i64,
                             chunk as i64,
                             table.as_ptr(),
@@ -174,7 +184,16 @@ impl CpuExecutable {
                         )
                     };
                     check_status(status)?;
+                    for (a, b) in current.iter_mut().zip(other.iter_mut()) {
+                        if !b.is_null() {
+                            std::mem::swap(a, b);
+                        }
+                    }
                     done += chunk;
+                }
+                if current.as_slice() != user {
+                    // SAFETY: as above; the results are in `spare`.
+                    unsafe { copy_back(user.as_ptr(), spare.as_ptr(), threads) };
                 }
                 Ok(())
             }

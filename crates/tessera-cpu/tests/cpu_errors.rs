@@ -32,7 +32,7 @@ fn unknown_strategy_lists_the_strategies() {
     assert!(matches!(e, BackendError::InvalidOptions(_)), "{e:?}");
     assert_eq!(
         e.to_string(),
-        "unknown CPU strategy `diamond`; choose one of: naive, parallel, blocked, overlapped"
+        "unknown CPU strategy `diamond`; choose one of: naive, parallel, blocked, overlapped, wavefront"
     );
 }
 

@@ -39,13 +39,18 @@ fn sanitized_matrix() {
         let fields = inputs(&bound, 5);
         let expected = reference(&bound, &fields, 5);
         let dims = size.len();
-        for options in [
+        let mut configurations = vec![
             exact("naive", None, None, 1),
             exact("parallel", None, None, 2),
             exact("blocked", Some(vec![3; dims]), None, 2),
             exact("overlapped", Some(vec![4; dims]), Some(2), 2),
             exact("overlapped", Some(vec![3; dims]), Some(7), 3),
-        ] {
+        ];
+        if tessera_plan::cpu::wavefront_unsupported(&bound).is_none() {
+            configurations.push(exact("wavefront", Some(vec![3; dims]), Some(3), 2));
+            configurations.push(exact("wavefront", None, Some(7), 3));
+        }
+        for options in configurations {
             let actual = run_cpu(&backend, &bound, &fields, 5, &options);
             assert_same(
                 &format!("{} {options:?}", program.name),

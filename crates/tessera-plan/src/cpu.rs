@@ -208,9 +208,9 @@ pub fn plan_cpu(
     };
     let time_tile = match strategy {
         CpuStrategy::Overlapped => request.time_tile.unwrap_or_else(|| auto_time_tile(dims)),
-        CpuStrategy::Wavefront => request
-            .time_tile
-            .unwrap_or_else(|| wavefront_time_tile(bound, machine)),
+        CpuStrategy::Wavefront => {
+            wavefront_shape(bound, machine, request.time_tile, request.tile.as_deref()).0
+        }
         _ => 1,
     };
     let tile = match (&request.tile, strategy) {
@@ -227,7 +227,7 @@ pub fn plan_cpu(
         }
         (None, CpuStrategy::Blocked) => auto_spatial_tile(bound, machine),
         (None, CpuStrategy::Overlapped) => auto_overlapped_tile(bound, machine, time_tile),
-        (None, CpuStrategy::Wavefront) => auto_wavefront_tile(bound, machine, time_tile),
+        (None, CpuStrategy::Wavefront) => wavefront_shape(bound, machine, Some(time_tile), None).1,
     };
     let (scratch_extents, stream_rows) = match strategy {
         CpuStrategy::Overlapped => (
@@ -236,6 +236,7 @@ pub fn plan_cpu(
         ),
         CpuStrategy::Wavefront => {
             let mut extents = scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile));
+            pad_rows(bound, &mut extents);
             let rows = wavefront_rows(bound.extents[0], &extents[1..]);
             extents[0] = ring_rows(rows, stream_skew(bound));
             (extents, rows)
@@ -413,12 +414,36 @@ pub fn stream_skew(bound: &BoundProgram) -> usize {
         .unwrap_or(0)
 }
 
-/// Slowest-axis indices per pipeline iteration: enough for about 4096 points per call, at
-/// most a quarter of the streamed axis.
+/// Pads the fastest extent of ring buffers (2D and up) to whole 64-byte lines, plus one line
+/// when a row would be a multiple of 512 bytes: the rows (planes) a stencil reads together then
+/// do not all map to the same L1 sets (4 KiB aliasing).
+fn pad_rows(bound: &BoundProgram, extents: &mut [usize]) {
+    let dims = extents.len();
+    let widest = bound
+        .program()
+        .fields
+        .values()
+        .map(|f| f.ty.size_bytes())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    if dims < 2 {
+        return;
+    }
+    let line = (64 / widest).max(1);
+    let row = &mut extents[dims - 1];
+    *row = row.div_ceil(line) * line;
+    if (*row * widest).is_multiple_of(512) {
+        *row += line;
+    }
+}
+
+/// Slowest-axis indices per pipeline iteration: about 1024 points per stage call (at most 16
+/// rows, 1024 points in 1D), at most a quarter of the streamed axis.
 fn wavefront_rows(streamed: usize, rest_extents: &[usize]) -> usize {
     let cells: usize = rest_extents.iter().product::<usize>().max(1);
-    let cap = if rest_extents.is_empty() { 1024 } else { 64 };
-    4096usize
+    let cap = if rest_extents.is_empty() { 1024 } else { 16 };
+    1024usize
         .div_ceil(cells)
         .min(cap)
         .min(streamed.div_ceil(4))
@@ -429,15 +454,6 @@ fn wavefront_rows(streamed: usize, rest_extents: &[usize]) -> usize {
 /// the window is shifted back to the start (a copy of `2 skew` rows) only every few iterations.
 fn ring_rows(rows: usize, skew: usize) -> usize {
     rows + 2 * skew + rows.max(6 * skew)
-}
-
-/// Fused steps per wavefront pass by default: deep in 1D/2D (rows are cheap to keep), shallower
-/// in 3D and up, where every ring holds planes.
-fn wavefront_time_tile(bound: &BoundProgram, _machine: &CpuMachine) -> usize {
-    match bound.extents.len() {
-        1 | 2 => 16,
-        _ => 4,
-    }
 }
 
 /// Bytes of all ring buffers of one thread for bands of `tile` fusing `time_tile` steps.
@@ -463,25 +479,81 @@ fn wavefront_bytes(bound: &BoundProgram, time_tile: usize, tile: &[usize]) -> u6
     per_cell * (time_tile as u64 + 1) * ring * rest
 }
 
-/// Wavefront bands: whole along every axis but the second (512 points in 2D, 32 rows in 3D,
-/// halved until the rings fit in 60% of L2), and the streamed axis split so that every thread
-/// gets at least two bands.
-fn auto_wavefront_tile(bound: &BoundProgram, machine: &CpuMachine, time_tile: usize) -> Vec<usize> {
+/// The wavefront's time tile and bands: the deepest of a few depths (16, 8, 4, 2 fused steps
+/// in 1D/2D; 4, 3, 2 in 3D and up) whose rings fit in 60% of L2 with bands no narrower than a
+/// floor (128 points along the fastest axis in 2D, else 32; 8 along middle axes); the streamed
+/// axis is then split so that every thread gets at least two bands. What the request gives is
+/// kept.
+fn wavefront_shape(
+    bound: &BoundProgram,
+    machine: &CpuMachine,
+    time_tile: Option<usize>,
+    tile: Option<&[usize]>,
+) -> (usize, Vec<usize>) {
     let dims = bound.extents.len();
-    let mut tile = bound.extents.clone();
-    if dims >= 2 {
-        tile[1] = tile[1].min(if dims == 2 { 512 } else { 32 });
-        let budget = machine.l2_bytes * 3 / 5;
-        while tile[1] > 8 && wavefront_bytes(bound, time_tile, &tile) > budget {
-            tile[1] = tile[1].div_ceil(2);
+    let depths: Vec<usize> = match (time_tile, dims) {
+        (Some(t), _) => vec![t],
+        (None, 1 | 2) => vec![16, 8, 4, 2],
+        (None, _) => vec![4, 3, 2],
+    };
+    let budget = machine.l2_bytes * 3 / 5;
+    let mut shape = (depths[0], bound.extents.clone());
+    for &depth in &depths {
+        let bands = match tile {
+            Some(t) => t.to_vec(),
+            None => narrow_bands(bound, depth, budget),
+        };
+        let fits = wavefront_bytes(bound, depth, &bands) <= budget;
+        shape = (depth, bands);
+        if fits {
+            break;
         }
     }
-    let bands: usize = (1..dims)
-        .map(|a| bound.extents[a].div_ceil(tile[a]))
-        .product();
-    let wanted = 2 * machine.threads.max(1);
-    if bands < wanted {
-        tile[0] = bound.extents[0].div_ceil(wanted.div_ceil(bands)).max(1);
+    if tile.is_none() {
+        let bands: usize = (1..dims)
+            .map(|a| bound.extents[a].div_ceil(shape.1[a]))
+            .product();
+        let wanted = 2 * machine.threads.max(1);
+        if bands < wanted {
+            shape.1[0] = bound.extents[0].div_ceil(wanted.div_ceil(bands)).max(1);
+        }
+    }
+    shape
+}
+
+/// Bands for `depth` fused steps: start wide (512 points along the fastest axis in 2D; 32 rows
+/// and 128 points in 3D), then halve the widest axis above its floor until the rings fit.
+fn narrow_bands(bound: &BoundProgram, depth: usize, budget: u64) -> Vec<usize> {
+    let dims = bound.extents.len();
+    let mut tile = bound.extents.clone();
+    if dims == 1 {
+        return tile;
+    }
+    let fast = dims - 1;
+    let widths = |a: usize| match (dims, a == fast) {
+        (2, _) => (512, 128),
+        (_, true) => (128, 32),
+        (_, false) => (32, 8),
+    };
+    for (a, t) in tile.iter_mut().enumerate().skip(1) {
+        *t = (*t).min(widths(a).0);
+    }
+    while wavefront_bytes(bound, depth, &tile) > budget {
+        // Contiguous rows are worth more: the fastest axis counts half when choosing.
+        let weight = |a: usize| {
+            if a == fast && dims > 2 {
+                tile[a] / 2
+            } else {
+                tile[a]
+            }
+        };
+        let Some(axis) = (1..dims)
+            .filter(|&a| tile[a] > widths(a).1)
+            .max_by_key(|&a| weight(a))
+        else {
+            break;
+        };
+        tile[axis] = tile[axis].div_ceil(2);
     }
     tile
 }

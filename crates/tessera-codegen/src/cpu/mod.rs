@@ -10,10 +10,14 @@
 //!   partials (see [`layout::partial_layout`]);
 //! - `int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads)`
 //!   (`overlapped` plans): `steps` fused steps per tile, tiles described by records of
-//!   [`layout::push_tile_record`];
+//!   [`layout::push_tile_record`]; the new values of every updated field are left in
+//!   `spare[f]` (`user[f]` keeps the old ones: the caller swaps the two for the next call);
 //! - `int tessera_run_wavefront(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads)`
 //!   (`wavefront` plans): `steps` fused steps per band, bands described by the same records,
-//!   streamed along the slowest axis through per-step ring buffers (see `wavefront`);
+//!   streamed along the slowest axis through per-step ring buffers (see `wavefront`); results
+//!   in `spare` as for `overlapped`;
+//! - `void tessera_copy_back(void* const* user, void* const* spare, int threads)`: copies every
+//!   updated field from `spare` to `user` (after an odd number of fused calls);
 //! - `int tessera_until(const double* values)` when the program has a stop condition.
 //!
 //! `user[f]` is field `f`'s array (it holds the current values before and after every call);
@@ -62,7 +66,9 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
     let global = Context {
         bound,
         strides: row_major_strides(&bound.extents),
+        write_strides: None,
         openmp: plan.strategy != CpuStrategy::Naive,
+        relaxed: !plan.exact,
     };
     let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
     let _ = writeln!(
@@ -117,15 +123,33 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         );
         let local = Context {
             bound,
-            strides: scratch_strides,
+            strides: scratch_strides.clone(),
+            write_strides: None,
             openmp: true,
+            relaxed: !plan.exact,
         };
         for stage in program.stages.ids() {
             stage::emit_stage_box(&local, View::Scratch, stage, &mut out);
         }
+        emit_copy_back(bound, &mut out);
         if plan.strategy == CpuStrategy::Overlapped {
             emit_run_overlapped(bound, plan, &mut out);
         } else {
+            // The wavefront's first step reads the global arrays, its last writes them.
+            let first = Context {
+                strides: global.strides.clone(),
+                write_strides: Some(scratch_strides.clone()),
+                ..local
+            };
+            let last = Context {
+                strides: scratch_strides,
+                write_strides: Some(global.strides.clone()),
+                ..first
+            };
+            for stage in program.stages.ids() {
+                stage::emit_stage_box(&first, View::GlobalToScratch, stage, &mut out);
+                stage::emit_stage_box(&last, View::ScratchToGlobal, stage, &mut out);
+            }
             wavefront::emit_run_wavefront(bound, plan, &mut out);
         }
     }
@@ -430,7 +454,7 @@ fn emit_run_overlapped(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
     let dims = bound.extents.len();
     let fields = program.fields.len();
     let stages = program.stages.len();
-    let (open, close) = working_arrays(bound);
+    let (open, _) = working_arrays(bound);
     let updated = updated_fields(bound);
     let scratch_cells: usize = plan.scratch_extents.iter().product();
     out.push_str(
@@ -545,15 +569,20 @@ fn emit_run_overlapped(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
         );
     }
     out.push_str("        }\n        for (int f = 0; f < TS_FIELDS; f++) { free(la[f]); free(lb[f]); }\n    }\n");
-    for &field in &updated {
+    out.push_str("    return failed;\n}\n\n");
+}
+
+/// Emits `tessera_copy_back`: `spare` to `user` for every updated field, split over threads.
+fn emit_copy_back(bound: &BoundProgram, out: &mut String) {
+    out.push_str("void tessera_copy_back(void* const* user, void* const* spare, int threads) {\n");
+    for field in updated_fields(bound) {
         let f = field.index();
         let _ = writeln!(
             out,
-            "    {{ void* s_ = cur[{f}]; cur[{f}] = nxt[{f}]; nxt[{f}] = s_; }}"
+            "    ts_copy_all(user[{f}], spare[{f}], ts_cells * ts_es[{f}], threads);"
         );
     }
-    out.push_str(&close);
-    out.push_str("    return failed;\n}\n\n");
+    out.push_str("    (void)user;\n    (void)spare;\n    (void)threads;\n}\n\n");
 }
 
 pub(crate) fn indent(text: &str, prefix: &str) -> String {

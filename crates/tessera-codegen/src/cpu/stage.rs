@@ -17,7 +17,9 @@ use tessera_analysis::{BoundProgram, Domain};
 use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, Stage};
 
 use super::layout::{WriteMode, domain_count, write_mode};
-use crate::cfamily::{Dialect, ReadRenderer, print_reduction_value, print_stage};
+use crate::cfamily::{
+    Dialect, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
+};
 
 /// Which buffers an instantiation addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +28,10 @@ pub(crate) enum View {
     Global,
     /// The thread-private scratch buffers of a tile.
     Scratch,
+    /// Reads from the global arrays, writes into scratch buffers (the wavefront's first step).
+    GlobalToScratch,
+    /// Reads from scratch buffers, writes into the global arrays (the wavefront's last step).
+    ScratchToGlobal,
 }
 
 impl View {
@@ -34,7 +40,14 @@ impl View {
         match self {
             View::Global => "g",
             View::Scratch => "l",
+            View::GlobalToScratch => "gl",
+            View::ScratchToGlobal => "lg",
         }
+    }
+
+    /// Whether writes use other strides and another origin (`worg`) than reads.
+    fn mixed(self) -> bool {
+        matches!(self, View::GlobalToScratch | View::ScratchToGlobal)
     }
 }
 
@@ -43,8 +56,12 @@ pub(crate) struct Context<'a> {
     pub(crate) bound: &'a BoundProgram,
     /// Row-major strides of the addressed arrays (last = 1).
     pub(crate) strides: Vec<i64>,
+    /// Strides of the written arrays when they differ from the read ones (mixed views).
+    pub(crate) write_strides: Option<Vec<i64>>,
     /// Whether to emit OpenMP pragmas (`naive` does not).
     pub(crate) openmp: bool,
+    /// Non-exact mode: stage bodies use the relaxed printer (balanced sums, reciprocals).
+    pub(crate) relaxed: bool,
 }
 
 impl Context<'_> {
@@ -207,6 +224,8 @@ fn pointer_declarations(bound: &BoundProgram, stage: Id<Stage>) -> String {
 struct LoopNest<'a> {
     domain: &'a Domain,
     strides: &'a [i64],
+    /// Strides of a separate write index `iw` (origin `worg`), if writes use other arrays.
+    write_strides: Option<&'a [i64]>,
     /// Bounds: C expressions per axis (`lo[a]`/`hi[a]`, or constants).
     lo: Vec<String>,
     hi: Vec<String>,
@@ -267,11 +286,31 @@ impl LoopNest<'_> {
                     format!("(int64_t)b{} + ", a - 1)
                 };
                 let _ = writeln!(out, "{indent}const int64_t i = {prev}(p{a} - org[{a}]);");
+                if self.write_strides.is_some() {
+                    let prev = if a == 0 {
+                        String::new()
+                    } else {
+                        format!("(int64_t)bw{} + ", a - 1)
+                    };
+                    let _ = writeln!(out, "{indent}const int64_t iw = {prev}(p{a} - worg[{a}]);");
+                }
             } else {
                 let _ = writeln!(
                     out,
                     "{indent}const ts_idx b{a} = {prev}(ts_idx)(p{a} - org[{a}]){stride};"
                 );
+                if let Some(write) = self.write_strides {
+                    let prev = if a == 0 {
+                        String::new()
+                    } else {
+                        format!("bw{} + ", a - 1)
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{indent}const ts_idx bw{a} = {prev}(ts_idx)(p{a} - worg[{a}]) * {};",
+                        write[a]
+                    );
+                }
             }
         }
         out.push_str(&indent_lines(body, &indent));
@@ -291,13 +330,8 @@ fn indent_lines(text: &str, indent: &str) -> String {
 
 /// The statements computing a stage at one point: lets, outputs into `o<f>`, then stores; when
 /// `fold` is set, in-stage reductions are folded into `a<r>` if `due[r]`.
-fn stage_body(
-    bound: &BoundProgram,
-    stage: Id<Stage>,
-    strides: &[i64],
-    border: bool,
-    fold: bool,
-) -> String {
+fn stage_body(ctx: &Context, stage: Id<Stage>, border: bool, fold: bool) -> String {
+    let (bound, strides) = (ctx.bound, &ctx.strides);
     let checked = bound.checked();
     let program = checked.program();
     let mut leaves = Leaves {
@@ -306,7 +340,11 @@ fn stage_body(
         strides,
         border,
     };
-    let printed = print_stage(Dialect::C, checked, stage, &mut leaves);
+    let printed = if ctx.relaxed {
+        print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
+    } else {
+        print_stage(Dialect::C, checked, stage, &mut leaves)
+    };
     let mut body = String::new();
     for line in &printed.lets {
         let _ = writeln!(body, "{line}");
@@ -332,7 +370,12 @@ fn stage_body(
             WriteMode::InPlace => format!("r{f}"),
             _ => format!("w{f}"),
         };
-        let _ = writeln!(body, "{target}[i] = o{f};");
+        let index = if ctx.write_strides.is_some() {
+            "iw"
+        } else {
+            "i"
+        };
+        let _ = writeln!(body, "{target}[{index}] = o{f};");
     }
     body
 }
@@ -383,7 +426,17 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
     let k = stage.index();
     let v = view.suffix();
     let domain = ctx.bound.stage_domain(stage);
-    let signature = "void* const* cur, void* const* nxt, const int64_t* org, const int64_t* lo, const int64_t* hi, int64_t t";
+    let (signature, origins) = if view.mixed() {
+        (
+            "void* const* cur, void* const* nxt, const int64_t* org, const int64_t* worg, const int64_t* lo, const int64_t* hi, int64_t t",
+            "org, worg",
+        )
+    } else {
+        (
+            "void* const* cur, void* const* nxt, const int64_t* org, const int64_t* lo, const int64_t* hi, int64_t t",
+            "org",
+        )
+    };
     let pointers = pointer_declarations(ctx.bound, stage);
     for (part, border) in [("in", false), ("bd", true)] {
         let _ = writeln!(out, "static void ts_s{k}_{part}_{v}({signature}) {{");
@@ -391,6 +444,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
         let nest = LoopNest {
             domain,
             strides: &ctx.strides,
+            write_strides: ctx.write_strides.as_deref(),
             lo: (0..dims).map(|a| format!("lo[{a}]")).collect(),
             hi: (0..dims).map(|a| format!("hi[{a}]")).collect(),
             outer_pragma: None,
@@ -398,10 +452,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             row_open: String::new(),
             row_close: String::new(),
         };
-        nest.emit(
-            &stage_body(ctx.bound, stage, &ctx.strides, border, false),
-            out,
-        );
+        nest.emit(&stage_body(ctx, stage, border, false), out);
         let _ = writeln!(out, "    (void)t;\n}}\n");
     }
     let inner = interior(ctx.bound, stage);
@@ -447,7 +498,10 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
          \x20       if (cl[a] < low_end) {\n\
          \x20           sh[a] = low_end;\n",
     );
-    let _ = writeln!(out, "            ts_s{k}_bd_{v}(cur, nxt, org, sl, sh, t);");
+    let _ = writeln!(
+        out,
+        "            ts_s{k}_bd_{v}(cur, nxt, {origins}, sl, sh, t);"
+    );
     out.push_str(
         "        }\n\
          \x20       int64_t high_start = cl[a] > ihi[a] ? cl[a] : ihi[a];\n\
@@ -456,7 +510,10 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
          \x20           sl[a] = high_start;\n\
          \x20           sh[a] = ch[a];\n",
     );
-    let _ = writeln!(out, "            ts_s{k}_bd_{v}(cur, nxt, org, sl, sh, t);");
+    let _ = writeln!(
+        out,
+        "            ts_s{k}_bd_{v}(cur, nxt, {origins}, sl, sh, t);"
+    );
     out.push_str(
         "        }\n\
          \x20       if (cl[a] < ilo[a]) cl[a] = ilo[a];\n\
@@ -464,7 +521,10 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
          \x20       if (cl[a] >= ch[a]) return;\n\
          \x20   }\n",
     );
-    let _ = writeln!(out, "    ts_s{k}_in_{v}(cur, nxt, org, cl, ch, t);\n}}\n");
+    let _ = writeln!(
+        out,
+        "    ts_s{k}_in_{v}(cur, nxt, {origins}, cl, ch, t);\n}}\n"
+    );
 }
 
 /// Row bookkeeping for a loop nest that folds reductions row by row.
@@ -518,6 +578,7 @@ pub(crate) fn emit_stage_reduce(
     let nest = LoopNest {
         domain,
         strides: &ctx.strides,
+        write_strides: None,
         lo: (0..dims).map(|a| domain.rect.lo[a].to_string()).collect(),
         hi: (0..dims).map(|a| domain.rect.hi[a].to_string()).collect(),
         outer_pragma: (ctx.openmp && dims > 1)
@@ -526,7 +587,7 @@ pub(crate) fn emit_stage_reduce(
         row_open,
         row_close,
     };
-    nest.emit(&stage_body(ctx.bound, stage, &ctx.strides, true, true), out);
+    nest.emit(&stage_body(ctx, stage, true, true), out);
     let _ = writeln!(out, "    (void)t;\n}}\n");
 }
 
@@ -577,6 +638,7 @@ pub(crate) fn emit_after_step_reduction(
     let nest = LoopNest {
         domain,
         strides: &ctx.strides,
+        write_strides: None,
         lo: (0..dims).map(|a| domain.rect.lo[a].to_string()).collect(),
         hi: (0..dims).map(|a| domain.rect.hi[a].to_string()).collect(),
         outer_pragma: (ctx.openmp && dims > 1)
