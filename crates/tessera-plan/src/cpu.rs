@@ -6,11 +6,15 @@
 //!
 //! - programs whose reads wrap around periodic borders, and grids that fit in the last-level
 //!   cache, run `parallel` (time tiling gains nothing there, or would need whole-axis tiles);
-//! - 3D and higher grids run `parallel` (ghost zones of L2-sized 3D tiles cost more than the
-//!   traffic they save);
-//! - everything else (1D/2D grids larger than half the L3) runs `overlapped` with 8 fused
-//!   steps: per-thread tiles sized so that the tile's scratch buffers (all fields, with the
-//!   ghost zone of the fused steps) fit in half the L2 cache.
+//! - 3D and higher grids run `parallel` (ghost zones and ring planes of L2-sized 3D bands cost
+//!   more than the traffic they save);
+//! - 1D/2D grids larger than half the L3 run `wavefront` when it applies (one stage, every used
+//!   field updated by it and read at neighbours, dense domain): 16 fused steps (fewer if the
+//!   rings do not fit) over bands 512 points wide (narrower if needed) whose per-step ring
+//!   buffers fit in 60% of L2;
+//! - other such programs run `overlapped` with 8 fused steps: per-thread tiles sized so that
+//!   the tile's scratch buffers (all fields, with the ghost zone of the fused steps) fit in half
+//!   the L2 cache.
 
 use std::fmt;
 
@@ -296,10 +300,14 @@ fn bytes_per_point(bound: &BoundProgram) -> u64 {
 
 fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine) -> CpuStrategy {
     let grid_bytes = bound.cell_count() as u64 * bytes_per_point(bound) * 2;
-    // 3D ghost zones cost more than they save at L2-sized tiles (measured: overlapped 32^3 T=4
-    // ran at half the speed of `parallel` on j3d7pt 256^3), so 3D and up stay spatial.
+    // Periodic reads need whole-axis tiles, and grids within the last-level cache gain nothing
+    // from time tiling. 3D ghost zones and ring planes cost more than the traffic they save at
+    // L2-sized bands (measured: wavefront and overlapped both ran below `parallel` on j3d7pt
+    // 256^3), so 3D and up stay spatial.
     if reads_periodic(bound) || grid_bytes <= machine.l3_bytes / 2 || bound.extents.len() >= 3 {
         CpuStrategy::Parallel
+    } else if wavefront_unsupported(bound).is_none() {
+        CpuStrategy::Wavefront
     } else {
         CpuStrategy::Overlapped
     }
@@ -658,4 +666,169 @@ fn representative_cores(extents: &[usize], tile: &[usize]) -> Vec<Rect> {
         .into_iter()
         .map(|(lo, hi)| Rect::new(lo, hi))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tessera_analysis::{bind, check};
+    use tessera_ir::builder::ProgramBuilder;
+    use tessera_ir::{BinaryOp, Constant, Range, Region, ScalarType, SizeExpr, SizeOp, Span};
+
+    use super::*;
+
+    /// A star Jacobi of radius 1 on the interior of an `n`^dims grid of `ty`, optionally with a
+    /// periodic border and a second (read-only) field.
+    fn jacobi(
+        dims: usize,
+        n: usize,
+        ty: ScalarType,
+        periodic: bool,
+        read_only: bool,
+    ) -> BoundProgram {
+        let mut b = ProgramBuilder::new("j");
+        let p = b.param("N", ScalarType::I64, Constant::Int(n as i64));
+        b.grid(vec![SizeExpr::Param(p); dims]);
+        let a = b.field("A", ty);
+        if periodic {
+            b.set_border(a, Border::Periodic);
+        }
+        let mut sum = b.read(a, &vec![0; dims]);
+        for axis in 0..dims {
+            for d in [-1, 1] {
+                let mut o = vec![0; dims];
+                o[axis] = d;
+                let r = b.read(a, &o);
+                sum = b.binary(BinaryOp::Add, sum, r);
+            }
+        }
+        if read_only {
+            let k = b.field("K", ty);
+            let r = b.read(k, &vec![0; dims]);
+            sum = b.binary(BinaryOp::Mul, sum, r);
+        }
+        let mut s = b.stage("s");
+        if !periodic {
+            let inner = Range::Span {
+                lo: Some(SizeExpr::Const(1)),
+                hi: Some(SizeExpr::Binary(
+                    SizeOp::Sub,
+                    Box::new(SizeExpr::Param(p)),
+                    Box::new(SizeExpr::Const(1)),
+                )),
+                stride: 1,
+            };
+            s.over(Region {
+                ranges: vec![inner; dims],
+                span: Span::NONE,
+            });
+        }
+        s.assign(a, sum);
+        b.finish_stage(s);
+        bind(Arc::new(check(&b.finish()).expect("checks")), &[]).expect("binds")
+    }
+
+    fn machine() -> CpuMachine {
+        CpuMachine {
+            threads: 2,
+            l2_bytes: 1280 << 10,
+            l3_bytes: 48 << 20,
+        }
+    }
+
+    fn auto(bound: &BoundProgram) -> CpuPlan {
+        plan_cpu(bound, &CpuRequest::default(), &machine()).expect("plans")
+    }
+
+    #[test]
+    fn large_2d_grids_stream_with_the_wavefront() {
+        let plan = auto(&jacobi(2, 4096, ScalarType::F32, false, false));
+        assert_eq!(plan.strategy, CpuStrategy::Wavefront);
+        assert_eq!((plan.time_tile, plan.tile.clone()), (16, vec![4096, 512]));
+        // Rows padded to whole lines, not a multiple of 512 bytes; at least K + 2 skew rows.
+        let row = plan.scratch_extents[1];
+        assert!(row >= 512 + 2 * 16 && row % 16 == 0 && (row * 4) % 512 != 0);
+        assert!(plan.scratch_extents[0] >= plan.stream_rows + 2);
+    }
+
+    #[test]
+    fn wavefront_rings_fit_in_the_l2_budget() {
+        for ty in [ScalarType::F32, ScalarType::F64] {
+            for dims in [1, 2, 3] {
+                let n = [1 << 22, 4096, 256][dims - 1];
+                let bound = jacobi(dims, n, ty, false, false);
+                let request = CpuRequest {
+                    strategy: Some("wavefront".into()),
+                    ..CpuRequest::default()
+                };
+                let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
+                let cells: usize = plan.scratch_extents.iter().product();
+                let bytes = cells * ty.size_bytes() * (plan.time_tile + 1);
+                assert!(
+                    bytes as u64 <= machine().l2_bytes * 3 / 5,
+                    "{dims}D {ty}: {plan} needs {bytes} bytes of rings"
+                );
+                let bands: usize = (0..dims)
+                    .map(|a| bound.extents[a].div_ceil(plan.tile[a]))
+                    .product();
+                assert!(bands >= 4, "{dims}D {ty}: {plan} has {bands} bands");
+            }
+        }
+    }
+
+    #[test]
+    fn periodic_small_and_3d_grids_run_parallel() {
+        assert_eq!(
+            auto(&jacobi(2, 4096, ScalarType::F32, true, false)).strategy,
+            CpuStrategy::Parallel
+        );
+        assert_eq!(
+            auto(&jacobi(2, 512, ScalarType::F32, false, false)).strategy,
+            CpuStrategy::Parallel
+        );
+        assert_eq!(
+            auto(&jacobi(3, 256, ScalarType::F32, false, false)).strategy,
+            CpuStrategy::Parallel
+        );
+    }
+
+    #[test]
+    fn programs_the_wavefront_cannot_stream_run_overlapped() {
+        let bound = jacobi(2, 4096, ScalarType::F32, false, true);
+        assert_eq!(
+            wavefront_unsupported(&bound).as_deref(),
+            Some("field `K` is read-only")
+        );
+        assert_eq!(auto(&bound).strategy, CpuStrategy::Overlapped);
+        let request = CpuRequest {
+            strategy: Some("wavefront".into()),
+            ..CpuRequest::default()
+        };
+        let periodic = jacobi(2, 64, ScalarType::F32, true, false);
+        assert_eq!(
+            plan_cpu(&periodic, &request, &machine())
+                .unwrap_err()
+                .to_string(),
+            "the wavefront strategy cannot run this program: a read wraps around a periodic border; use `overlapped` or `parallel`"
+        );
+    }
+
+    #[test]
+    fn requested_tiles_and_depths_are_kept() {
+        let request = CpuRequest {
+            strategy: Some("wavefront".into()),
+            tile: Some(vec![100, 64]),
+            time_tile: Some(3),
+            ..CpuRequest::default()
+        };
+        let plan = plan_cpu(
+            &jacobi(2, 300, ScalarType::F64, false, false),
+            &request,
+            &machine(),
+        )
+        .expect("plans");
+        assert_eq!((plan.tile, plan.time_tile), (vec![100, 64], 3));
+        assert_eq!(stream_skew(&jacobi(2, 8, ScalarType::F64, false, false)), 1);
+    }
 }
