@@ -748,7 +748,7 @@ mod tests {
         assert_eq!((plan.time_tile, plan.tile.clone()), (16, vec![4096, 512]));
         // Rows padded to whole lines, not a multiple of 512 bytes; at least K + 2 skew rows.
         let row = plan.scratch_extents[1];
-        assert!(row >= 512 + 2 * 16 && row % 16 == 0 && (row * 4) % 512 != 0);
+        assert!(row >= 512 + 2 * 16 && row.is_multiple_of(16) && !(row * 4).is_multiple_of(512));
         assert!(plan.scratch_extents[0] >= plan.stream_rows + 2);
     }
 
