@@ -11,8 +11,9 @@
 //! `TILE` (e.g. `4096x512`), `T` (time tile), `THREADS`.
 //!
 //! Per row and strategy it prints the best and median GCells/s over the timed runs (each run
-//! is the full step count on the same fields, after a 2-step warm-up run; the time is the
-//! backend's compute time, which excludes setting up the spare buffers), the effective bandwidth
+//! is the full step count on the same fields, after a 2-step warm-up run; the strategies' runs
+//! are interleaved, so that drifting load affects them alike; the time is the backend's compute
+//! time, which excludes setting up the spare buffers), the effective bandwidth
 //! of the best run under the traffic model (one read and one write of every updated field, one
 //! read of every read-only field, per point and step), the roofline bound (triad bandwidth /
 //! bytes per point) and the fraction of it reached. Triad bandwidth is measured before and
@@ -161,7 +162,11 @@ fn main() {
         let row = load(spec);
         let bytes = bytes_per_point(&row.bound);
         let roofline = before.triad_gb_s / bytes;
+        // Prepare every strategy, then interleave their timed runs so that drifting machine
+        // load affects all of them alike.
+        let mut runs = Vec::new();
         for strategy in &strategies {
+            let name = strategy.as_deref().unwrap_or("auto");
             let options = RunOptions {
                 strategy: strategy.clone(),
                 exact,
@@ -172,34 +177,30 @@ fn main() {
                     .map(|t| t.parse().expect("THREADS")),
                 ..RunOptions::default()
             };
-            let mut exe = match backend.prepare(&row.bound, &options) {
-                Ok(exe) => exe,
-                Err(e) => {
-                    println!(
-                        "| {} | {} | not run: {e} | | | | | |",
-                        row.label,
-                        strategy.as_deref().unwrap_or("auto")
-                    );
-                    continue;
+            match backend.prepare(&row.bound, &options) {
+                Ok(mut exe) => {
+                    let mut fields = inputs(&row.bound);
+                    exe.run(&mut fields, 0, 2, &mut ()).expect("warm-up");
+                    runs.push((name, exe, fields, Vec::new(), String::new()));
                 }
-            };
-            let mut fields = inputs(&row.bound);
-            exe.run(&mut fields, 0, 2, &mut ()).expect("warm-up");
-            let mut rates = Vec::new();
-            let mut plan = String::new();
-            for _ in 0..reps.max(1) {
-                let report = exe.run(&mut fields, 0, row.steps, &mut ()).expect("runs");
+                Err(e) => println!("| {} | {name} | not run: {e} | | | | | |", row.label),
+            }
+        }
+        for _ in 0..reps.max(1) {
+            for (_, exe, fields, rates, plan) in &mut runs {
+                let report = exe.run(fields, 0, row.steps, &mut ()).expect("runs");
                 let cells = row.bound.updated_points() as f64 * report.steps as f64;
                 rates.push(cells / report.compute_time.as_secs_f64() / 1e9);
-                plan = report.plan;
+                *plan = report.plan;
             }
+        }
+        for (name, _, _, mut rates, plan) in runs {
             rates.sort_by(f64::total_cmp);
             let best = rates[rates.len() - 1];
             let median = rates[rates.len() / 2];
             println!(
-                "| {} | {} | {plan} | {best:.2} | {median:.2} | {:.1} | {roofline:.2} | {:.2} |",
+                "| {} | {name} | {plan} | {best:.2} | {median:.2} | {:.1} | {roofline:.2} | {:.2} |",
                 row.label,
-                strategy.as_deref().unwrap_or("auto"),
                 best * bytes,
                 best / roofline
             );

@@ -451,7 +451,7 @@ fn pad_rows(bound: &BoundProgram, extents: &mut [usize]) {
 fn wavefront_rows(streamed: usize, rest_extents: &[usize]) -> usize {
     let cells: usize = rest_extents.iter().product::<usize>().max(1);
     let cap = if rest_extents.is_empty() { 1024 } else { 16 };
-    1024usize
+    4096usize
         .div_ceil(cells)
         .min(cap)
         .min(streamed.div_ceil(4))
