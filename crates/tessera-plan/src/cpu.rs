@@ -446,8 +446,8 @@ fn pad_rows(bound: &BoundProgram, extents: &mut [usize]) {
     }
 }
 
-/// Slowest-axis indices per pipeline iteration: about 1024 points per stage call (at most 16
-/// rows, 1024 points in 1D), at most a quarter of the streamed axis.
+/// Slowest-axis indices per pipeline iteration: about 4096 points per stage call (at most 16
+/// rows; 1024 points in 1D), at most a quarter of the streamed axis.
 fn wavefront_rows(streamed: usize, rest_extents: &[usize]) -> usize {
     let cells: usize = rest_extents.iter().product::<usize>().max(1);
     let cap = if rest_extents.is_empty() { 1024 } else { 16 };
