@@ -7,7 +7,8 @@
 //! - programs whose reads wrap around periodic borders, and grids that fit in the last-level
 //!   cache, run `parallel` (time tiling gains nothing there, or would need whole-axis tiles);
 //! - 3D and higher grids run `parallel` (ghost zones and ring planes of L2-sized 3D bands cost
-//!   more than the traffic they save);
+//!   more than the traffic they save), and so do compute-bound stencils (20 reads per point or
+//!   more, e.g. a 5x5 box), where time tiling only adds redundant work;
 //! - 1D/2D grids larger than half the L3 run `wavefront` when it applies (one stage, every used
 //!   field updated by it and read at neighbours, dense domain): 16 fused steps (fewer if the
 //!   rings do not fit) over bands 512 points wide (narrower if needed) whose per-step ring
@@ -303,14 +304,31 @@ fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine) -> CpuStrategy {
     // Periodic reads need whole-axis tiles, and grids within the last-level cache gain nothing
     // from time tiling. 3D ghost zones and ring planes cost more than the traffic they save at
     // L2-sized bands (measured: wavefront and overlapped both ran below `parallel` on j3d7pt
-    // 256^3), so 3D and up stay spatial.
-    if reads_periodic(bound) || grid_bytes <= machine.l3_bytes / 2 || bound.extents.len() >= 3 {
+    // 256^3), so 3D and up stay spatial. So do stencils of 20 reads or more per point: they are
+    // compute-bound, and time tiling only adds its redundant work.
+    if reads_periodic(bound)
+        || grid_bytes <= machine.l3_bytes / 2
+        || bound.extents.len() >= 3
+        || reads_per_point(bound) >= 20
+    {
         CpuStrategy::Parallel
     } else if wavefront_unsupported(bound).is_none() {
         CpuStrategy::Wavefront
     } else {
         CpuStrategy::Overlapped
     }
+}
+
+/// Distinct reads (field and offset) per point over all stages: a proxy for arithmetic work.
+fn reads_per_point(bound: &BoundProgram) -> usize {
+    let checked = bound.checked();
+    checked
+        .program()
+        .stages
+        .ids()
+        .flat_map(|s| checked.stage_footprints(s))
+        .map(|(_, fp)| fp.offsets.len())
+        .sum()
 }
 
 /// Fused steps per time tile by default: deeper in 1D/2D, where the ghost zone is cheap.
@@ -446,11 +464,12 @@ fn pad_rows(bound: &BoundProgram, extents: &mut [usize]) {
     }
 }
 
-/// Slowest-axis indices per pipeline iteration: about 4096 points per stage call (at most 16
-/// rows; 1024 points in 1D), at most a quarter of the streamed axis.
+/// Slowest-axis indices per pipeline iteration: about 4096 points per stage call (at most 8
+/// rows, so that narrow bands do not need deeper rings; 1024 points in 1D), at most a quarter
+/// of the streamed axis.
 fn wavefront_rows(streamed: usize, rest_extents: &[usize]) -> usize {
     let cells: usize = rest_extents.iter().product::<usize>().max(1);
-    let cap = if rest_extents.is_empty() { 1024 } else { 16 };
+    let cap = if rest_extents.is_empty() { 1024 } else { 8 };
     4096usize
         .div_ceil(cells)
         .min(cap)
@@ -790,6 +809,10 @@ mod tests {
         assert_eq!(
             auto(&jacobi(3, 256, ScalarType::F32, false, false)).strategy,
             CpuStrategy::Parallel
+        );
+        assert_eq!(
+            reads_per_point(&jacobi(2, 8, ScalarType::F32, false, false)),
+            5
         );
     }
 
