@@ -7,13 +7,14 @@
 //! - programs whose reads wrap around periodic borders, and grids that fit in the last-level
 //!   cache, run `parallel` (time tiling gains nothing there, or would need whole-axis tiles);
 //! - 3D and higher grids run `parallel` (ghost zones and ring planes of L2-sized 3D bands cost
-//!   more than the traffic they save), and so do compute-bound stencils (20 reads per point or
-//!   more, e.g. a 5x5 box), where time tiling only adds redundant work;
+//!   more than the traffic they save);
 //! - 1D/2D grids larger than half the L3 run `wavefront` when it applies (one stage, every used
 //!   field updated by it and read at neighbours, dense domain): 16 fused steps (fewer if the
 //!   rings do not fit) over bands 512 points wide (narrower if needed) whose per-step ring
 //!   buffers fit in 60% of L2;
-//! - other such programs run `overlapped` with 8 fused steps: per-thread tiles sized so that
+//! - other such programs, and compute-bound ones (20 reads per point or more, e.g. a 5x5 box:
+//!   short tile rows keep their neighbour rows in L1), run `overlapped` with 8 fused steps:
+//!   per-thread tiles sized so that
 //!   the tile's scratch buffers (all fields, with the ghost zone of the fused steps) fit in half
 //!   the L2 cache.
 
@@ -304,15 +305,13 @@ fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine) -> CpuStrategy {
     // Periodic reads need whole-axis tiles, and grids within the last-level cache gain nothing
     // from time tiling. 3D ghost zones and ring planes cost more than the traffic they save at
     // L2-sized bands (measured: wavefront and overlapped both ran below `parallel` on j3d7pt
-    // 256^3), so 3D and up stay spatial. So do stencils of 20 reads or more per point: they are
-    // compute-bound, and time tiling only adds its redundant work.
-    if reads_periodic(bound)
-        || grid_bytes <= machine.l3_bytes / 2
-        || bound.extents.len() >= 3
-        || reads_per_point(bound) >= 20
-    {
+    // 256^3), so 3D and up stay spatial. Stencils of 20 reads or more per point are
+    // compute-bound: they run `overlapped`, whose L2-sized tiles with short rows keep their
+    // many neighbour rows in L1 (measured: gaussian2d ran faster overlapped than wavefront or
+    // parallel).
+    if reads_periodic(bound) || grid_bytes <= machine.l3_bytes / 2 || bound.extents.len() >= 3 {
         CpuStrategy::Parallel
-    } else if wavefront_unsupported(bound).is_none() {
+    } else if reads_per_point(bound) < 20 && wavefront_unsupported(bound).is_none() {
         CpuStrategy::Wavefront
     } else {
         CpuStrategy::Overlapped
