@@ -34,7 +34,9 @@ fn configurations(dims: usize, wavefront: bool) -> Vec<RunOptions> {
             Some(time_tile),
             threads,
         ));
-        if wavefront {
+        // Time tiles 2, 3 (its 7-step runs end with a 1-step pass) and more than the steps
+        // cover the wavefront's paths; 1 and 4 add nothing but compile time.
+        if wavefront && [2, 3, STEPS as usize + 2].contains(&time_tile) {
             out.push(exact(
                 "wavefront",
                 Some(tile.clone()),
@@ -164,11 +166,9 @@ fn relaxed_mode_is_close_to_the_reference() {
         let expected = reference(&bound, &fields, STEPS);
         let dims = size.len();
         for mut options in [
-            exact("naive", None, None, 1),
             exact("parallel", None, None, 2),
             exact("overlapped", Some(small_tile(dims)), Some(3), 2),
             exact("wavefront", Some(small_tile(dims)), Some(4), 3),
-            exact("wavefront", None, None, 2),
         ] {
             options.exact = false;
             let actual = run_cpu(&backend, &bound, &fields, STEPS, &options);
