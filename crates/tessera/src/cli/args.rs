@@ -74,7 +74,7 @@ pub struct ExecArgs {
     /// Backend: reference, cpu (and opencl when built in). Default: cpu if a C compiler works.
     #[arg(long, env = "TESSERA_BACKEND")]
     pub backend: Option<String>,
-    /// Strategy (backend-specific, e.g. naive, parallel, blocked, overlapped for cpu).
+    /// Strategy (backend-specific, e.g. naive, parallel, blocked, overlapped, wavefront for cpu; naive, tiled, streaming for cuda and opencl).
     #[arg(long)]
     pub strategy: Option<String>,
     /// Spatial tile, slowest axis first: `32x32`.
