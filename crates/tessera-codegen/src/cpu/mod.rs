@@ -243,26 +243,10 @@ fn emit_stage_tiles(bound: &BoundProgram, plan: &CpuPlan, stage: Id<Stage>, out:
         "static void ts_s{k}_tiles(void* const* cur, void* const* nxt, int64_t t, int threads) {{"
     );
     let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
-    let _ = writeln!(
-        out,
-        "    static const int64_t dlo[TS_DIMS] = {{{}}};",
-        list(&|a| domain.rect.lo[a])
-    );
-    let _ = writeln!(
-        out,
-        "    static const int64_t dhi[TS_DIMS] = {{{}}};",
-        list(&|a| domain.rect.hi[a])
-    );
-    let _ = writeln!(
-        out,
-        "    static const int64_t tile[TS_DIMS] = {{{}}};",
-        list(&|a| plan.tile[a] as i64)
-    );
-    let _ = writeln!(
-        out,
-        "    static const int64_t count[TS_DIMS] = {{{}}};",
-        list(&|a| counts[a])
-    );
+    axis_constant(out, "dlo", &list(&|a| domain.rect.lo[a]));
+    axis_constant(out, "dhi", &list(&|a| domain.rect.hi[a]));
+    axis_constant(out, "tile", &list(&|a| plan.tile[a] as i64));
+    axis_constant(out, "count", &list(&|a| counts[a]));
     let _ = writeln!(
         out,
         "    const int64_t tiles = {};",
@@ -320,21 +304,9 @@ fn post_stage(
                         .join(", ")
                 };
                 let _ = writeln!(out, "{{");
-                let _ = writeln!(
-                    out,
-                    "    static const int64_t dlo[TS_DIMS] = {{{}}};",
-                    list(&|a| domain.rect.lo[a])
-                );
-                let _ = writeln!(
-                    out,
-                    "    static const int64_t dhi[TS_DIMS] = {{{}}};",
-                    list(&|a| domain.rect.hi[a])
-                );
-                let _ = writeln!(
-                    out,
-                    "    static const int64_t step[TS_DIMS] = {{{}}};",
-                    list(&|a| domain.stride[a])
-                );
+                axis_constant(&mut out, "dlo", &list(&|a| domain.rect.lo[a]));
+                axis_constant(&mut out, "dhi", &list(&|a| domain.rect.hi[a]));
+                axis_constant(&mut out, "step", &list(&|a| domain.stride[a]));
                 let _ = writeln!(out, "    int64_t cl[TS_DIMS], ch[TS_DIMS];");
                 let (lo, hi) = bounds.unwrap_or(("dlo", "dhi"));
                 let _ = writeln!(out, "    for (int a = 0; a < TS_DIMS; a++) {{");
@@ -461,11 +433,7 @@ fn emit_run_overlapped(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
         "int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads) {\n",
     );
     out.push_str(&open);
-    let _ = writeln!(
-        out,
-        "    static const int64_t ones[TS_DIMS] = {{{}}};",
-        vec!["1"; dims].join(", ")
-    );
+    axis_constant(out, "ones", &vec!["1"; dims].join(", "));
     let _ = writeln!(
         out,
         "    const int64_t record = {} * (2 + {fields} + steps * {stages});",
@@ -583,6 +551,14 @@ fn emit_copy_back(bound: &BoundProgram, out: &mut String) {
         );
     }
     out.push_str("    (void)user;\n    (void)spare;\n    (void)threads;\n}\n\n");
+}
+
+/// Writes a C array of one value per axis: `    static const int64_t NAME[TS_DIMS] = {VALUES};`.
+pub(crate) fn axis_constant(out: &mut String, name: &str, values: &str) {
+    let _ = writeln!(
+        out,
+        "    static const int64_t {name}[TS_DIMS] = {{{values}}};"
+    );
 }
 
 pub(crate) fn indent(text: &str, prefix: &str) -> String {

@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use tessera_analysis::{BoundProgram, Domain};
 use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, Stage};
 
+use super::axis_constant;
 use super::layout::{WriteMode, domain_count, write_mode};
 use crate::cfamily::{
     Dialect, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
@@ -463,26 +464,10 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             .join(", ")
     };
     let _ = writeln!(out, "static void ts_s{k}_{v}({signature}) {{");
-    let _ = writeln!(
-        out,
-        "    static const int64_t dlo[TS_DIMS] = {{{}}};",
-        list(&|a| domain.rect.lo[a])
-    );
-    let _ = writeln!(
-        out,
-        "    static const int64_t dhi[TS_DIMS] = {{{}}};",
-        list(&|a| domain.rect.hi[a])
-    );
-    let _ = writeln!(
-        out,
-        "    static const int64_t ilo[TS_DIMS] = {{{}}};",
-        list(&|a| inner[a].0)
-    );
-    let _ = writeln!(
-        out,
-        "    static const int64_t ihi[TS_DIMS] = {{{}}};",
-        list(&|a| inner[a].1)
-    );
+    axis_constant(out, "dlo", &list(&|a| domain.rect.lo[a]));
+    axis_constant(out, "dhi", &list(&|a| domain.rect.hi[a]));
+    axis_constant(out, "ilo", &list(&|a| inner[a].0));
+    axis_constant(out, "ihi", &list(&|a| inner[a].1));
     out.push_str(
         "    int64_t cl[TS_DIMS], ch[TS_DIMS];\n\
          \x20   for (int a = 0; a < TS_DIMS; a++) {\n\

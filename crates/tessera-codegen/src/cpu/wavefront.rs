@@ -23,7 +23,7 @@ use tessera_analysis::{BoundProgram, FieldRole};
 use tessera_ir::Id;
 use tessera_plan::cpu::{CpuPlan, stream_skew};
 
-use super::{indent, working_arrays};
+use super::{axis_constant, indent, working_arrays};
 
 /// Copies the points of a box outside the stage's domain from the global grid into a view.
 const FILL_OUTSIDE: &str = r#"/* Copies the points of lo..hi outside dlo..dhi from the global array src into a view. */
@@ -102,16 +102,8 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
         "int tessera_run_wavefront(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads) {\n",
     );
     out.push_str(&open);
-    let _ = writeln!(
-        out,
-        "    static const int64_t dlo[TS_DIMS] = {{{}}};",
-        list(&|a| domain.rect.lo[a])
-    );
-    let _ = writeln!(
-        out,
-        "    static const int64_t dhi[TS_DIMS] = {{{}}};",
-        list(&|a| domain.rect.hi[a])
-    );
+    axis_constant(out, "dlo", &list(&|a| domain.rect.lo[a]));
+    axis_constant(out, "dhi", &list(&|a| domain.rect.hi[a]));
     let _ = writeln!(
         out,
         "    enum {{ TS_T = {}, TS_K = {}, TS_R = {}, TS_SKEW = {} }};",
