@@ -513,6 +513,29 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
 }
 
 /// Row bookkeeping for a loop nest that folds reductions row by row.
+/// The loop nest of a reduction over its whole domain: rows folded into per-row partials,
+/// the slowest axes shared among OpenMP threads.
+fn reduction_nest<'a>(
+    ctx: &'a Context,
+    domain: &'a Domain,
+    reductions: &[(Id<Reduction>, ReduceOp, usize)],
+) -> LoopNest<'a> {
+    let dims = ctx.dims();
+    let (row_open, row_close) = row_fold(domain, reductions);
+    LoopNest {
+        domain,
+        strides: &ctx.strides,
+        write_strides: None,
+        lo: (0..dims).map(|a| domain.rect.lo[a].to_string()).collect(),
+        hi: (0..dims).map(|a| domain.rect.hi[a].to_string()).collect(),
+        outer_pragma: (ctx.openmp && dims > 1)
+            .then(|| "#pragma omp for schedule(static)".to_string()),
+        inner_pragma: None,
+        row_open,
+        row_close,
+    }
+}
+
 fn row_fold(domain: &Domain, reductions: &[(Id<Reduction>, ReduceOp, usize)]) -> (String, String) {
     let dims = domain.rect.dims();
     let mut row = String::from("const int64_t row = 0");
@@ -542,7 +565,6 @@ pub(crate) fn emit_stage_reduce(
     offsets: &[(usize, usize)],
     out: &mut String,
 ) {
-    let dims = ctx.dims();
     let k = stage.index();
     let domain = ctx.bound.stage_domain(stage);
     let program = ctx.bound.program();
@@ -559,20 +581,7 @@ pub(crate) fn emit_stage_reduce(
     );
     let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
     out.push_str(&pointer_declarations(ctx.bound, stage));
-    let (row_open, row_close) = row_fold(domain, &reductions);
-    let nest = LoopNest {
-        domain,
-        strides: &ctx.strides,
-        write_strides: None,
-        lo: (0..dims).map(|a| domain.rect.lo[a].to_string()).collect(),
-        hi: (0..dims).map(|a| domain.rect.hi[a].to_string()).collect(),
-        outer_pragma: (ctx.openmp && dims > 1)
-            .then(|| "#pragma omp for schedule(static)".to_string()),
-        inner_pragma: None,
-        row_open,
-        row_close,
-    };
-    nest.emit(&stage_body(ctx, stage, true, true), out);
+    reduction_nest(ctx, domain, &reductions).emit(&stage_body(ctx, stage, true, true), out);
     let _ = writeln!(out, "    (void)t;\n}}\n");
 }
 
@@ -583,7 +592,6 @@ pub(crate) fn emit_after_step_reduction(
     offset: usize,
     out: &mut String,
 ) {
-    let dims = ctx.dims();
     let r = reduction.index();
     let bound = ctx.bound;
     let checked = bound.checked();
@@ -619,19 +627,6 @@ pub(crate) fn emit_after_step_reduction(
         "const double x = {value};\n(void)i;\n{}\n",
         combine(op, &format!("a{r}"), "x")
     );
-    let (row_open, row_close) = row_fold(domain, &[(reduction, op, offset)]);
-    let nest = LoopNest {
-        domain,
-        strides: &ctx.strides,
-        write_strides: None,
-        lo: (0..dims).map(|a| domain.rect.lo[a].to_string()).collect(),
-        hi: (0..dims).map(|a| domain.rect.hi[a].to_string()).collect(),
-        outer_pragma: (ctx.openmp && dims > 1)
-            .then(|| "#pragma omp for schedule(static)".to_string()),
-        inner_pragma: None,
-        row_open,
-        row_close,
-    };
-    nest.emit(&body, out);
+    reduction_nest(ctx, domain, &[(reduction, op, offset)]).emit(&body, out);
     let _ = writeln!(out, "    (void)t;\n}}\n");
 }
