@@ -2,6 +2,9 @@
 //! files written, and every bad input giving one clear message and exit code 1.
 
 use std::path::Path;
+mod common;
+
+use common::{stderr, stdout, tessera};
 use std::process::{Command, Output};
 
 use tessera_ir::ScalarType;
@@ -9,25 +12,6 @@ use tessera_runtime::Buffer;
 
 /// A Jacobi 5-point average on the interior of a 7x9 grid (prime-ish, not square).
 const JACOBI: &str = "// Jacobi 5-point average\nparam alpha: f64 = 0.25;\ngrid [7, 9];\nsteps 3;\nfield u: f64;\nstage avg over [1..6, 1..8] {\n    u = alpha * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1]);\n}\nreduce total = sum(u);\n";
-
-/// Runs the binary in `dir` with `args` (no `TESSERA_BACKEND` from the environment).
-fn tessera(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("TESSERA_BACKEND")
-        .env_remove("TESSERA_LOG")
-        .output()
-        .expect("the tessera binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 /// Asserts a user error: exit code 1 and `message` in stderr.
 fn assert_user_error(output: &Output, message: &str) {

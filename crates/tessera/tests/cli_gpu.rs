@@ -3,30 +3,12 @@
 //! numbers, and device compute time reported apart from host<->device transfers.
 #![cfg(any(feature = "opencl", feature = "cuda"))]
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+
+use common::{stderr, stdout, tessera};
 
 /// A 5-point Jacobi update of the interior of a 66x130 f32 grid.
 const JACOBI: &str = "grid [66, 130];\nsteps 3;\nfield u: f32;\nstage avg over [1..65, 1..129] {\n    u = 0.25 * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1]);\n}\n";
-
-/// Runs the binary in `dir` with `args` (no `TESSERA_BACKEND` from the environment).
-fn tessera(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("TESSERA_BACKEND")
-        .env_remove("TESSERA_LOG")
-        .output()
-        .expect("the tessera binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn jacobi_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
