@@ -7,8 +7,10 @@
 //!
 //! Without rows it runs the seven CPU rows of the performance table (docs/performance.md).
 //! Environment: `STRATEGIES` (comma-separated, `auto` = the automatic choice; default
-//! `naive,parallel,overlapped,wavefront,auto`), `REPS` (timed runs, default 5), `EXACT`,
-//! `TILE` (e.g. `4096x512`), `T` (time tile), `THREADS`.
+//! `naive,parallel,overlapped,wavefront,auto`; an entry `NAME:TILE:T` gives that strategy its
+//! own tile and time tile, e.g. `parallel,wavefront:256x64x256:4,wavefront:256x32x256:4`),
+//! `REPS` (timed runs, default 5), `EXACT`, `TILE` (e.g. `4096x512`), `T` (time tile),
+//! `THREADS`.
 //!
 //! Per row and strategy it prints the best and median GCells/s over the timed runs (each run
 //! is the full step count on the same fields, after a 2-step warm-up run; the strategies' runs
@@ -124,9 +126,11 @@ fn inputs(bound: &BoundProgram) -> FieldSet {
 }
 
 fn env_list(name: &str) -> Option<Vec<usize>> {
-    std::env::var(name)
-        .ok()
-        .map(|t| t.split('x').map(|v| v.parse().expect(name)).collect())
+    std::env::var(name).ok().map(|t| tile_list(&t))
+}
+
+fn tile_list(text: &str) -> Vec<usize> {
+    text.split('x').map(|v| v.parse().expect("tile")).collect()
 }
 
 fn main() {
@@ -136,10 +140,10 @@ fn main() {
     } else {
         args
     };
-    let strategies: Vec<Option<String>> = std::env::var("STRATEGIES")
+    let strategies: Vec<String> = std::env::var("STRATEGIES")
         .unwrap_or_else(|_| "naive,parallel,overlapped,wavefront,auto".into())
         .split(',')
-        .map(|s| (s != "auto").then(|| s.to_string()))
+        .map(str::to_string)
         .collect();
     let reps: usize = std::env::var("REPS").map_or(5, |r| r.parse().expect("REPS"));
     let exact = std::env::var("EXACT").is_ok();
@@ -165,13 +169,20 @@ fn main() {
         // Prepare every strategy, then interleave their timed runs so that drifting machine
         // load affects all of them alike.
         let mut runs = Vec::new();
-        for strategy in &strategies {
-            let name = strategy.as_deref().unwrap_or("auto");
+        for name in &strategies {
+            let mut parts = name.split(':');
+            let strategy = parts.next().filter(|s| *s != "auto").map(str::to_string);
+            let tile = parts.next().map(tile_list).or_else(|| env_list("TILE"));
+            let time_tile = parts
+                .next()
+                .or(std::env::var("T").ok().as_deref())
+                .map(|t| t.parse().expect("T"));
+            let name = name.as_str();
             let options = RunOptions {
-                strategy: strategy.clone(),
+                strategy,
                 exact,
-                tile: env_list("TILE"),
-                time_tile: std::env::var("T").ok().map(|t| t.parse().expect("T")),
+                tile,
+                time_tile,
                 threads: std::env::var("THREADS")
                     .ok()
                     .map(|t| t.parse().expect("THREADS")),
