@@ -6,14 +6,16 @@
 //!
 //! - programs whose reads wrap around periodic borders, and grids that fit in the last-level
 //!   cache, run `parallel` (time tiling gains nothing there, or would need whole-axis tiles);
-//! - 3D and higher grids run `parallel` (ghost zones and ring planes of L2-sized 3D bands cost
-//!   more than the traffic they save);
-//! - 1D/2D grids larger than half the L3 run `wavefront` when it applies (one stage, every used
-//!   field updated by it and read at neighbours, dense domain): 16 fused steps (fewer if the
-//!   rings do not fit) over bands 512 points wide (narrower if needed) whose per-step ring
-//!   buffers fit in 60% of L2;
-//! - other such programs, and compute-bound ones (20 reads per point or more, e.g. a 5x5 box:
-//!   short tile rows keep their neighbour rows in L1), run `overlapped` with 8 fused steps:
+//! - grids larger than half the L3 run `wavefront` when it applies (one stage, every used field
+//!   updated by it and read at neighbours, dense domain) and the stencil is memory-bound (fewer
+//!   than 20 reads per point): in 1D/2D 16 fused steps (fewer if the rings do not fit) over
+//!   bands 512 points wide (narrower if needed), in 3D 4 fused steps over bands of full rows
+//!   (32 deep or fewer), so that the hot window of the per-step ring buffers fits in 60% of L2;
+//!   in 3D only while the bands' ghost work stays within 25% (radius-1 stencils);
+//! - other 3D programs run `parallel` (narrow 3D bands with wide ghost zones cost more than the
+//!   traffic they save);
+//! - other 1D/2D programs, and compute-bound ones (e.g. a 5x5 box: short tile rows keep their
+//!   neighbour rows in L1), run `overlapped` with 8 fused steps:
 //!   per-thread tiles sized so that
 //!   the tile's scratch buffers (all fields, with the ghost zone of the fused steps) fit in half
 //!   the L2 cache.
