@@ -335,20 +335,9 @@ fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine) -> CpuStrategy {
 /// bands at T=4, 56% ghost work, ran at 0.68 GCells/s against `parallel`'s 0.92).
 fn wavefront_ghost_work(bound: &BoundProgram, machine: &CpuMachine) -> f64 {
     let (depth, tile) = wavefront_shape(bound, machine, None, None);
-    let checked = bound.checked();
     let work: f64 = (1..bound.extents.len())
         .filter(|&a| tile[a] < bound.extents[a])
-        .map(|a| {
-            let radius = checked
-                .program()
-                .stages
-                .ids()
-                .flat_map(|s| checked.stage_footprints(s))
-                .map(|(_, fp)| (-i64::from(fp.min[a])).max(i64::from(fp.max[a])).max(0))
-                .max()
-                .unwrap_or(0);
-            (tile[a] as f64 + (radius * (depth as i64 - 1)) as f64) / tile[a] as f64
-        })
+        .map(|a| (tile[a] + read_radius(bound, a) * (depth - 1)) as f64 / tile[a] as f64)
         .product();
     work - 1.0
 }
@@ -463,13 +452,22 @@ pub fn wavefront_unsupported(bound: &BoundProgram) -> Option<String> {
 /// The rows (slowest-axis indices) a fused step lags behind the previous one in the wavefront:
 /// the largest slowest-axis read distance of the (single) stage.
 pub fn stream_skew(bound: &BoundProgram) -> usize {
+    read_radius(bound, 0)
+}
+
+/// The largest read distance along `axis` over every stage and field.
+fn read_radius(bound: &BoundProgram, axis: usize) -> usize {
     let checked = bound.checked();
     checked
         .program()
         .stages
         .ids()
         .flat_map(|s| checked.stage_footprints(s))
-        .map(|(_, fp)| (-i64::from(fp.min[0])).max(i64::from(fp.max[0])).max(0) as usize)
+        .map(|(_, fp)| {
+            (-i64::from(fp.min[axis]))
+                .max(i64::from(fp.max[axis]))
+                .max(0) as usize
+        })
         .max()
         .unwrap_or(0)
 }
