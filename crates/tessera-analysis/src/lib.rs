@@ -6,6 +6,7 @@
 //! - [`region`]: n-dimensional rectangles and their arithmetic (intersection, union hull,
 //!   growth by a footprint), and Holewinski's backward region growth through stages and steps;
 //! - [`deps`]: the stage dependency graph;
+//! - [`linear`]: stages that are constant-coefficient linear combinations of reads;
 //! - [`bind`]: a checked program plus parameter values gives a [`BoundProgram`] with concrete
 //!   extents and regions, checked against the grid (reads leaving it, sizes, overflow).
 //!
@@ -15,11 +16,13 @@ pub mod bind;
 pub mod check;
 pub mod deps;
 pub mod footprint;
+pub mod linear;
 pub mod region;
 pub mod tiling;
 
 pub use bind::{BoundProgram, Domain, bind, parse_param_value};
 pub use check::{CheckedProgram, FieldRole, check};
 pub use footprint::Footprint;
+pub use linear::{LinearForm, LinearTerm, linear_form};
 pub use region::Rect;
 pub use tiling::{TileRegions, tile_regions};

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tessera_analysis::{FieldRole, Rect, bind, check, tile_regions};
+use tessera_analysis::{FieldRole, LinearTerm, Rect, bind, check, linear_form, tile_regions};
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{
     BinaryOp, Border, Constant, ExprKind, MathFn, Program, Range, Region, ScalarType, SizeExpr,
@@ -293,4 +293,51 @@ fn multi_stage_growth_passes_through_the_producer() {
     assert_eq!(regions.compute[0][1], Rect::new(vec![10], vec![20]));
     assert_eq!(regions.compute[0][0], Rect::new(vec![9], vec![21]));
     assert_eq!(regions.inputs[0], Rect::new(vec![8], vec![22]));
+}
+
+/// `(A[0,-1] + k * (A[0,1] - A)) / 4` with `k` a parameter, through a `let`.
+fn linear_program(nonlinear: bool) -> Program {
+    let mut b = ProgramBuilder::new("lin");
+    let k = b.param("k", ScalarType::F64, Constant::Float(3.0));
+    b.grid(vec![SizeExpr::Const(8), SizeExpr::Const(8)]);
+    let a = b.field("A", ScalarType::F64);
+    b.set_border(a, Border::Clamp);
+    let mut s = b.stage("update");
+    let right = b.read(a, &[0, 1]);
+    let here = b.read(a, &[0, 0]);
+    let difference = b.binary(BinaryOp::Sub, right, here);
+    let kv = b.param_value(k);
+    let scaled = b.binary(BinaryOp::Mul, kv, difference);
+    let local = b.bind(&mut s, "d", scaled);
+    let left = b.read(a, &[0, -1]);
+    let second = if nonlinear {
+        b.binary(BinaryOp::Mul, left, local)
+    } else {
+        b.binary(BinaryOp::Add, left, local)
+    };
+    let four = b.lit(Constant::Int(4));
+    let value = b.binary(BinaryOp::Div, second, four);
+    s.assign(a, value);
+    b.finish_stage(s);
+    b.finish()
+}
+
+#[test]
+fn linear_forms_fold_coefficients_through_lets_and_parameters() {
+    let bound = bind(Arc::new(check(&linear_program(false)).unwrap()), &[]).unwrap();
+    let stage = bound.program().stages.ids().next().unwrap();
+    let form = linear_form(&bound, stage).expect("linear");
+    let field = form.output;
+    let term = |offset: [i32; 2], coefficient: f64| LinearTerm {
+        field,
+        offset: offset.to_vec(),
+        coefficient,
+    };
+    assert_eq!(
+        form.terms,
+        vec![term([0, -1], 0.25), term([0, 0], -0.75), term([0, 1], 0.75)]
+    );
+    assert_eq!(form.constant, 0.0);
+    let bound = bind(Arc::new(check(&linear_program(true)).unwrap()), &[]).unwrap();
+    assert_eq!(linear_form(&bound, stage), None, "a product of reads");
 }

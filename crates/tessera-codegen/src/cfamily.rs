@@ -573,7 +573,7 @@ fn print_stage_with(
 }
 
 /// The terms of a sum as a balanced tree, in order: `((t0 + t1) + (t2 + t3))`.
-fn balanced_sum(terms: &[String]) -> String {
+pub(crate) fn balanced_sum(terms: &[String]) -> String {
     match terms {
         [one] => one.clone(),
         _ => {

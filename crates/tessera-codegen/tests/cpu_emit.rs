@@ -8,13 +8,32 @@ use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{BinaryOp, Border, Constant, Range, Region, ScalarType, SizeExpr, SizeOp, Span};
 use tessera_plan::cpu::{CpuMachine, CpuRequest, plan_cpu};
 
-/// A 2D five-point Jacobi on the interior plus a clamped smoothing stage and a reduction.
-fn program(extents: &[i64]) -> BoundProgram {
-    let mut b = ProgramBuilder::new("jacobi");
+/// A builder with extent parameters `N0, N1, ...` (defaults `extents`) and their grid.
+fn builder(
+    name: &str,
+    extents: &[i64],
+) -> (ProgramBuilder, Vec<tessera_ir::Id<tessera_ir::Param>>) {
+    let mut b = ProgramBuilder::new(name);
     let params: Vec<_> = (0..extents.len())
         .map(|a| b.param(format!("N{a}"), ScalarType::I64, Constant::Int(extents[a])))
         .collect();
     b.grid(params.iter().map(|p| SizeExpr::Param(*p)).collect());
+    (b, params)
+}
+
+/// Checks the built program and binds its extents.
+fn finish(b: ProgramBuilder, extents: &[i64]) -> BoundProgram {
+    let values: Vec<(String, Constant)> = extents
+        .iter()
+        .enumerate()
+        .map(|(a, &e)| (format!("N{a}"), Constant::Int(e)))
+        .collect();
+    bind(Arc::new(check(&b.finish()).expect("checks")), &values).expect("binds")
+}
+
+/// A 2D five-point Jacobi on the interior plus a clamped smoothing stage and a reduction.
+fn program(extents: &[i64]) -> BoundProgram {
+    let (mut b, params) = builder("jacobi", extents);
     let a = b.field("A", ScalarType::F32);
     let c = b.field("C", ScalarType::F32);
     b.set_border(c, Border::Clamp);
@@ -55,12 +74,7 @@ fn program(extents: &[i64]) -> BoundProgram {
     s.assign(c, value);
     s.reduce("total", tessera_ir::ReduceOp::Sum, value, 2);
     b.finish_stage(s);
-    let values: Vec<(String, Constant)> = extents
-        .iter()
-        .enumerate()
-        .map(|(a, &e)| (format!("N{a}"), Constant::Int(e)))
-        .collect();
-    bind(Arc::new(check(&b.finish()).expect("checks")), &values).expect("binds")
+    finish(b, extents)
 }
 
 fn machine() -> CpuMachine {
@@ -107,11 +121,7 @@ fn overlapped_source() {
 
 /// The single-stage Jacobi of `program` (without the smoothing stage): what `wavefront` runs.
 fn jacobi_only(extents: &[i64]) -> BoundProgram {
-    let mut b = ProgramBuilder::new("jacobi");
-    let params: Vec<_> = (0..extents.len())
-        .map(|a| b.param(format!("N{a}"), ScalarType::I64, Constant::Int(extents[a])))
-        .collect();
-    b.grid(params.iter().map(|p| SizeExpr::Param(*p)).collect());
+    let (mut b, _) = builder("jacobi", extents);
     let a = b.field("A", ScalarType::F32);
     b.set_border(a, Border::Clamp);
     let dims = extents.len();
@@ -129,12 +139,7 @@ fn jacobi_only(extents: &[i64]) -> BoundProgram {
     let mut s = b.stage("jacobi");
     s.assign(a, value);
     b.finish_stage(s);
-    let values: Vec<(String, Constant)> = extents
-        .iter()
-        .enumerate()
-        .map(|(a, &e)| (format!("N{a}"), Constant::Int(e)))
-        .collect();
-    bind(Arc::new(check(&b.finish()).expect("checks")), &values).expect("binds")
+    finish(b, extents)
 }
 
 #[test]
@@ -178,4 +183,105 @@ fn indices_are_64_bit_beyond_two_to_the_31_cells() {
     assert!(small.contains("typedef int32_t ts_idx;"));
     let one_d = emit(&program(&[(1 << 31) + 17]), "parallel", None, None);
     assert!(one_d.contains("typedef int64_t ts_idx;"));
+}
+
+/// `A = Σ weight(o) · A[o]` over `offsets`, clamped borders, on a grid of `extents`.
+fn linear(extents: &[i64], offsets: &[Vec<i32>], weight: &dyn Fn(&[i32]) -> f64) -> BoundProgram {
+    let (mut b, _) = builder("linear", extents);
+    let a = b.field("A", ScalarType::F32);
+    b.set_border(a, Border::Clamp);
+    let mut sum = None;
+    for offset in offsets {
+        let w = b.lit(Constant::Float(weight(offset)));
+        let read = b.read(a, offset);
+        let term = b.binary(BinaryOp::Mul, w, read);
+        sum = Some(match sum {
+            None => term,
+            Some(s) => b.binary(BinaryOp::Add, s, term),
+        });
+    }
+    let mut s = b.stage("update");
+    s.assign(a, sum.expect("terms"));
+    b.finish_stage(s);
+    finish(b, extents)
+}
+
+/// Every offset of the box of radius `r` in `dims` dimensions.
+fn box_offsets(dims: usize, r: i32) -> Vec<Vec<i32>> {
+    (0..dims).fold(vec![vec![]], |acc, _| {
+        acc.into_iter()
+            .flat_map(|o: Vec<i32>| (-r..=r).map(move |d| [o.clone(), vec![d]].concat()))
+            .collect()
+    })
+}
+
+/// The separable 5x5 Gaussian: weights g[i] g[j] / 256.
+fn gaussian(extents: &[i64]) -> BoundProgram {
+    let g = [1.0, 4.0, 6.0, 4.0, 1.0];
+    linear(extents, &box_offsets(2, 2), &|o| {
+        g[(o[0] + 2) as usize] * g[(o[1] + 2) as usize] / 256.0
+    })
+}
+
+/// A non-separable 3x3x3 box (weights all distinct).
+fn box3d(extents: &[i64]) -> BoundProgram {
+    linear(extents, &box_offsets(3, 1), &|o| {
+        1.0 + f64::from(9 * o[0] + 3 * o[1] + o[2]) / 100.0
+    })
+}
+
+fn emit_relaxed(bound: &BoundProgram, strategy: &str) -> String {
+    let request = CpuRequest {
+        strategy: Some(strategy.into()),
+        threads: Some(2),
+        exact: false,
+        ..CpuRequest::default()
+    };
+    emit_c(
+        bound,
+        &plan_cpu(bound, &request, &machine()).expect("plans"),
+    )
+}
+
+/// The interior function of stage 0 on the global arrays.
+fn interior_function(source: &str) -> &str {
+    let start = source
+        .find("static void ts_s0_in_g")
+        .expect("interior function");
+    let end = source[start..].find("\n}\n").expect("its end") + start + 3;
+    &source[start..end]
+}
+
+#[test]
+fn separable_stencils_use_rank_one_column_sums() {
+    insta::assert_snapshot!(interior_function(&emit_relaxed(
+        &gaussian(&[40, 1100]),
+        "parallel"
+    )));
+}
+
+#[test]
+fn column_sums_apply_where_they_save_loads() {
+    let sums = |source: &str| {
+        let f = interior_function(source);
+        (0..)
+            .take_while(|k| f.contains(&format!("ts_cs{k}[")))
+            .count()
+    };
+    // A general 27-point box: one partial sum per x offset, 9 + 3 loads instead of 27.
+    assert_eq!(sums(&emit_relaxed(&box3d(&[9, 10, 11]), "parallel")), 3);
+    assert_eq!(sums(&emit_relaxed(&box3d(&[9, 10, 11]), "overlapped")), 3);
+    assert_eq!(sums(&emit_relaxed(&gaussian(&[9, 10]), "wavefront")), 1);
+    // A general 3x3 box would load 3 + 3 and store 3 instead of loading 9: no gain.
+    let box2d = linear(&[9, 10], &box_offsets(2, 1), &|o| {
+        1.0 + f64::from(3 * o[0] + o[1]) / 10.0
+    });
+    assert_eq!(sums(&emit_relaxed(&box2d, "parallel")), 0);
+    // Stars are not box-shaped; exact mode keeps the order of the program; naive stays plain.
+    assert_eq!(
+        sums(&emit_relaxed(&jacobi_only(&[9, 10, 11]), "parallel")),
+        0
+    );
+    assert_eq!(sums(&emit(&box3d(&[9, 10, 11]), "parallel", None, None)), 0);
+    assert_eq!(sums(&emit_relaxed(&box3d(&[9, 10, 11]), "naive")), 0);
 }

@@ -14,8 +14,10 @@
 //!   in 3D only while the bands' ghost work stays within 25% (radius-1 stencils);
 //! - other 3D programs run `parallel` (narrow 3D bands with wide ghost zones cost more than the
 //!   traffic they save);
-//! - other 1D/2D programs, and compute-bound ones (e.g. a 5x5 box: short tile rows keep their
-//!   neighbour rows in L1), run `overlapped` with 8 fused steps:
+//! - other 1D/2D programs, and compute-bound ones (20 or more values moved per point; a
+//!   non-exact box-shaped linear stage counts its column-sum loads and stores, see
+//!   [`crate::reuse`], so a separable 5x5 Gaussian counts 11 and streams), run `overlapped`
+//!   with 8 fused steps:
 //!   per-thread tiles sized so that
 //!   the tile's scratch buffers (all fields, with the ghost zone of the fused steps) fit in half
 //!   the L2 cache.
@@ -25,6 +27,8 @@ use std::fmt;
 use tessera_analysis::tiling::{TileRegions, tile_regions};
 use tessera_analysis::{BoundProgram, FieldRole, Rect};
 use tessera_ir::Border;
+
+use crate::reuse::column_sums;
 
 /// How the generated C code walks the grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -119,6 +123,10 @@ pub struct CpuPlan {
     /// `wavefront` only: slowest-axis indices every fused step advances per pipeline iteration
     /// (0 for other strategies).
     pub stream_rows: usize,
+    /// Box-shaped linear stages run as column sums ([`crate::reuse`]): non-exact plans other
+    /// than `naive` (the plain per-point loop every strategy is compared with), when some stage
+    /// has that form.
+    pub column_sums: bool,
 }
 
 impl fmt::Display for CpuPlan {
@@ -146,9 +154,10 @@ impl fmt::Display for CpuPlan {
         }
         write!(
             f,
-            " threads={}{}",
+            " threads={}{}{}",
             self.threads,
-            if self.exact { " exact" } else { "" }
+            if self.exact { " exact" } else { "" },
+            if self.column_sums { " column-sums" } else { "" }
         )
     }
 }
@@ -176,7 +185,7 @@ pub fn plan_cpu(
                 names.join(", ")
             ))
         })?,
-        None => auto_strategy(bound, machine),
+        None => auto_strategy(bound, machine, request.exact),
     };
     if strategy == CpuStrategy::Wavefront
         && let Some(reason) = wavefront_unsupported(bound)
@@ -263,6 +272,13 @@ pub fn plan_cpu(
         index64: largest >= 1 << 31,
         scratch_extents,
         stream_rows,
+        column_sums: !request.exact
+            && strategy != CpuStrategy::Naive
+            && bound
+                .program()
+                .stages
+                .ids()
+                .any(|s| column_sums(bound, s).is_some()),
     })
 }
 
@@ -302,17 +318,19 @@ fn bytes_per_point(bound: &BoundProgram) -> u64 {
         .max(1)
 }
 
-fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine) -> CpuStrategy {
+fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine, exact: bool) -> CpuStrategy {
     let grid_bytes = bound.cell_count() as u64 * bytes_per_point(bound) * 2;
     // Periodic reads need whole-axis tiles, and grids within the last-level cache gain nothing
     // from time tiling. Memory-bound stencils (fewer than 20 reads per point) stream with the
     // wavefront, in 3D too (measured on j3d7pt 256^3: bands of full rows 32 deep, T=4, ran
     // 1.2x (f32) and 1.3x (f64) `parallel`, interleaved in one run). Stencils of 20 reads or
     // more per point are compute-bound: in 2D they run `overlapped`, whose L2-sized tiles with
-    // short rows keep their many neighbour rows in L1 (measured: gaussian2d ran faster
-    // overlapped than wavefront or parallel); in 3D `parallel` (j3d27pt: no strategy beat it).
+    // short rows keep their many neighbour rows in L1 (measured on gaussian2d in exact mode);
+    // in 3D `parallel`. Column sums cut the work of box stencils in non-exact plans (gaussian2d
+    // 11 values per point: wavefront 3.0 GCells/s against overlapped 2.3; j3d27pt 15: wavefront
+    // 1.33 against parallel 1.16).
     let dims = bound.extents.len();
-    let compute_bound = reads_per_point(bound) >= 20;
+    let compute_bound = work_per_point(bound, exact) >= 20;
     if reads_periodic(bound) || grid_bytes <= machine.l3_bytes / 2 {
         CpuStrategy::Parallel
     } else if !compute_bound
@@ -342,15 +360,22 @@ fn wavefront_ghost_work(bound: &BoundProgram, machine: &CpuMachine) -> f64 {
     work - 1.0
 }
 
-/// Distinct reads (field and offset) per point over all stages: a proxy for arithmetic work.
-fn reads_per_point(bound: &BoundProgram) -> usize {
+/// Values moved per point over all stages, a proxy for the work: distinct reads (field and
+/// offset), or a column-sum stage's loads and stores (non-exact plans).
+fn work_per_point(bound: &BoundProgram, exact: bool) -> usize {
     let checked = bound.checked();
     checked
         .program()
         .stages
         .ids()
-        .flat_map(|s| checked.stage_footprints(s))
-        .map(|(_, fp)| fp.offsets.len())
+        .map(|s| match column_sums(bound, s).filter(|_| !exact) {
+            Some(sums) => sums.moves_per_point(),
+            None => checked
+                .stage_footprints(s)
+                .iter()
+                .map(|(_, fp)| fp.offsets.len())
+                .sum(),
+        })
         .sum()
 }
 
@@ -852,9 +877,65 @@ mod tests {
             CpuStrategy::Parallel
         );
         assert_eq!(
-            reads_per_point(&jacobi(2, 8, ScalarType::F32, false, false)),
+            work_per_point(&jacobi(2, 8, ScalarType::F32, false, false), false),
             5
         );
+    }
+
+    /// `A = Σ w · A[o]` over the box of radius 2 in 2D with clamped borders; separable weights
+    /// (a Gaussian) or all distinct.
+    fn box5x5(n: usize, separable: bool) -> BoundProgram {
+        let g = [1.0, 4.0, 6.0, 4.0, 1.0];
+        let mut b = ProgramBuilder::new("box");
+        let p = b.param("N", ScalarType::I64, Constant::Int(n as i64));
+        b.grid(vec![SizeExpr::Param(p); 2]);
+        let a = b.field("A", ScalarType::F32);
+        b.set_border(a, Border::Clamp);
+        let mut sum = None;
+        for y in 0..5 {
+            for x in 0..5 {
+                let w = if separable {
+                    g[y] * g[x] / 256.0
+                } else {
+                    1.0 + (5 * y + x) as f64 / 100.0
+                };
+                let w = b.lit(Constant::Float(w));
+                let r = b.read(a, &[y as i32 - 2, x as i32 - 2]);
+                let term = b.binary(BinaryOp::Mul, w, r);
+                sum = Some(match sum {
+                    None => term,
+                    Some(s) => b.binary(BinaryOp::Add, s, term),
+                });
+            }
+        }
+        let mut s = b.stage("s");
+        s.assign(a, sum.expect("25 terms"));
+        b.finish_stage(s);
+        bind(Arc::new(check(&b.finish()).expect("checks")), &[]).expect("binds")
+    }
+
+    #[test]
+    fn column_sums_make_box_stencils_memory_bound() {
+        let gaussian = box5x5(4096, true);
+        // Rank one: 5 column loads, 1 sum stored, 5 sums read back.
+        assert_eq!(work_per_point(&gaussian, false), 11);
+        assert_eq!(work_per_point(&gaussian, true), 25);
+        assert_eq!(auto(&gaussian).strategy, CpuStrategy::Wavefront);
+        assert!(auto(&gaussian).column_sums);
+        let exact = CpuRequest {
+            exact: true,
+            ..CpuRequest::default()
+        };
+        let plan = plan_cpu(&gaussian, &exact, &machine()).expect("plans");
+        assert_eq!(plan.strategy, CpuStrategy::Overlapped);
+        assert!(!plan.column_sums);
+        // General weights: one sum per x offset, 5 + 5 + 5 values moved.
+        assert_eq!(work_per_point(&box5x5(64, false), false), 15);
+        let naive = CpuRequest {
+            strategy: Some("naive".into()),
+            ..CpuRequest::default()
+        };
+        assert!(!plan_cpu(&gaussian, &naive, &machine()).unwrap().column_sums);
     }
 
     #[test]

@@ -28,6 +28,7 @@
 //! ([`tessera_plan::cpu::CpuPlan::index64`]), else `int32_t`.
 
 pub mod layout;
+mod reuse;
 mod stage;
 mod wavefront;
 
@@ -69,6 +70,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         write_strides: None,
         openmp: plan.strategy != CpuStrategy::Naive,
         relaxed: !plan.exact,
+        column_sums: plan.column_sums,
     };
     let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
     let _ = writeln!(
@@ -127,6 +129,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             write_strides: None,
             openmp: true,
             relaxed: !plan.exact,
+            column_sums: plan.column_sums,
         };
         for stage in program.stages.ids() {
             stage::emit_stage_box(&local, View::Scratch, stage, &mut out);

@@ -18,6 +18,7 @@ use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, Stage};
 
 use super::axis_constant;
 use super::layout::{WriteMode, domain_count, write_mode};
+use super::reuse;
 use crate::cfamily::{
     Dialect, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
 };
@@ -63,6 +64,8 @@ pub(crate) struct Context<'a> {
     pub(crate) openmp: bool,
     /// Non-exact mode: stage bodies use the relaxed printer (balanced sums, reciprocals).
     pub(crate) relaxed: bool,
+    /// Box-shaped linear stages use column sums (the plan's choice).
+    pub(crate) column_sums: bool,
 }
 
 impl Context<'_> {
@@ -236,13 +239,17 @@ struct LoopNest<'a> {
     inner_pragma: Option<&'static str>,
     row_open: String,
     row_close: String,
+    /// The body loops over the innermost axis itself (column sums): the nest stops one axis
+    /// short.
+    body_owns_rows: bool,
 }
 
 impl LoopNest<'_> {
     fn emit(&self, body: &str, out: &mut String) {
         let dims = self.strides.len();
+        let looped = if self.body_owns_rows { dims - 1 } else { dims };
         let mut indent = String::from("    ");
-        for a in 0..dims {
+        for a in 0..looped {
             let (dlo, step) = (self.domain.rect.lo[a], self.domain.stride[a]);
             let start = if step == 1 {
                 self.lo[a].clone()
@@ -315,7 +322,7 @@ impl LoopNest<'_> {
             }
         }
         out.push_str(&indent_lines(body, &indent));
-        for a in (0..dims).rev() {
+        for a in (0..looped).rev() {
             indent.truncate(indent.len() - 4);
             let _ = writeln!(out, "{indent}}}");
             if a == dims - 1 {
@@ -439,9 +446,39 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
         )
     };
     let pointers = pointer_declarations(ctx.bound, stage);
+    let column_sums = ctx
+        .column_sums
+        .then(|| tessera_plan::reuse::column_sums(ctx.bound, stage))
+        .flatten();
     for (part, border) in [("in", false), ("bd", true)] {
         let _ = writeln!(out, "static void ts_s{k}_{part}_{v}({signature}) {{");
         out.push_str(&pointers);
+        let sums = column_sums.as_ref().filter(|_| !border);
+        let body = match sums {
+            Some(sums) => {
+                out.push_str(&reuse::buffers(sums));
+                let mut leaves = Leaves {
+                    bound: ctx.bound,
+                    stage: Some(stage),
+                    strides: &ctx.strides,
+                    border: false,
+                };
+                let f = sums.output.index();
+                let target = match write_mode(ctx.bound, stage, sums.output) {
+                    WriteMode::InPlace => format!("r{f}"),
+                    _ => format!("w{f}"),
+                };
+                reuse::row(
+                    sums,
+                    &mut |field, offset| leaves.read(field, offset),
+                    &target,
+                    dims,
+                    view.mixed(),
+                    ctx.openmp,
+                )
+            }
+            None => stage_body(ctx, stage, border, false),
+        };
         let nest = LoopNest {
             domain,
             strides: &ctx.strides,
@@ -452,8 +489,9 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             inner_pragma: (ctx.openmp && !border).then_some("#pragma omp simd"),
             row_open: String::new(),
             row_close: String::new(),
+            body_owns_rows: sums.is_some(),
         };
-        nest.emit(&stage_body(ctx, stage, border, false), out);
+        nest.emit(&body, out);
         let _ = writeln!(out, "    (void)t;\n}}\n");
     }
     let inner = interior(ctx.bound, stage);
@@ -533,6 +571,7 @@ fn reduction_nest<'a>(
         inner_pragma: None,
         row_open,
         row_close,
+        body_owns_rows: false,
     }
 }
 

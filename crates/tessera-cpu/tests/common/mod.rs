@@ -142,6 +142,36 @@ pub fn star3d_r1_f64() -> tessera_ir::Program {
 pub fn box3d_r1_f32() -> tessera_ir::Program {
     jacobi("box3d1r", 3, 1, ScalarType::F32, true)
 }
+/// The 5x5 Gaussian of BENCHMARKS.md (weights g[i] g[j] / 256, g = [1, 4, 6, 4, 1]): separable,
+/// so non-exact code computes it as column sums of rank one.
+pub fn gaussian2d_f32() -> tessera_ir::Program {
+    let g = [1.0, 4.0, 6.0, 4.0, 1.0];
+    let mut b = ProgramBuilder::new("gaussian2d");
+    let n = grid(&mut b, 2);
+    let a = b.field("A", ScalarType::F32);
+    let mut sum: Option<ExprId> = None;
+    for (i, gi) in g.iter().enumerate() {
+        for (j, gj) in g.iter().enumerate() {
+            let w = b.lit(Constant::Float(gi * gj));
+            let read = b.read(a, &[i as i32 - 2, j as i32 - 2]);
+            let term = b.binary(BinaryOp::Mul, w, read);
+            sum = Some(match sum {
+                None => term,
+                Some(s) => b.binary(BinaryOp::Add, s, term),
+            });
+        }
+    }
+    let d = b.lit(Constant::Float(256.0));
+    let value = b.binary(BinaryOp::Div, sum.expect("25 terms"), d);
+    let mut s = b.stage("update");
+    s.over(Region {
+        ranges: n.iter().map(|p| inner(*p, 2)).collect(),
+        span: Span::NONE,
+    });
+    s.assign(a, value);
+    b.finish_stage(s);
+    b.finish()
+}
 pub fn clamp2d() -> tessera_ir::Program {
     bordered("clamp2d", 2, 2, Border::Clamp, false)
 }
@@ -561,6 +591,24 @@ pub fn run_cpu(
         .run(&mut out, 0, steps, &mut ())
         .unwrap_or_else(|e| panic!("run {options:?}: {e}"));
     (out, report)
+}
+
+/// Asserts that every point of the first field is within `tolerance` (relative, absolute below
+/// 1) of the reference: the check for non-exact runs.
+pub fn assert_close(
+    what: &str,
+    expected: &(FieldSet, RunReport),
+    actual: &(FieldSet, RunReport),
+    tolerance: f64,
+) {
+    let (e, a) = (&expected.0.buffers[0], &actual.0.buffers[0]);
+    for i in 0..e.len() {
+        let (x, y) = (e.get_f64(i), a.get_f64(i));
+        assert!(
+            (x - y).abs() <= tolerance * x.abs().max(1.0),
+            "{what}: point {i}: reference {x}, relaxed {y}"
+        );
+    }
 }
 
 /// Asserts bitwise equality of every field and of the reduction records.

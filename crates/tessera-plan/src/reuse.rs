@@ -1,0 +1,151 @@
+//! Column sums: box-shaped linear stages computed in two passes per row chunk, so that
+//! neighbouring points share their loads (register/L1 reuse along the fastest axis).
+//!
+//! A linear stage reads `field[q, x + dx]` for every *column* `q` (field and offset on the
+//! slower axes) and every `dx` of one set `D`, with weights `W[q][dx]`. Per row chunk, a first
+//! pass loads each column once per point and stores one partial sum per point into a small
+//! buffer (in L1); a second pass combines the buffered sums at `x + dx`:
+//!
+//! - rank one (`W[q][dx] = u[q] v[dx]`, e.g. a separable Gaussian): one sum `Σ_q u[q] col_q`,
+//!   then `Σ_dx v[dx] sum[x + dx]`: `|Q| + |D|` multiply-adds instead of `|Q| |D|`;
+//! - otherwise one sum per `dx`, `Σ_q W[q][dx] col_q`, then `Σ_dx sum_dx[x + dx]`: the same
+//!   multiply-adds, but `|Q| + |D|` loads per point instead of `|Q| |D|` (gcc keeps one pointer
+//!   register per distinct offset of a loop, so a 27-point box spills and reloads them).
+//!
+//! Only non-exact plans use it (the sums are reassociated), only for box-shaped stages (every
+//! column read at every `dx`, so the first pass reads nothing the plain loop would not), and
+//! only where it moves fewer values per point than the plain loop.
+
+use tessera_analysis::{BoundProgram, linear_form};
+use tessera_ir::{Field, Id, ScalarType, Stage};
+
+/// The terms of one buffered sum: (column index, weight).
+pub type SumTerms = Vec<(usize, f64)>;
+
+/// One term of the second pass: (sum index, dx, weight).
+pub type Tap = (usize, i32, f64);
+
+/// A linear stage rewritten as column sums.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnSums {
+    /// The element type of every field involved.
+    pub ty: ScalarType,
+    /// The field the stage writes.
+    pub output: Id<Field>,
+    /// The columns: field and offset with the fastest-axis component 0.
+    pub columns: Vec<(Id<Field>, Vec<i32>)>,
+    /// Per buffered sum: its terms (column index, weight).
+    pub sums: Vec<SumTerms>,
+    /// The second pass: (sum index, dx, weight).
+    pub taps: Vec<Tap>,
+    /// The constant addend.
+    pub constant: f64,
+    /// The smallest and largest dx.
+    pub reach: (i32, i32),
+}
+
+impl ColumnSums {
+    /// Values loaded or stored per point: columns, buffered sums read back, sums stored.
+    pub fn moves_per_point(&self) -> usize {
+        self.columns.len() + self.taps.len() + self.sums.len()
+    }
+}
+
+/// The column-sum form of `stage`, when it applies and moves fewer values than the plain loop.
+pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums> {
+    let dims = bound.extents.len();
+    let program = bound.program();
+    if dims < 2 || bound.stage_domain(stage).stride[dims - 1] != 1 {
+        return None;
+    }
+    let form = linear_form(bound, stage)?;
+    let ty = program.fields[form.output].ty;
+    let uniform = form.terms.iter().all(|t| program.fields[t.field].ty == ty);
+    if !ty.is_float() || !uniform {
+        return None;
+    }
+    let mut columns: Vec<(Id<Field>, Vec<i32>)> = Vec::new();
+    let mut shifts: Vec<i32> = Vec::new();
+    for term in &form.terms {
+        let column = (term.field, column_offset(&term.offset));
+        if !columns.contains(&column) {
+            columns.push(column);
+        }
+        if !shifts.contains(&term.offset[dims - 1]) {
+            shifts.push(term.offset[dims - 1]);
+        }
+    }
+    shifts.sort_unstable();
+    // Box-shaped: every column at every shift.
+    if form.terms.len() != columns.len() * shifts.len() || shifts.len() < 2 {
+        return None;
+    }
+    let weight = |c: usize, s: usize| {
+        form.terms
+            .iter()
+            .find(|t| {
+                t.field == columns[c].0
+                    && column_offset(&t.offset) == columns[c].1
+                    && t.offset[dims - 1] == shifts[s]
+            })
+            .map_or(0.0, |t| t.coefficient)
+    };
+    let (sums, taps): (Vec<SumTerms>, Vec<Tap>) =
+        match rank_one(columns.len(), shifts.len(), &weight) {
+            Some((u, v)) => (
+                vec![u.into_iter().enumerate().collect()],
+                shifts.iter().zip(v).map(|(&dx, w)| (0, dx, w)).collect(),
+            ),
+            None => (
+                (0..shifts.len())
+                    .map(|s| (0..columns.len()).map(|c| (c, weight(c, s))).collect())
+                    .collect(),
+                shifts
+                    .iter()
+                    .enumerate()
+                    .map(|(s, &dx)| (s, dx, 1.0))
+                    .collect(),
+            ),
+        };
+    let sums = ColumnSums {
+        ty,
+        output: form.output,
+        columns,
+        sums,
+        taps,
+        constant: form.constant,
+        reach: (shifts[0], shifts[shifts.len() - 1]),
+    };
+    (sums.moves_per_point() < form.terms.len()).then_some(sums)
+}
+
+/// An offset with its fastest-axis component zeroed: the column it lies in.
+fn column_offset(offset: &[i32]) -> Vec<i32> {
+    let mut column = offset.to_vec();
+    if let Some(last) = column.last_mut() {
+        *last = 0;
+    }
+    column
+}
+
+/// `W = u vᵀ` (with `v` of the first column 1) when the weights have rank one, up to a relative
+/// tolerance far below single-precision rounding.
+fn rank_one(
+    columns: usize,
+    shifts: usize,
+    weight: &dyn Fn(usize, usize) -> f64,
+) -> Option<(Vec<f64>, Vec<f64>)> {
+    let pivot = weight(0, 0);
+    if pivot == 0.0 {
+        return None;
+    }
+    let u: Vec<f64> = (0..columns).map(|c| weight(c, 0)).collect();
+    let v: Vec<f64> = (0..shifts).map(|s| weight(0, s) / pivot).collect();
+    let fits = (0..columns).all(|c| {
+        (0..shifts).all(|s| {
+            let (w, model) = (weight(c, s), u[c] * v[s]);
+            (w - model).abs() <= 1e-12 * w.abs().max(model.abs())
+        })
+    });
+    fits.then_some((u, v))
+}
