@@ -110,17 +110,11 @@ impl Walker<'_> {
         let checked = self.bound.checked();
         let ty = checked.ty(id);
         let kind = &checked.program().exprs[id].kind;
-        if !ty.is_float() {
-            // Integer arithmetic wraps and truncates: only its leaves are constants here.
-            return match kind {
-                ExprKind::Literal(c) => Some(Affine::constant(c.as_f64())),
-                ExprKind::Param(p) => Some(Affine::constant(self.bound.param(*p).as_f64())),
-                _ => None,
-            };
-        }
         match kind {
             ExprKind::Literal(c) => Some(Affine::constant(c.as_f64())),
             ExprKind::Param(p) => Some(Affine::constant(self.bound.param(*p).as_f64())),
+            // Integer arithmetic wraps and truncates: only its leaves are constants here.
+            _ if !ty.is_float() => None,
             ExprKind::Read { field, offset } => {
                 let mut terms = BTreeMap::new();
                 terms.insert((*field, offset.clone()), 1.0);
@@ -144,11 +138,11 @@ impl Walker<'_> {
                 }
             }
             ExprKind::Binary(BinaryOp::Div, a, b) => {
-                let divisor = self.affine(*b)?.as_constant()?;
-                let reciprocal = 1.0 / divisor;
-                reciprocal
-                    .is_normal()
-                    .then(|| self.affine(*a).map(|a| a.scaled(reciprocal)))?
+                let reciprocal = 1.0 / self.affine(*b)?.as_constant()?;
+                if !reciprocal.is_normal() {
+                    return None;
+                }
+                Some(self.affine(*a)?.scaled(reciprocal))
             }
             ExprKind::Cast(_, a) => {
                 let inner = self.affine(*a)?;

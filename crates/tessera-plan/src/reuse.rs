@@ -64,49 +64,47 @@ pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums>
     if !ty.is_float() || !uniform {
         return None;
     }
+    let mut shifts: Vec<i32> = form.terms.iter().map(|t| t.offset[dims - 1]).collect();
+    shifts.sort_unstable();
+    shifts.dedup();
+    // The weights per column and shift (terms are distinct reads).
     let mut columns: Vec<(Id<Field>, Vec<i32>)> = Vec::new();
-    let mut shifts: Vec<i32> = Vec::new();
+    let mut weights: Vec<Vec<f64>> = Vec::new();
     for term in &form.terms {
         let column = (term.field, column_offset(&term.offset));
-        if !columns.contains(&column) {
-            columns.push(column);
-        }
-        if !shifts.contains(&term.offset[dims - 1]) {
-            shifts.push(term.offset[dims - 1]);
-        }
+        let c = columns
+            .iter()
+            .position(|k| *k == column)
+            .unwrap_or_else(|| {
+                columns.push(column);
+                weights.push(vec![0.0; shifts.len()]);
+                columns.len() - 1
+            });
+        let s = shifts
+            .binary_search(&term.offset[dims - 1])
+            .expect("every shift is listed");
+        weights[c][s] = term.coefficient;
     }
-    shifts.sort_unstable();
     // Box-shaped: every column at every shift.
     if form.terms.len() != columns.len() * shifts.len() || shifts.len() < 2 {
         return None;
     }
-    let weight = |c: usize, s: usize| {
-        form.terms
-            .iter()
-            .find(|t| {
-                t.field == columns[c].0
-                    && column_offset(&t.offset) == columns[c].1
-                    && t.offset[dims - 1] == shifts[s]
-            })
-            .map_or(0.0, |t| t.coefficient)
+    let (sums, taps): (Vec<SumTerms>, Vec<Tap>) = match rank_one(&weights) {
+        Some((u, v)) => (
+            vec![u.into_iter().enumerate().collect()],
+            shifts.iter().zip(v).map(|(&dx, w)| (0, dx, w)).collect(),
+        ),
+        None => (
+            (0..shifts.len())
+                .map(|s| weights.iter().map(|row| row[s]).enumerate().collect())
+                .collect(),
+            shifts
+                .iter()
+                .enumerate()
+                .map(|(s, &dx)| (s, dx, 1.0))
+                .collect(),
+        ),
     };
-    let (sums, taps): (Vec<SumTerms>, Vec<Tap>) =
-        match rank_one(columns.len(), shifts.len(), &weight) {
-            Some((u, v)) => (
-                vec![u.into_iter().enumerate().collect()],
-                shifts.iter().zip(v).map(|(&dx, w)| (0, dx, w)).collect(),
-            ),
-            None => (
-                (0..shifts.len())
-                    .map(|s| (0..columns.len()).map(|c| (c, weight(c, s))).collect())
-                    .collect(),
-                shifts
-                    .iter()
-                    .enumerate()
-                    .map(|(s, &dx)| (s, dx, 1.0))
-                    .collect(),
-            ),
-        };
     let sums = ColumnSums {
         ty,
         output: form.output,
@@ -128,22 +126,19 @@ fn column_offset(offset: &[i32]) -> Vec<i32> {
     column
 }
 
-/// `W = u vᵀ` (with `v` of the first column 1) when the weights have rank one, up to a relative
-/// tolerance far below single-precision rounding.
-fn rank_one(
-    columns: usize,
-    shifts: usize,
-    weight: &dyn Fn(usize, usize) -> f64,
-) -> Option<(Vec<f64>, Vec<f64>)> {
-    let pivot = weight(0, 0);
+/// `W = u vᵀ` (with `v` of the first shift 1) when the weights (per column, per shift) have
+/// rank one, up to a relative tolerance far below single-precision rounding.
+fn rank_one(weights: &[Vec<f64>]) -> Option<(Vec<f64>, Vec<f64>)> {
+    let first = weights.first()?;
+    let pivot = first[0];
     if pivot == 0.0 {
         return None;
     }
-    let u: Vec<f64> = (0..columns).map(|c| weight(c, 0)).collect();
-    let v: Vec<f64> = (0..shifts).map(|s| weight(0, s) / pivot).collect();
-    let fits = (0..columns).all(|c| {
-        (0..shifts).all(|s| {
-            let (w, model) = (weight(c, s), u[c] * v[s]);
+    let u: Vec<f64> = weights.iter().map(|row| row[0]).collect();
+    let v: Vec<f64> = first.iter().map(|w| w / pivot).collect();
+    let fits = weights.iter().zip(&u).all(|(row, uc)| {
+        row.iter().zip(&v).all(|(&w, vs)| {
+            let model = uc * vs;
             (w - model).abs() <= 1e-12 * w.abs().max(model.abs())
         })
     });

@@ -37,6 +37,7 @@ use std::fmt::Write as _;
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Id, ReductionPlacement, Stage};
 use tessera_plan::cpu::{CpuPlan, CpuStrategy};
+use tessera_plan::reuse::{ColumnSums, column_sums};
 
 use crate::cfamily::{Dialect, print_expr};
 use layout::{WriteMode, partial_layout, updated_fields, write_mode};
@@ -64,13 +65,22 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         "#define TS_DIMS {dims}\n#define TS_FIELDS {}\n",
         program.fields.len().max(1)
     );
+    let column_sums: Vec<Option<ColumnSums>> = program
+        .stages
+        .ids()
+        .map(|stage| {
+            plan.column_sums
+                .then(|| column_sums(bound, stage))
+                .flatten()
+        })
+        .collect();
     let global = Context {
         bound,
         strides: row_major_strides(&bound.extents),
         write_strides: None,
         openmp: plan.strategy != CpuStrategy::Naive,
         relaxed: !plan.exact,
-        column_sums: plan.column_sums,
+        column_sums: &column_sums,
     };
     let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
     let _ = writeln!(
@@ -129,7 +139,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             write_strides: None,
             openmp: true,
             relaxed: !plan.exact,
-            column_sums: plan.column_sums,
+            column_sums: &column_sums,
         };
         for stage in program.stages.ids() {
             stage::emit_stage_box(&local, View::Scratch, stage, &mut out);

@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use tessera_analysis::{BoundProgram, Domain};
 use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, Stage};
+use tessera_plan::reuse::ColumnSums;
 
 use super::axis_constant;
 use super::layout::{WriteMode, domain_count, write_mode};
@@ -64,8 +65,8 @@ pub(crate) struct Context<'a> {
     pub(crate) openmp: bool,
     /// Non-exact mode: stage bodies use the relaxed printer (balanced sums, reciprocals).
     pub(crate) relaxed: bool,
-    /// Box-shaped linear stages use column sums (the plan's choice).
-    pub(crate) column_sums: bool,
+    /// Per stage, its column-sum form when the plan runs it so.
+    pub(crate) column_sums: &'a [Option<ColumnSums>],
 }
 
 impl Context<'_> {
@@ -446,14 +447,10 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
         )
     };
     let pointers = pointer_declarations(ctx.bound, stage);
-    let column_sums = ctx
-        .column_sums
-        .then(|| tessera_plan::reuse::column_sums(ctx.bound, stage))
-        .flatten();
     for (part, border) in [("in", false), ("bd", true)] {
         let _ = writeln!(out, "static void ts_s{k}_{part}_{v}({signature}) {{");
         out.push_str(&pointers);
-        let sums = column_sums.as_ref().filter(|_| !border);
+        let sums = ctx.column_sums[stage.index()].as_ref().filter(|_| !border);
         let body = match sums {
             Some(sums) => {
                 out.push_str(&reuse::buffers(sums));

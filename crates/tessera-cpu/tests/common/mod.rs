@@ -35,18 +35,16 @@ fn grid(b: &mut ProgramBuilder, dims: usize) -> Vec<Id<Param>> {
     params
 }
 
-/// Σ w_k · field[offset_k] / divisor, weights all distinct (as the benchmark families).
-fn weighted_sum(
+/// Σ weight · field[offset] / divisor, summed left to right.
+fn linear_combination(
     b: &mut ProgramBuilder,
     field: Id<Field>,
-    offsets: &[Vec<i32>],
+    terms: &[(Vec<i32>, f64)],
     divisor: f64,
 ) -> ExprId {
     let mut sum: Option<ExprId> = None;
-    for (k, offset) in offsets.iter().enumerate() {
-        let w = b.lit(Constant::Float(
-            1.0 + k as f64 / (10.0 * offsets.len() as f64),
-        ));
+    for (offset, weight) in terms {
+        let w = b.lit(Constant::Float(*weight));
         let read = b.read(field, offset);
         let term = b.binary(BinaryOp::Mul, w, read);
         sum = Some(match sum {
@@ -55,7 +53,19 @@ fn weighted_sum(
         });
     }
     let d = b.lit(Constant::Float(divisor));
-    b.binary(BinaryOp::Div, sum.expect("at least one offset"), d)
+    b.binary(BinaryOp::Div, sum.expect("at least one term"), d)
+}
+
+/// Weights all distinct, `1 + k / (10 n)` for the k-th of n offsets, and the divisor `1.05 n`
+/// (as the benchmark families).
+fn distinct_weights(offsets: Vec<Vec<i32>>) -> (Vec<(Vec<i32>, f64)>, f64) {
+    let n = offsets.len() as f64;
+    let terms = offsets
+        .into_iter()
+        .enumerate()
+        .map(|(k, o)| (o, 1.0 + k as f64 / (10.0 * n)))
+        .collect();
+    (terms, n * 1.05)
 }
 
 fn star_offsets(dims: usize, r: i32) -> Vec<Vec<i32>> {
@@ -86,16 +96,24 @@ fn box_offsets(dims: usize, r: i32) -> Vec<Vec<i32>> {
 
 /// A Jacobi stencil on the interior (ring of width r fixed), no border handling.
 fn jacobi(name: &str, dims: usize, r: i32, ty: ScalarType, boxed: bool) -> tessera_ir::Program {
+    let (terms, divisor) =
+        distinct_weights(if boxed { box_offsets } else { star_offsets }(dims, r));
+    interior_linear(name, dims, r, ty, &terms, divisor)
+}
+
+/// `A = Σ weight · A[offset] / divisor` on the interior (ring of width r fixed).
+fn interior_linear(
+    name: &str,
+    dims: usize,
+    r: i32,
+    ty: ScalarType,
+    terms: &[(Vec<i32>, f64)],
+    divisor: f64,
+) -> tessera_ir::Program {
     let mut b = ProgramBuilder::new(name);
     let n = grid(&mut b, dims);
     let a = b.field("A", ty);
-    let offsets = if boxed {
-        box_offsets(dims, r)
-    } else {
-        star_offsets(dims, r)
-    };
-    let total = offsets.len() as f64 * 1.05;
-    let value = weighted_sum(&mut b, a, &offsets, total);
+    let value = linear_combination(&mut b, a, terms, divisor);
     let mut s = b.stage("update");
     s.over(Region {
         ranges: n.iter().map(|p| inner(*p, i64::from(r))).collect(),
@@ -112,12 +130,9 @@ fn bordered(name: &str, dims: usize, r: i32, border: Border, boxed: bool) -> tes
     grid(&mut b, dims);
     let a = b.field("A", ScalarType::F64);
     b.set_border(a, border);
-    let offsets = if boxed {
-        box_offsets(dims, r)
-    } else {
-        star_offsets(dims, r)
-    };
-    let value = weighted_sum(&mut b, a, &offsets, offsets.len() as f64 * 1.05);
+    let (terms, divisor) =
+        distinct_weights(if boxed { box_offsets } else { star_offsets }(dims, r));
+    let value = linear_combination(&mut b, a, &terms, divisor);
     let mut s = b.stage("update");
     s.assign(a, value);
     b.finish_stage(s);
@@ -146,31 +161,14 @@ pub fn box3d_r1_f32() -> tessera_ir::Program {
 /// so non-exact code computes it as column sums of rank one.
 pub fn gaussian2d_f32() -> tessera_ir::Program {
     let g = [1.0, 4.0, 6.0, 4.0, 1.0];
-    let mut b = ProgramBuilder::new("gaussian2d");
-    let n = grid(&mut b, 2);
-    let a = b.field("A", ScalarType::F32);
-    let mut sum: Option<ExprId> = None;
-    for (i, gi) in g.iter().enumerate() {
-        for (j, gj) in g.iter().enumerate() {
-            let w = b.lit(Constant::Float(gi * gj));
-            let read = b.read(a, &[i as i32 - 2, j as i32 - 2]);
-            let term = b.binary(BinaryOp::Mul, w, read);
-            sum = Some(match sum {
-                None => term,
-                Some(s) => b.binary(BinaryOp::Add, s, term),
-            });
-        }
-    }
-    let d = b.lit(Constant::Float(256.0));
-    let value = b.binary(BinaryOp::Div, sum.expect("25 terms"), d);
-    let mut s = b.stage("update");
-    s.over(Region {
-        ranges: n.iter().map(|p| inner(*p, 2)).collect(),
-        span: Span::NONE,
-    });
-    s.assign(a, value);
-    b.finish_stage(s);
-    b.finish()
+    let terms: Vec<(Vec<i32>, f64)> = box_offsets(2, 2)
+        .into_iter()
+        .map(|o| {
+            let w = g[(o[0] + 2) as usize] * g[(o[1] + 2) as usize];
+            (o, w)
+        })
+        .collect();
+    interior_linear("gaussian2d", 2, 2, ScalarType::F32, &terms, 256.0)
 }
 pub fn clamp2d() -> tessera_ir::Program {
     bordered("clamp2d", 2, 2, Border::Clamp, false)
