@@ -459,14 +459,14 @@ fn help_exits_zero() {
 }
 
 #[test]
-fn emit_writes_the_c_code_into_a_directory_and_cache_dir_follows_the_environment() {
+fn emit_writes_the_c_code_into_a_new_directory_and_cache_dir_follows_the_environment() {
     let (dir, _) = jacobi_dir();
     let output = tessera(
         dir.path(),
-        &["emit", "jacobi.tess", "--backend", "cpu", "-o", "."],
+        &["emit", "jacobi.tess", "--backend", "cpu", "-o", "gen/c"],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let code = std::fs::read_to_string(dir.path().join("jacobi.c")).unwrap();
+    let code = std::fs::read_to_string(dir.path().join("gen/c/jacobi.c")).unwrap();
     assert!(
         code.contains("Tessera CPU kernel for program `jacobi`"),
         "{code}"

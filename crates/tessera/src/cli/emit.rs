@@ -8,7 +8,7 @@ use tessera_runtime::RunOptions;
 use super::args::EmitArgs;
 use super::usage;
 
-/// Prints (or writes into `-o DIR`) the code `args.backend` would run.
+/// Prints (or writes into `-o DIR`, created when missing) the code `args.backend` would run.
 pub fn emit(args: &EmitArgs) -> Result<i32, Error> {
     let session = args.program.load()?;
     let options = RunOptions {
@@ -21,6 +21,10 @@ pub fn emit(args: &EmitArgs) -> Result<i32, Error> {
     let (code, extension) = generated_code(&session, &args.backend, &options)?;
     match &args.out_dir {
         Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|source| tessera_io::IoError::Write {
+                path: dir.clone(),
+                source,
+            })?;
             let path = dir.join(format!("{}.{extension}", session.name()));
             tessera_io::write_text(&path, &code)?;
             println!("wrote {}", path.display());
