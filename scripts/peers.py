@@ -49,24 +49,30 @@ STAR7 = [((0, 0, 0), 0.4)] + [
     (tuple(s if a == axis else 0 for a in range(3)), 0.1) for axis in range(3) for s in (-1, 1)
 ]
 
+
+def as_f64(row):
+    """A row with `real` set to f64: the same stencil in double precision."""
+    program, _, _, shape, steps, terms, scale = row
+    return (program, ["real=f64"], "float64", shape, steps, terms, scale)
+
+
+J2D5PT = ("j2d5pt", [], "float32", (4096, 4096), 100,
+          [((-1, 0), 5.1), ((0, -1), 12.1), ((0, 0), 15.0), ((0, 1), 12.2), ((1, 0), 5.2)],
+          1 / 49.6)
+J3D7PT = ("j3d7pt", [], "float32", (256, 256, 256), 50, STAR7, 1.0)
+
 # name -> (program, --set pairs, element type, grid, steps, terms, scale)
 ROWS = {
-    "j2d5pt": ("j2d5pt", [], "float32", (4096, 4096), 100,
-               [((-1, 0), 5.1), ((0, -1), 12.1), ((0, 0), 15.0), ((0, 1), 12.2), ((1, 0), 5.2)],
-               1 / 49.6),
-    "j2d5pt-f64": ("j2d5pt", ["real=f64"], "float64", (4096, 4096), 100, None, None),
+    "j2d5pt": J2D5PT,
+    "j2d5pt-f64": as_f64(J2D5PT),
     "j2d9pt-box": ("j2d9pt-box", [], "float32", (4096, 4096), 100,
                    box([[7.1, 5.1, 9.2], [12.1, 15.0, 12.2], [9.1, 5.2, 7.2]]), 1 / 82.2),
     "gaussian2d": ("gaussian2d", [], "float32", (4096, 4096), 20,
                    box(np.outer([1, 4, 6, 4, 1], [1, 4, 6, 4, 1])), 1 / 256),
-    "j3d7pt": ("j3d7pt", [], "float32", (256, 256, 256), 50, STAR7, 1.0),
-    "j3d7pt-f64": ("j3d7pt", ["real=f64"], "float64", (256, 256, 256), 50, None, None),
+    "j3d7pt": J3D7PT,
+    "j3d7pt-f64": as_f64(J3D7PT),
     "j3d27pt": ("j3d27pt", [], "float32", (256, 256, 256), 20, box(j3d27pt_weights()), 1 / 21.57),
 }
-for _name, _row in ROWS.items():
-    if _row[5] is None:  # the f64 rows share the f32 row's stencil
-        _base = ROWS[_name.removesuffix("-f64")]
-        ROWS[_name] = _row[:5] + _base[5:]
 
 
 def radius(terms):
@@ -223,11 +229,12 @@ class Halide:
         cast = hl.f32 if dtype == "float32" else hl.f64
         f[v] = sum(cast(w) * self.input[[v[a] + off[d - 1 - a] for a in range(d)]]
                    for off, w in terms) * cast(scale)
-        lanes = 16 if dtype == "float32" else 8
-        f.vectorize(v[0], lanes).parallel(v[d - 1])
-        if d == 2:
+        f.vectorize(v[0], 16 if dtype == "float32" else 8)
+        if d == 2:  # strips of 16 rows
             yo, yi = hl.Var("yo"), hl.Var("yi")
             f.split(v[1], yo, yi, 16).parallel(yo)
+        else:
+            f.parallel(v[d - 1])
         self.f = f
         self.r = radius(terms)
         self.f.compile_jit()

@@ -190,16 +190,7 @@ fn linear(extents: &[i64], offsets: &[Vec<i32>], weight: &dyn Fn(&[i32]) -> f64)
     let (mut b, _) = builder("linear", extents);
     let a = b.field("A", ScalarType::F32);
     b.set_border(a, Border::Clamp);
-    let mut sum = None;
-    for offset in offsets {
-        let w = b.lit(Constant::Float(weight(offset)));
-        let read = b.read(a, offset);
-        let term = b.binary(BinaryOp::Mul, w, read);
-        sum = Some(match sum {
-            None => term,
-            Some(s) => b.binary(BinaryOp::Add, s, term),
-        });
-    }
+    let sum = b.weighted_reads(a, offsets.iter().map(|o| (o.as_slice(), weight(o))));
     let mut s = b.stage("update");
     s.assign(a, sum.expect("terms"));
     b.finish_stage(s);

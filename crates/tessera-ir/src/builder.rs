@@ -164,6 +164,26 @@ impl ProgramBuilder {
         self.expr(ExprKind::Binary(op, a, b))
     }
 
+    /// `w0 * field[o0] + w1 * field[o1] + ...`, left-nested as the parser builds it (float
+    /// weights); `None` without terms.
+    pub fn weighted_reads<'a>(
+        &mut self,
+        field: Id<Field>,
+        terms: impl IntoIterator<Item = (&'a [i32], f64)>,
+    ) -> Option<ExprId> {
+        let mut sum = None;
+        for (offset, weight) in terms {
+            let w = self.lit(Constant::Float(weight));
+            let read = self.read(field, offset);
+            let term = self.binary(BinaryOp::Mul, w, read);
+            sum = Some(match sum {
+                None => term,
+                Some(s) => self.binary(BinaryOp::Add, s, term),
+            });
+        }
+        sum
+    }
+
     /// `cond ? then : otherwise`.
     pub fn select(&mut self, cond: ExprId, then: ExprId, otherwise: ExprId) -> ExprId {
         self.expr(ExprKind::Select {

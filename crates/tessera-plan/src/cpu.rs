@@ -891,23 +891,21 @@ mod tests {
         b.grid(vec![SizeExpr::Param(p); 2]);
         let a = b.field("A", ScalarType::F32);
         b.set_border(a, Border::Clamp);
-        let mut sum = None;
-        for y in 0..5 {
-            for x in 0..5 {
+        let offsets: Vec<[i32; 2]> = (-2..=2)
+            .flat_map(|y| (-2..=2).map(move |x| [y, x]))
+            .collect();
+        let sum = b.weighted_reads(
+            a,
+            offsets.iter().map(|o| {
+                let (y, x) = ((o[0] + 2) as usize, (o[1] + 2) as usize);
                 let w = if separable {
                     g[y] * g[x] / 256.0
                 } else {
                     1.0 + (5 * y + x) as f64 / 100.0
                 };
-                let w = b.lit(Constant::Float(w));
-                let r = b.read(a, &[y as i32 - 2, x as i32 - 2]);
-                let term = b.binary(BinaryOp::Mul, w, r);
-                sum = Some(match sum {
-                    None => term,
-                    Some(s) => b.binary(BinaryOp::Add, s, term),
-                });
-            }
-        }
+                (o.as_slice(), w)
+            }),
+        );
         let mut s = b.stage("s");
         s.assign(a, sum.expect("25 terms"));
         b.finish_stage(s);

@@ -42,16 +42,7 @@ fn linear_combination(
     terms: &[(Vec<i32>, f64)],
     divisor: f64,
 ) -> ExprId {
-    let mut sum: Option<ExprId> = None;
-    for (offset, weight) in terms {
-        let w = b.lit(Constant::Float(*weight));
-        let read = b.read(field, offset);
-        let term = b.binary(BinaryOp::Mul, w, read);
-        sum = Some(match sum {
-            None => term,
-            Some(s) => b.binary(BinaryOp::Add, s, term),
-        });
-    }
+    let sum = b.weighted_reads(field, terms.iter().map(|(o, w)| (o.as_slice(), *w)));
     let d = b.lit(Constant::Float(divisor));
     b.binary(BinaryOp::Div, sum.expect("at least one term"), d)
 }
