@@ -183,6 +183,8 @@ impl Dialect {
         let mut out = String::new();
         let q = match self {
             Dialect::C => {
+                // memfd_create and MAP_ANONYMOUS (the wavefront's ring buffers) under -std=c11.
+                out.push_str("#define _GNU_SOURCE 1\n");
                 out.push_str("#include <stdint.h>\n#include <stdbool.h>\n#include <string.h>\n#include <math.h>\n\n");
                 "static inline"
             }

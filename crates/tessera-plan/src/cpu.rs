@@ -256,6 +256,7 @@ pub fn plan_cpu(
             pad_rows(bound, &mut extents);
             let rows = wavefront_rows(bound.extents[0], &extents[1..]);
             extents[0] = ring_rows(rows, stream_skew(bound));
+            pad_ring_slices(bound, &mut extents);
             (extents, rows)
         }
         _ => (Vec::new(), 0),
@@ -502,14 +503,7 @@ fn read_radius(bound: &BoundProgram, axis: usize) -> usize {
 /// do not all map to the same L1 sets (4 KiB aliasing).
 fn pad_rows(bound: &BoundProgram, extents: &mut [usize]) {
     let dims = extents.len();
-    let widest = bound
-        .program()
-        .fields
-        .values()
-        .map(|f| f.ty.size_bytes())
-        .max()
-        .unwrap_or(1)
-        .max(1);
+    let (_, widest) = field_sizes(bound);
     if dims < 2 {
         return;
     }
@@ -534,16 +528,63 @@ fn wavefront_rows(streamed: usize, rest_extents: &[usize]) -> usize {
         .max(1)
 }
 
-/// Rows of each ring buffer: the window a fused step needs (`rows + 2 skew`) plus room so that
-/// the window is shifted back to the start (a copy of `2 skew` rows) only every few iterations.
+/// Rows of each ring buffer: the window a fused step needs (`rows + 2 skew`), rounded up to a
+/// power of two so that a ring can be a whole number of pages (see [`pad_ring_slices`]). Row
+/// `r` of a step lives in ring slot `r mod R`; no row is ever moved.
 fn ring_rows(rows: usize, skew: usize) -> usize {
-    rows + 2 * skew + rows.max(6 * skew)
+    (rows + 2 * skew).next_power_of_two()
+}
+
+/// Pads a ring's slices (the points of one streamed-axis index: a row in 2D, a plane in 3D)
+/// along the second axis so that the `R` slices of a ring are a whole number of 4 KiB pages
+/// for every field; 1D rings grow to a page instead. The generated code maps such a ring twice
+/// back to back, so that every window of rows is contiguous without copying. The padded slice
+/// is an odd multiple of `4096 / R` bytes (of the smallest field), so the slices of one ring
+/// start at distinct offsets within a page (no 4 KiB aliasing between the planes a point
+/// reads). The padding is never touched, so it costs address space, not cache.
+fn pad_ring_slices(bound: &BoundProgram, extents: &mut [usize]) {
+    const PAGE: usize = 4096;
+    let (smallest, widest) = field_sizes(bound);
+    if extents.len() < 2 {
+        extents[0] = extents[0].max(PAGE.div_ceil(smallest).next_power_of_two());
+        return;
+    }
+    let ring_bytes = extents[0] * smallest;
+    if ring_bytes.is_multiple_of(PAGE) {
+        return;
+    }
+    // Slice length (in points) that makes a ring of the smallest field one page.
+    let quantum = PAGE / ring_bytes;
+    // The second axis grows: by whole lines in 2D (it is the row), by whole rows in 3D.
+    let (unit, rest) = match extents.len() {
+        2 => ((64 / widest).max(1), 1),
+        _ => (1, extents[2..].iter().product::<usize>()),
+    };
+    let whole = |n: usize| (n * rest).is_multiple_of(quantum);
+    let odd = |n: usize| whole(n) && (n * rest / quantum) % 2 == 1;
+    let candidates = || (0..=2 * quantum).map(|k| extents[1] + k * unit);
+    extents[1] = candidates()
+        .find(|&n| odd(n))
+        .or_else(|| candidates().find(|&n| whole(n)))
+        .unwrap_or(extents[1]);
+}
+
+/// The smallest and the widest element size of the program's fields, in bytes.
+fn field_sizes(bound: &BoundProgram) -> (usize, usize) {
+    let sizes = || {
+        bound
+            .program()
+            .fields
+            .values()
+            .map(|f| f.ty.size_bytes().max(1))
+    };
+    (sizes().min().unwrap_or(1), sizes().max().unwrap_or(1))
 }
 
 /// Bytes one thread keeps hot for bands of `tile` fusing `time_tile` steps: the window of
 /// `rows + 2 skew` rows (planes in 3D) that each of the `time_tile - 1` ring buffers and the
-/// input stream are read through. The rest of a ring (its slack, which only spaces out the
-/// shift copies) is touched once per pass around the ring and is not counted.
+/// input stream are read through. The rest of a ring (at most as much again: its slots are a
+/// power of two) is touched once per pass around the ring and is not counted.
 fn wavefront_bytes(bound: &BoundProgram, time_tile: usize, tile: &[usize]) -> u64 {
     let hull = scratch_extents(
         bound,
@@ -851,8 +892,11 @@ mod tests {
                     ..CpuRequest::default()
                 };
                 let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
-                let window = plan.stream_rows + 2 * stream_skew(&bound);
-                let cells: usize = plan.scratch_extents[1..].iter().product::<usize>() * window;
+                // The band's hull (the ring slices' padding is never touched).
+                let hull: usize = (1..dims)
+                    .map(|a| (plan.tile[a] + 2 * plan.time_tile).min(n))
+                    .product();
+                let cells = hull * (plan.stream_rows + 2 * stream_skew(&bound));
                 let bytes = cells * ty.size_bytes() * plan.time_tile;
                 assert!(
                     bytes as u64 <= machine().l2_bytes * 3 / 5,
@@ -862,6 +906,40 @@ mod tests {
                     .map(|a| bound.extents[a].div_ceil(plan.tile[a]))
                     .product();
                 assert!(bands >= 4, "{dims}D {ty}: {plan} has {bands} bands");
+            }
+        }
+    }
+
+    #[test]
+    fn wavefront_rings_are_whole_pages_with_slots_at_distinct_page_offsets() {
+        let request = CpuRequest {
+            strategy: Some("wavefront".into()),
+            ..CpuRequest::default()
+        };
+        for ty in [ScalarType::F32, ScalarType::F64] {
+            for (dims, n) in [(1, 1 << 22), (2, 4096), (2, 1000), (3, 256), (3, 97)] {
+                let bound = jacobi(dims, n, ty, false, false);
+                let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
+                let ring = plan.scratch_extents[0];
+                let slot: usize = plan.scratch_extents[1..].iter().product::<usize>();
+                let bytes = slot * ty.size_bytes();
+                assert!(
+                    ring.is_power_of_two() && ring >= plan.stream_rows + 2,
+                    "{plan}"
+                );
+                assert!(
+                    (ring * bytes).is_multiple_of(4096),
+                    "{dims}D {n} {ty}: {plan}"
+                );
+                if dims > 1 {
+                    let offsets: std::collections::HashSet<usize> =
+                        (0..ring.min(4096 / 64)).map(|j| j * bytes % 4096).collect();
+                    assert_eq!(
+                        offsets.len(),
+                        ring.min(4096 / 64),
+                        "{dims}D {n} {ty}: {plan}"
+                    );
+                }
             }
         }
     }

@@ -198,6 +198,17 @@ static inline int64_t ts_mirror(int64_t q, int64_t n) { return q < 0 ? -q : q >=
 /* The first index >= v on the lattice base + k * step (v >= base). */
 static inline int64_t ts_align(int64_t v, int64_t base, int64_t step) { return base + (v - base + step - 1) / step * step; }
 
+/* memcpy, with the single points of narrow boxes (a border column) copied inline. */
+static inline void ts_copy_bytes(char* dst, const char* src, size_t len) {
+    switch (len) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, len);
+    }
+}
+
 /* Copies the points lo..hi (every step-th, lo on the lattice) between two views. */
 static void ts_copy_box(char* dst, const int64_t* dst_st, const int64_t* dst_org,
                         const char* src, const int64_t* src_st, const int64_t* src_org,
@@ -209,7 +220,7 @@ static void ts_copy_box(char* dst, const int64_t* dst_st, const int64_t* dst_org
         int64_t d = p[f] - dst_org[f], s = p[f] - src_org[f];
         for (int a = 0; a < f; a++) { d += (p[a] - dst_org[a]) * dst_st[a]; s += (p[a] - src_org[a]) * src_st[a]; }
         if (step[f] == 1) {
-            memcpy(dst + d * es, src + s * es, (size_t)((hi[f] - lo[f]) * es));
+            ts_copy_bytes(dst + d * es, src + s * es, (size_t)((hi[f] - lo[f]) * es));
         } else {
             for (int64_t x = 0; x < hi[f] - lo[f]; x += step[f]) memcpy(dst + (d + x) * es, src + (s + x) * es, (size_t)es);
         }

@@ -5,11 +5,16 @@
 //! band's hull along the slowest axis (rows in 2D, planes in 3D) in chunks of `K` rows; fused
 //! step `s` (1..=steps) trails step `s - 1` by `skew` rows (the slowest-axis read radius), so
 //! when step `s` computes rows `y - s*skew .. y - s*skew + K` every row it reads from step
-//! `s - 1` is already there. Each intermediate step keeps a window of `K + 2 skew` rows in its
-//! own ring buffer (`R` rows, shifted back by copying its last `2 skew` rows when full); the
-//! first step reads the global arrays (stage functions of the `gl` view) and the last step
-//! writes its compute region (the band's core within the domain) straight into the other global
-//! buffers (`lg` view); the rest of those buffers already agrees with the current one.
+//! `s - 1` is already there. Each intermediate step keeps its rows in its own ring buffer of
+//! `R >= K + 2 skew` slots, row `r` in slot `r mod R`, so no row is ever moved. A ring is mapped
+//! twice back to back (a memfd on Linux), so that the window a step reads, wherever it starts,
+//! is contiguous: the stage functions address it as an ordinary view with origin
+//! `floor((a - skew) / R) * R`. Where that mapping is not available the ring is a plain buffer
+//! of `2 R` slots whose halves are kept equal by copying each written row to its twin (also
+//! forced with `TESSERA_RING_COPY=1`, which the tests use). The first step reads the global
+//! arrays (stage functions of the `gl` view) and the last step writes its compute region (the
+//! band's core within the domain) straight into the other global buffers (`lg` view); the rest
+//! of those buffers already agrees with the current one.
 //!
 //! Points of a step outside the stage's domain keep their values from before the pass (the
 //! stage writes its domain only), so they are copied from the global grid; points inside the
@@ -20,13 +25,18 @@
 use std::fmt::Write as _;
 
 use tessera_analysis::{BoundProgram, FieldRole};
-use tessera_ir::Id;
 use tessera_plan::cpu::{CpuPlan, stream_skew};
 
 use super::{axis_constant, indent, working_arrays};
 
-/// Copies the points of a box outside the stage's domain from the global grid into a view.
-const FILL_OUTSIDE: &str = r#"/* Copies the points of lo..hi outside dlo..dhi from the global array src into a view. */
+/// The driver's helpers: filling the points outside the stage's domain, the ring buffers,
+/// prefetching the input stream.
+const DRIVER_SUPPORT: &str = r#"#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+/* Copies the points of lo..hi outside dlo..dhi from the global array src into a view. */
 static void ts_fill_outside(char* dst, const int64_t* dst_org, const char* src, int64_t es,
                             const int64_t* lo, const int64_t* hi, const int64_t* dlo, const int64_t* dhi) {
     int64_t cl[TS_DIMS], ch[TS_DIMS], ones[TS_DIMS];
@@ -49,6 +59,73 @@ static void ts_fill_outside(char* dst, const int64_t* dst_org, const char* src, 
         if (ch[a] > dhi[a]) ch[a] = dhi[a];
         if (cl[a] >= ch[a]) return;
     }
+}
+
+/* The largest multiple of m (> 0) that is <= v. */
+static inline int64_t ts_floor_to(int64_t v, int64_t m) { int64_t r = v % m; return v - (r < 0 ? r + m : r); }
+
+/* One thread's ring buffers: ring i is bytes[i] long and its addresses run on for another
+   bytes[i] that show the same slots again. */
+typedef struct { char* base; size_t len; int mirrored; } ts_rings;
+
+/* Where ring i starts within its region: rings differ by odd multiples of 64 bytes modulo
+   4 KiB, so that a step's stores into its ring never alias its loads from the previous ring
+   (whose slots line up with it page by page). */
+static inline size_t ts_ring_shift(int i) { return (size_t)i * 2624 % 4096; }
+
+/* Maps n rings of bytes[i] each into ring[i]: a region of three back-to-back mappings of the
+   same pages (the ring starts ts_ring_shift(i) into the first one). Where the system cannot
+   (not Linux, not whole pages, TESSERA_RING_COPY set), allocates a region of twice the size
+   instead (mirrored = 0: the caller copies written slots to their twins). Returns 0 when out
+   of memory. */
+static int ts_rings_open(ts_rings* m, char** ring, const size_t* bytes, int n) {
+    m->base = NULL; m->len = 0; m->mirrored = 0;
+    if (n == 0) return 1;
+#ifdef __linux__
+    const long page = sysconf(_SC_PAGESIZE);
+    int whole = page > 0 && !getenv("TESSERA_RING_COPY");
+    size_t pages = 0;
+    for (int i = 0; i < n; i++) { whole = whole && bytes[i] % (size_t)page == 0 && bytes[i] >= 4096; pages += bytes[i]; }
+    const int fd = whole ? memfd_create("tessera-ring", MFD_CLOEXEC) : -1;
+    if (fd >= 0) {
+        m->len = 3 * pages;
+        char* v = ftruncate(fd, (off_t)pages) == 0
+            ? mmap(NULL, m->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+        int ok = v != MAP_FAILED;
+        size_t off = 0;
+        for (int i = 0; ok && i < n; i++) {
+            char* r = v + 3 * off;
+            for (int c = 0; ok && c < 3; c++)
+                ok = mmap(r + c * bytes[i], bytes[i], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)off) != MAP_FAILED;
+            ring[i] = r + ts_ring_shift(i);
+            off += bytes[i];
+        }
+        close(fd);
+        if (ok) { m->base = v; m->mirrored = 1; return 1; }
+        if (v != MAP_FAILED) munmap(v, m->len);
+    }
+#endif
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += (2 * bytes[i] + 4096 + 63) / 64 * 64;
+    m->len = total;
+    m->base = aligned_alloc(64, total);
+    if (!m->base) return 0;
+    size_t off = 0;
+    for (int i = 0; i < n; i++) { ring[i] = m->base + off + ts_ring_shift(i); off += (2 * bytes[i] + 4096 + 63) / 64 * 64; }
+    return 1;
+}
+
+static void ts_rings_close(ts_rings* m) {
+#ifdef __linux__
+    if (m->mirrored) { munmap(m->base, m->len); return; }
+#endif
+    free(m->base);
+}
+
+/* Copies slots from..to (0 <= from <= to <= 2 r, to - from <= r) of an unmirrored ring of r
+   slots of `slot` bytes to their twins r slots away. */
+static void ts_ring_twin(char* ring, int64_t slot, int64_t r, int64_t from, int64_t to) {
+    for (int64_t j = from; j < to; j++) memcpy(ring + (j < r ? j + r : j - r) * slot, ring + j * slot, (size_t)slot);
 }
 
 /* Prefetches the points of lo..hi of a global array into L2 (one touch per cache line). */
@@ -97,7 +174,7 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
             .collect::<Vec<_>>()
             .join(", ")
     };
-    out.push_str(FILL_OUTSIDE);
+    out.push_str(DRIVER_SUPPORT);
     out.push_str(
         "int tessera_run_wavefront(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads) {\n",
     );
@@ -119,13 +196,27 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
         2 * dims
     );
     out.push_str("    int failed = 0;\n    #pragma omp parallel num_threads(threads)\n    {\n");
-    out.push_str("        void* ring[TS_FIELDS][TS_T + 1];\n        memset(ring, 0, sizeof ring);\n        int ok = 1;\n");
-    for &f in &used {
-        let bytes =
-            (ring_cells * program.fields[Id::from_index(f)].ty.size_bytes()).div_ceil(64) * 64;
+    // Ring `s` (1..TS_T) of field `f` is rings[f][s]; the thread maps them all at once.
+    let rings = used.len() * plan.time_tile.saturating_sub(1);
+    let _ = writeln!(
+        out,
+        "        char* ring[TS_FIELDS][TS_T + 1];\n        memset(ring, 0, sizeof ring);\n        char* mapped[{0}];\n        size_t bytes[{0}];",
+        rings.max(1)
+    );
+    for (n, &f) in used.iter().enumerate() {
         let _ = writeln!(
             out,
-            "        for (int s = 1; s < TS_T; s++) {{ ring[{f}][s] = aligned_alloc(64, {bytes}); ok = ok && ring[{f}][s]; }}"
+            "        for (int s = 1; s < TS_T; s++) bytes[{n} * (TS_T - 1) + s - 1] = (size_t)({ring_cells} * ts_es[{f}]);"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "        ts_rings rings;\n        int ok = ts_rings_open(&rings, mapped, bytes, {rings});"
+    );
+    for (n, &f) in used.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "        for (int s = 1; ok && s < TS_T; s++) ring[{f}][s] = mapped[{n} * (TS_T - 1) + s - 1];"
         );
     }
     out.push_str("        if (!ok) {\n            #pragma omp atomic write\n            failed = 1;\n        }\n");
@@ -135,20 +226,11 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     );
     out.push_str(
         "            const int64_t* hull = rec;\n\
-         \x20           int64_t base = hull[0] - 2 * TS_SKEW, org[TS_DIMS], worg[TS_DIMS], lo[TS_DIMS], hi[TS_DIMS];\n\
+         \x20           int64_t org[TS_DIMS], worg[TS_DIMS], lo[TS_DIMS], hi[TS_DIMS];\n\
          \x20           memcpy(org, hull, sizeof org);\n\
          \x20           memcpy(worg, hull, sizeof worg);\n\
-         \x20           for (int64_t y = hull[0]; y - steps * TS_SKEW < hull[TS_DIMS]; y += TS_K) {\n\
-         \x20               if (y + TS_K > base + TS_R) {\n\
-         \x20                   const int64_t moved = y - 2 * TS_SKEW - base;\n",
+         \x20           for (int64_t y = hull[0]; y - steps * TS_SKEW < hull[TS_DIMS]; y += TS_K) {\n",
     );
-    for &f in &used {
-        let _ = writeln!(
-            out,
-            "                    for (int64_t s = 1; s < steps; s++) memmove(ring[{f}][s], (char*)ring[{f}][s] + moved * plane * ts_es[{f}], (size_t)(2 * TS_SKEW * plane * ts_es[{f}]));"
-        );
-    }
-    out.push_str("                    base += moved;\n                }\n");
     let clip = |from: &str, a: &str, b: &str| {
         format!(
             "memcpy(lo, {from}, sizeof lo);\nmemcpy(hi, {from} + TS_DIMS, sizeof hi);\nif (lo[0] < {a}) lo[0] = {a};\nif (hi[0] > {b}) hi[0] = {b};\n"
@@ -171,14 +253,16 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
         );
     }
     out.push_str("                for (int64_t s = 1; s <= steps; s++) {\n");
-    out.push_str("                    const int64_t a = y - s * TS_SKEW, b = a + TS_K;\n");
+    // One origin for the window step s reads (ring s - 1) and the rows it writes (ring s).
+    out.push_str("                    const int64_t a = y - s * TS_SKEW, b = a + TS_K, o = ts_floor_to(a - TS_SKEW, TS_R);\n");
+    out.push_str("                    org[0] = o;\n                    worg[0] = o;\n");
     // Points of an intermediate step outside the domain keep their values from the pass start.
-    out.push_str("                    if (s < steps) {\n                        worg[0] = base - s * TS_SKEW;\n");
+    out.push_str("                    if (s < steps) {\n");
     out.push_str(&indent(&clip("hull", "a", "b"), "                        "));
     for &f in &used {
         let _ = writeln!(
             out,
-            "                        ts_fill_outside((char*)ring[{f}][s], worg, (const char*)cur[{f}], ts_es[{f}], lo, hi, dlo, dhi);"
+            "                        ts_fill_outside(ring[{f}][s], worg, (const char*)cur[{f}], ts_es[{f}], lo, hi, dlo, dhi);"
         );
     }
     out.push_str("                    }\n");
@@ -189,10 +273,9 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
         2 * dims
     );
     out.push_str(&indent(&clip("c", "a", "b"), "                    "));
-    out.push_str("                    if (lo[0] >= hi[0]) continue;\n");
     let k = stage.index();
     // Step 1 reads the global arrays; the last step writes the other global buffers.
-    out.push_str("                    if (s == 1 && s == steps) {\n");
+    out.push_str("                    if (lo[0] >= hi[0]) {\n                    } else if (s == 1 && s == steps) {\n");
     let _ = writeln!(
         out,
         "                        ts_s{k}_g(cur, nxt, ts_zero, lo, hi, t0);"
@@ -201,7 +284,6 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     for &f in &used {
         let _ = writeln!(out, "                        ln[{f}] = ring[{f}][1];");
     }
-    out.push_str("                        worg[0] = base - TS_SKEW;\n");
     let _ = writeln!(
         out,
         "                        ts_s{k}_gl(cur, ln, ts_zero, worg, lo, hi, t0);"
@@ -212,24 +294,29 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     for &f in &used {
         let _ = writeln!(out, "                        lc[{f}] = ring[{f}][s - 1];");
     }
-    out.push_str("                        org[0] = base - (s - 1) * TS_SKEW;\n                        if (s == steps) {\n");
+    out.push_str("                        if (s == steps) {\n");
     let _ = writeln!(
         out,
         "                            ts_s{k}_lg(lc, nxt, org, ts_zero, lo, hi, t0 + s - 1);"
     );
     out.push_str("                        } else {\n                            void* ln[TS_FIELDS] = {0};\n");
     for &f in &used {
-        // Same origin for both windows: step s's window starts `skew` rows before step s-1's.
-        let _ = writeln!(
-            out,
-            "                            ln[{f}] = (char*)ring[{f}][s] + TS_SKEW * plane * ts_es[{f}];"
-        );
+        let _ = writeln!(out, "                            ln[{f}] = ring[{f}][s];");
     }
     let _ = writeln!(
         out,
-        "                            ts_s{k}_l(lc, ln, org, lo, hi, t0 + s - 1);\n                        }}\n                    }}\n                }}"
+        "                            ts_s{k}_l(lc, ln, org, lo, hi, t0 + s - 1);\n                        }}\n                    }}"
     );
+    // Without the double mapping, the rows written into ring s also go to their twins.
+    out.push_str("                    if (!rings.mirrored && s < steps) {\n");
+    for &f in &used {
+        let _ = writeln!(
+            out,
+            "                        ts_ring_twin(ring[{f}][s], plane * ts_es[{f}], TS_R, a - o, b - o);"
+        );
+    }
+    out.push_str("                    }\n                }\n");
     out.push_str("            }\n        }\n");
-    out.push_str("        for (int f = 0; f < TS_FIELDS; f++) for (int s = 0; s <= TS_T; s++) free(ring[f][s]);\n    }\n");
+    out.push_str("        if (ok) ts_rings_close(&rings);\n    }\n");
     out.push_str("    return failed;\n}\n\n");
 }
