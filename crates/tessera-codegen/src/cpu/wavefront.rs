@@ -226,9 +226,8 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     );
     out.push_str(
         "            const int64_t* hull = rec;\n\
-         \x20           int64_t org[TS_DIMS], worg[TS_DIMS], lo[TS_DIMS], hi[TS_DIMS];\n\
+         \x20           int64_t org[TS_DIMS], lo[TS_DIMS], hi[TS_DIMS];\n\
          \x20           memcpy(org, hull, sizeof org);\n\
-         \x20           memcpy(worg, hull, sizeof worg);\n\
          \x20           for (int64_t y = hull[0]; y - steps * TS_SKEW < hull[TS_DIMS]; y += TS_K) {\n",
     );
     let clip = |from: &str, a: &str, b: &str| {
@@ -253,16 +252,16 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
         );
     }
     out.push_str("                for (int64_t s = 1; s <= steps; s++) {\n");
-    // One origin for the window step s reads (ring s - 1) and the rows it writes (ring s).
+    // One origin (`org`) for the window step s reads (ring s - 1) and the rows it writes (ring s).
     out.push_str("                    const int64_t a = y - s * TS_SKEW, b = a + TS_K, o = ts_floor_to(a - TS_SKEW, TS_R);\n");
-    out.push_str("                    org[0] = o;\n                    worg[0] = o;\n");
+    out.push_str("                    org[0] = o;\n");
     // Points of an intermediate step outside the domain keep their values from the pass start.
     out.push_str("                    if (s < steps) {\n");
     out.push_str(&indent(&clip("hull", "a", "b"), "                        "));
     for &f in &used {
         let _ = writeln!(
             out,
-            "                        ts_fill_outside(ring[{f}][s], worg, (const char*)cur[{f}], ts_es[{f}], lo, hi, dlo, dhi);"
+            "                        ts_fill_outside(ring[{f}][s], org, (const char*)cur[{f}], ts_es[{f}], lo, hi, dlo, dhi);"
         );
     }
     out.push_str("                    }\n");
@@ -286,7 +285,7 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     }
     let _ = writeln!(
         out,
-        "                        ts_s{k}_gl(cur, ln, ts_zero, worg, lo, hi, t0);"
+        "                        ts_s{k}_gl(cur, ln, ts_zero, org, lo, hi, t0);"
     );
     out.push_str(
         "                    } else {\n                        void* lc[TS_FIELDS] = {0};\n",
