@@ -276,3 +276,18 @@ fn column_sums_apply_where_they_save_loads() {
     assert_eq!(sums(&emit(&box3d(&[9, 10, 11]), "parallel", None, None)), 0);
     assert_eq!(sums(&emit_relaxed(&box3d(&[9, 10, 11]), "naive")), 0);
 }
+
+#[test]
+fn column_sums_bound_by_multiply_adds_prefer_wide_vectors() {
+    let wide = |source: &str| source.contains("TS_WIDE_VECTORS static void ts_s0_in_g");
+    // A general 27-point box keeps 27 multiply-adds per point: 512-bit vectors.
+    let general = emit_relaxed(&box3d(&[9, 10, 11]), "wavefront");
+    assert!(wide(&general));
+    // Only the interior function is marked; the border loop is plain.
+    assert!(!general.contains("TS_WIDE_VECTORS static void ts_s0_bd_g"));
+    // The separable Gaussian moves about as many values as it multiplies; plain loops and
+    // exact mode have no column form.
+    assert!(!wide(&emit_relaxed(&gaussian(&[9, 10]), "wavefront")));
+    assert!(!wide(&emit_relaxed(&jacobi_only(&[9, 10, 11]), "parallel")));
+    assert!(!wide(&emit(&box3d(&[9, 10, 11]), "parallel", None, None)));
+}

@@ -127,6 +127,12 @@ pub struct CpuPlan {
     /// than `naive` (the plain per-point loop every strategy is compared with), when some stage
     /// has that form.
     pub column_sums: bool,
+    /// The column-sum stages bound by their multiply-adds
+    /// ([`ColumnSums::bound_by_multiply_adds`](crate::reuse::ColumnSums::bound_by_multiply_adds))
+    /// prefer 512-bit vectors on AVX-512 targets: twice the multiply-adds per instruction.
+    /// Elsewhere the compiler's default width (256 bits under `-march=native` on x86) stays,
+    /// because wider vectors slowed the load-bound loops (measured in docs/performance.md).
+    pub wide_vectors: bool,
 }
 
 impl fmt::Display for CpuPlan {
@@ -154,10 +160,15 @@ impl fmt::Display for CpuPlan {
         }
         write!(
             f,
-            " threads={}{}{}",
+            " threads={}{}{}{}",
             self.threads,
             if self.exact { " exact" } else { "" },
-            if self.column_sums { " column-sums" } else { "" }
+            if self.column_sums { " column-sums" } else { "" },
+            if self.wide_vectors {
+                " wide-vectors"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -264,6 +275,14 @@ pub fn plan_cpu(
     let scratch_cells: u128 = scratch_extents.iter().map(|&e| e as u128).product();
     let reach = max_reach(bound) as u128;
     let largest = (bound.cell_count() as u128).max(scratch_cells) + reach * 2 + 1;
+    let column_form = !request.exact && strategy != CpuStrategy::Naive;
+    let sums: Vec<_> = if column_form {
+        (bound.program().stages.ids())
+            .filter_map(|s| column_sums(bound, s))
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(CpuPlan {
         strategy,
         tile,
@@ -273,13 +292,8 @@ pub fn plan_cpu(
         index64: largest >= 1 << 31,
         scratch_extents,
         stream_rows,
-        column_sums: !request.exact
-            && strategy != CpuStrategy::Naive
-            && bound
-                .program()
-                .stages
-                .ids()
-                .any(|s| column_sums(bound, s).is_some()),
+        column_sums: !sums.is_empty(),
+        wide_vectors: sums.iter().any(|s| s.bound_by_multiply_adds()),
     })
 }
 
@@ -1012,6 +1026,32 @@ mod tests {
             ..CpuRequest::default()
         };
         assert!(!plan_cpu(&gaussian, &naive, &machine()).unwrap().column_sums);
+    }
+
+    #[test]
+    fn only_column_sums_bound_by_multiply_adds_get_wide_vectors() {
+        // Rank one: 5 + 5 multiply-adds against 11 values moved.
+        let gaussian = box5x5(4096, true);
+        assert!(!auto(&gaussian).wide_vectors);
+        // General weights: 25 + 5 multiply-adds against 15 values moved.
+        let general = box5x5(4096, false);
+        let plan = auto(&general);
+        assert!(plan.column_sums && plan.wide_vectors);
+        assert!(plan.to_string().ends_with(" column-sums wide-vectors"));
+        for strategy in ["naive", "parallel"] {
+            let request = CpuRequest {
+                strategy: Some(strategy.into()),
+                exact: strategy == "parallel",
+                ..CpuRequest::default()
+            };
+            assert!(
+                !plan_cpu(&general, &request, &machine())
+                    .unwrap()
+                    .wide_vectors
+            );
+        }
+        // Plain loops (no column form) keep the default width.
+        assert!(!auto(&jacobi(2, 4096, ScalarType::F32, false, false)).wide_vectors);
     }
 
     #[test]

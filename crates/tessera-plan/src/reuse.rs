@@ -49,6 +49,20 @@ impl ColumnSums {
     pub fn moves_per_point(&self) -> usize {
         self.columns.len() + self.taps.len() + self.sums.len()
     }
+
+    /// Multiply-adds per point: every weighted column of every sum, every tap.
+    pub fn multiply_adds_per_point(&self) -> usize {
+        self.sums.iter().map(Vec::len).sum::<usize>() + self.taps.len()
+    }
+
+    /// Whether the loops are bound by their multiply-adds rather than their loads and stores:
+    /// at least 1.5 multiply-adds per value moved. The general form (one sum per x offset)
+    /// keeps the plain loop's `|Q| |D|` multiply-adds while moving `|Q| + 2 |D|` values (a
+    /// 27-point box: 30 against 15); the rank-one form moves about as many values as it
+    /// multiplies (the 5x5 Gaussian: 10 against 11).
+    pub fn bound_by_multiply_adds(&self) -> bool {
+        2 * self.multiply_adds_per_point() >= 3 * self.moves_per_point()
+    }
 }
 
 /// The column-sum form of `stage`, when it applies and moves fewer values than the plain loop.

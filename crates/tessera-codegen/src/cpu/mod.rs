@@ -81,6 +81,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         openmp: plan.strategy != CpuStrategy::Naive,
         relaxed: !plan.exact,
         column_sums: &column_sums,
+        wide_vectors: plan.wide_vectors,
     };
     let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
     let _ = writeln!(
@@ -140,6 +141,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             openmp: true,
             relaxed: !plan.exact,
             column_sums: &column_sums,
+            wide_vectors: plan.wide_vectors,
         };
         for stage in program.stages.ids() {
             stage::emit_stage_box(&local, View::Scratch, stage, &mut out);
@@ -190,6 +192,13 @@ fn row_major_strides(extents: &[usize]) -> Vec<i64> {
 const SUPPORT: &str = r#"#include <stdlib.h>
 #include <omp.h>
 
+/* 512-bit vectors for loops bound by their multiply-adds (gcc on AVX-512 targets; gcc's
+   -march=native default is 256 bits, which suits the load-bound loops). */
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#define TS_WIDE_VECTORS __attribute__((target("prefer-vector-width=512")))
+#else
+#define TS_WIDE_VECTORS
+#endif
 #define TS_NAN ts_f64_from_bits(0x7ff8000000000000ull)
 #define TS_INF ts_f64_from_bits(0x7ff0000000000000ull)
 static inline int64_t ts_clamp(int64_t q, int64_t n) { return q < 0 ? 0 : q >= n ? n - 1 : q; }

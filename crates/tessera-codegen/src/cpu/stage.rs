@@ -67,6 +67,8 @@ pub(crate) struct Context<'a> {
     pub(crate) relaxed: bool,
     /// Per stage, its column-sum form when the plan runs it so.
     pub(crate) column_sums: &'a [Option<ColumnSums>],
+    /// Column-sum loops bound by their multiply-adds prefer 512-bit vectors (`TS_WIDE_VECTORS`).
+    pub(crate) wide_vectors: bool,
 }
 
 impl Context<'_> {
@@ -448,9 +450,14 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
     };
     let pointers = pointer_declarations(ctx.bound, stage);
     for (part, border) in [("in", false), ("bd", true)] {
-        let _ = writeln!(out, "static void ts_s{k}_{part}_{v}({signature}) {{");
-        out.push_str(&pointers);
         let sums = ctx.column_sums[stage.index()].as_ref().filter(|_| !border);
+        let wide = ctx.wide_vectors && sums.is_some_and(ColumnSums::bound_by_multiply_adds);
+        let attribute = if wide { "TS_WIDE_VECTORS " } else { "" };
+        let _ = writeln!(
+            out,
+            "{attribute}static void ts_s{k}_{part}_{v}({signature}) {{"
+        );
+        out.push_str(&pointers);
         let body = match sums {
             Some(sums) => {
                 out.push_str(&reuse::buffers(sums));
