@@ -89,6 +89,24 @@ impl BoundProgram {
         &self.stage_domains[stage.index()]
     }
 
+    /// The interior box of a stage: points whose reads of fields with a border mode all stay
+    /// in the grid, per axis `(lo, hi)` (possibly empty).
+    pub fn stage_interior(&self, stage: Id<Stage>) -> Vec<(i64, i64)> {
+        let checked = self.checked();
+        let program = checked.program();
+        let mut bounds: Vec<(i64, i64)> = self.extents.iter().map(|&e| (0, e as i64)).collect();
+        for (field, fp) in checked.stage_footprints(stage) {
+            if program.stages[stage].border_of(*field, program).is_none() {
+                continue;
+            }
+            for (a, b) in bounds.iter_mut().enumerate() {
+                b.0 = b.0.max(i64::from(-fp.min[a]));
+                b.1 = b.1.min(self.extents[a] as i64 - i64::from(fp.max[a]));
+            }
+        }
+        bounds
+    }
+
     /// Points updated per step, summed over stages (for GCells/s: the largest stage's count).
     pub fn updated_points(&self) -> u128 {
         self.stage_domains

@@ -123,6 +123,9 @@ pub struct CpuPlan {
     /// `wavefront` only: slowest-axis indices every fused step advances per pipeline iteration
     /// (0 for other strategies).
     pub stream_rows: usize,
+    /// `wavefront` only: points of padding in front of every ring row, so that the first point
+    /// a band of whole rows computes starts a 64-byte line (0 for other strategies).
+    pub ring_front: usize,
     /// Box-shaped linear stages run as column sums ([`crate::reuse`]): non-exact plans other
     /// than `naive` (the plain per-point loop every strategy is compared with), when some stage
     /// has that form.
@@ -257,24 +260,6 @@ pub fn plan_cpu(
         (None, CpuStrategy::Overlapped) => auto_overlapped_tile(bound, machine, time_tile),
         (None, CpuStrategy::Wavefront) => wavefront_shape(bound, machine, Some(time_tile), None).1,
     };
-    let (scratch_extents, stream_rows) = match strategy {
-        CpuStrategy::Overlapped => (
-            scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile)),
-            0,
-        ),
-        CpuStrategy::Wavefront => {
-            let mut extents = scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile));
-            pad_rows(bound, &mut extents);
-            let rows = wavefront_rows(bound.extents[0], &extents[1..]);
-            extents[0] = ring_rows(rows, stream_skew(bound));
-            pad_ring_slices(bound, &mut extents);
-            (extents, rows)
-        }
-        _ => (Vec::new(), 0),
-    };
-    let scratch_cells: u128 = scratch_extents.iter().map(|&e| e as u128).product();
-    let reach = max_reach(bound) as u128;
-    let largest = (bound.cell_count() as u128).max(scratch_cells) + reach * 2 + 1;
     let column_form = !request.exact && strategy != CpuStrategy::Naive;
     let sums: Vec<_> = if column_form {
         (bound.program().stages.ids())
@@ -283,6 +268,29 @@ pub fn plan_cpu(
     } else {
         Vec::new()
     };
+    let (scratch_extents, stream_rows, ring_front) = match strategy {
+        CpuStrategy::Overlapped => (
+            scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile)),
+            0,
+            0,
+        ),
+        CpuStrategy::Wavefront => {
+            let mut extents = scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile));
+            // A column-sum row starts loading at its smallest x offset.
+            let lead = sums.first().map_or(0, |s| s.reach.0);
+            let front = ring_front(bound, time_tile, &tile, lead);
+            extents[dims - 1] += front;
+            pad_rows(bound, &mut extents);
+            let rows = wavefront_rows(bound.extents[0], &extents[1..]);
+            extents[0] = ring_rows(rows, stream_skew(bound));
+            pad_ring_slices(bound, &mut extents);
+            (extents, rows, front)
+        }
+        _ => (Vec::new(), 0, 0),
+    };
+    let scratch_cells: u128 = scratch_extents.iter().map(|&e| e as u128).product();
+    let reach = max_reach(bound) as u128;
+    let largest = (bound.cell_count() as u128).max(scratch_cells) + reach * 2 + 1;
     Ok(CpuPlan {
         strategy,
         tile,
@@ -292,6 +300,7 @@ pub fn plan_cpu(
         index64: largest >= 1 << 31,
         scratch_extents,
         stream_rows,
+        ring_front,
         column_sums: !sums.is_empty(),
         wide_vectors: sums.iter().any(|s| s.bound_by_multiply_adds()),
     })
@@ -527,6 +536,30 @@ fn pad_rows(bound: &BoundProgram, extents: &mut [usize]) {
     if (*row * widest).is_multiple_of(512) {
         *row += line;
     }
+}
+
+/// Points of padding in front of every ring row when the bands span whole rows: enough that
+/// the first point the stage computes in a row, moved by `lead` (where its row loop starts
+/// loading), starts a 64-byte line, so that its stores and its loads at `dx = 0` do not split
+/// cache lines. 0 in 1D and when the bands split the rows (then the first computed point moves
+/// with every fused step).
+fn ring_front(bound: &BoundProgram, time_tile: usize, tile: &[usize], lead: i32) -> usize {
+    let dims = bound.extents.len();
+    let x = dims - 1;
+    let Some(stage) = bound.program().stages.ids().next() else {
+        return 0;
+    };
+    if dims < 2 || tile[x] < bound.extents[x] {
+        return 0;
+    }
+    let Some(core) = tile_cores(&bound.extents, tile).into_iter().next() else {
+        return 0;
+    };
+    let hull = tile_hull(&tile_regions(bound, &core, time_tile), &core);
+    let first = bound.stage_domain(stage).rect.lo[x].max(bound.stage_interior(stage)[x].0)
+        + i64::from(lead);
+    let line = (64 / field_sizes(bound).0).max(1) as i64;
+    (hull.lo[x] - first).rem_euclid(line) as usize
 }
 
 /// Slowest-axis indices per pipeline iteration: about 4096 points per stage call (at most 8
@@ -882,6 +915,40 @@ mod tests {
         let row = plan.scratch_extents[1];
         assert!(row >= 512 + 2 * 16 && row.is_multiple_of(16) && !(row * 4).is_multiple_of(512));
         assert!(plan.scratch_extents[0] >= plan.stream_rows + 2);
+    }
+
+    #[test]
+    fn full_row_rings_align_the_first_computed_point() {
+        // Whole rows: x = 1 (the domain's first point) lands on a 64-byte line.
+        for (ty, front) in [(ScalarType::F32, 15), (ScalarType::F64, 7)] {
+            let plan = auto(&jacobi(3, 256, ty, false, false));
+            assert_eq!(plan.ring_front, front);
+            let row = plan.scratch_extents[2];
+            assert!(row >= 256 + front && (row * ty.size_bytes()).is_multiple_of(64));
+        }
+        // Bands that split the rows, and other strategies, keep no front.
+        assert_eq!(
+            auto(&jacobi(2, 4096, ScalarType::F32, false, false)).ring_front,
+            0
+        );
+        let parallel = CpuRequest {
+            strategy: Some("parallel".into()),
+            ..CpuRequest::default()
+        };
+        let bound = jacobi(3, 256, ScalarType::F32, false, false);
+        assert_eq!(
+            plan_cpu(&bound, &parallel, &machine()).unwrap().ring_front,
+            0
+        );
+        // A column-sum row starts loading at x = first - 2 (a 5x5 box on 2..N-2): aligned as is.
+        let whole_rows = CpuRequest {
+            strategy: Some("wavefront".into()),
+            tile: Some(vec![64, 1000]),
+            ..CpuRequest::default()
+        };
+        let plan = plan_cpu(&box5x5(300, false), &whole_rows, &machine()).unwrap();
+        assert!(plan.column_sums);
+        assert_eq!(plan.ring_front, 0);
     }
 
     #[test]

@@ -413,24 +413,6 @@ fn identity(op: ReduceOp) -> &'static str {
     }
 }
 
-/// The interior box of a stage: points whose reads of fields with a border mode all stay in
-/// the grid, per axis `(lo, hi)` (possibly empty).
-fn interior(bound: &BoundProgram, stage: Id<Stage>) -> Vec<(i64, i64)> {
-    let checked = bound.checked();
-    let program = checked.program();
-    let mut bounds: Vec<(i64, i64)> = bound.extents.iter().map(|&e| (0, e as i64)).collect();
-    for (field, fp) in checked.stage_footprints(stage) {
-        if program.stages[stage].border_of(*field, program).is_none() {
-            continue;
-        }
-        for (a, b) in bounds.iter_mut().enumerate() {
-            b.0 = b.0.max(i64::from(-fp.min[a]));
-            b.1 = b.1.min(bound.extents[a] as i64 - i64::from(fp.max[a]));
-        }
-    }
-    bounds
-}
-
 /// Emits the interior, border and box functions of `stage` for `view`.
 pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &mut String) {
     let dims = ctx.dims();
@@ -498,7 +480,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
         nest.emit(&body, out);
         let _ = writeln!(out, "    (void)t;\n}}\n");
     }
-    let inner = interior(ctx.bound, stage);
+    let inner = ctx.bound.stage_interior(stage);
     let list = |f: &dyn Fn(usize) -> i64| {
         (0..dims)
             .map(|a| f(a).to_string())

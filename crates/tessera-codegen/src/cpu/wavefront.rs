@@ -227,8 +227,14 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     out.push_str(
         "            const int64_t* hull = rec;\n\
          \x20           int64_t org[TS_DIMS], lo[TS_DIMS], hi[TS_DIMS];\n\
-         \x20           memcpy(org, hull, sizeof org);\n\
-         \x20           for (int64_t y = hull[0]; y - steps * TS_SKEW < hull[TS_DIMS]; y += TS_K) {\n",
+         \x20           memcpy(org, hull, sizeof org);\n",
+    );
+    // Ring rows start `ring_front` points before the hull: the first computed point is aligned.
+    if plan.ring_front > 0 {
+        let _ = writeln!(out, "            org[{}] -= {};", dims - 1, plan.ring_front);
+    }
+    out.push_str(
+        "            for (int64_t y = hull[0]; y - steps * TS_SKEW < hull[TS_DIMS]; y += TS_K) {\n",
     );
     let clip = |from: &str, a: &str, b: &str| {
         format!(
