@@ -28,7 +28,7 @@ use tessera_analysis::tiling::{TileRegions, tile_regions};
 use tessera_analysis::{BoundProgram, FieldRole, Rect};
 use tessera_ir::Border;
 
-use crate::reuse::column_sums;
+use crate::reuse::{column_sums, row_pairs};
 
 /// How the generated C code walks the grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -136,6 +136,9 @@ pub struct CpuPlan {
     /// Elsewhere the compiler's default width (256 bits under `-march=native` on x86) stays,
     /// because wider vectors slowed the load-bound loops (measured in docs/performance.md).
     pub wide_vectors: bool,
+    /// Some linear stage without a column-sum form computes its rows in pairs
+    /// ([`row_pairs`](crate::reuse::row_pairs)): non-exact plans other than `naive`.
+    pub row_pairs: bool,
 }
 
 impl fmt::Display for CpuPlan {
@@ -163,7 +166,7 @@ impl fmt::Display for CpuPlan {
         }
         write!(
             f,
-            " threads={}{}{}{}",
+            " threads={}{}{}{}{}",
             self.threads,
             if self.exact { " exact" } else { "" },
             if self.column_sums { " column-sums" } else { "" },
@@ -171,7 +174,8 @@ impl fmt::Display for CpuPlan {
                 " wide-vectors"
             } else {
                 ""
-            }
+            },
+            if self.row_pairs { " row-pairs" } else { "" }
         )
     }
 }
@@ -303,6 +307,9 @@ pub fn plan_cpu(
         ring_front,
         column_sums: !sums.is_empty(),
         wide_vectors: sums.iter().any(|s| s.bound_by_multiply_adds()),
+        row_pairs: column_form
+            && (bound.program().stages.ids())
+                .any(|s| row_pairs(bound, s) && column_sums(bound, s).is_none()),
     })
 }
 
@@ -946,7 +953,7 @@ mod tests {
             tile: Some(vec![64, 1000]),
             ..CpuRequest::default()
         };
-        let plan = plan_cpu(&box5x5(300, false), &whole_rows, &machine()).unwrap();
+        let plan = plan_cpu(&square_box(300, 2, false), &whole_rows, &machine()).unwrap();
         assert!(plan.column_sums);
         assert_eq!(plan.ring_front, 0);
     }
@@ -1043,37 +1050,37 @@ mod tests {
 
     /// `A = Σ w · A[o]` over the box of radius 2 in 2D with clamped borders; separable weights
     /// (a Gaussian) or all distinct.
-    fn box5x5(n: usize, separable: bool) -> BoundProgram {
-        let g = [1.0, 4.0, 6.0, 4.0, 1.0];
+    /// A square box of radius `r` on an `n`x`n` grid: separable (tent) or general weights.
+    fn square_box(n: usize, r: i32, separable: bool) -> BoundProgram {
         let mut b = ProgramBuilder::new("box");
         let p = b.param("N", ScalarType::I64, Constant::Int(n as i64));
         b.grid(vec![SizeExpr::Param(p); 2]);
         let a = b.field("A", ScalarType::F32);
         b.set_border(a, Border::Clamp);
-        let offsets: Vec<[i32; 2]> = (-2..=2)
-            .flat_map(|y| (-2..=2).map(move |x| [y, x]))
+        let offsets: Vec<[i32; 2]> = (-r..=r)
+            .flat_map(|y| (-r..=r).map(move |x| [y, x]))
             .collect();
         let sum = b.weighted_reads(
             a,
             offsets.iter().map(|o| {
-                let (y, x) = ((o[0] + 2) as usize, (o[1] + 2) as usize);
+                let (y, x) = (o[0] + r, o[1] + r);
                 let w = if separable {
-                    g[y] * g[x] / 256.0
+                    f64::from((r + 1 - (y - r).abs()) * (r + 1 - (x - r).abs())) / 100.0
                 } else {
-                    1.0 + (5 * y + x) as f64 / 100.0
+                    1.0 + f64::from(5 * y + x) / 100.0
                 };
                 (o.as_slice(), w)
             }),
         );
         let mut s = b.stage("s");
-        s.assign(a, sum.expect("25 terms"));
+        s.assign(a, sum.expect("terms"));
         b.finish_stage(s);
         bind(Arc::new(check(&b.finish()).expect("checks")), &[]).expect("binds")
     }
 
     #[test]
     fn column_sums_make_box_stencils_memory_bound() {
-        let gaussian = box5x5(4096, true);
+        let gaussian = square_box(4096, 2, true);
         // Rank one: 5 column loads, 1 sum stored, 5 sums read back.
         assert_eq!(work_per_point(&gaussian, false), 11);
         assert_eq!(work_per_point(&gaussian, true), 25);
@@ -1087,7 +1094,7 @@ mod tests {
         assert_eq!(plan.strategy, CpuStrategy::Overlapped);
         assert!(!plan.column_sums);
         // General weights: one sum per x offset, 5 + 5 + 5 values moved.
-        assert_eq!(work_per_point(&box5x5(64, false), false), 15);
+        assert_eq!(work_per_point(&square_box(64, 2, false), false), 15);
         let naive = CpuRequest {
             strategy: Some("naive".into()),
             ..CpuRequest::default()
@@ -1098,10 +1105,10 @@ mod tests {
     #[test]
     fn only_column_sums_bound_by_multiply_adds_get_wide_vectors() {
         // Rank one: 5 + 5 multiply-adds against 11 values moved.
-        let gaussian = box5x5(4096, true);
+        let gaussian = square_box(4096, 2, true);
         assert!(!auto(&gaussian).wide_vectors);
         // General weights: 25 + 5 multiply-adds against 15 values moved.
-        let general = box5x5(4096, false);
+        let general = square_box(4096, 2, false);
         let plan = auto(&general);
         assert!(plan.column_sums && plan.wide_vectors);
         assert!(plan.to_string().ends_with(" column-sums wide-vectors"));
@@ -1119,6 +1126,26 @@ mod tests {
         }
         // Plain loops (no column form) keep the default width.
         assert!(!auto(&jacobi(2, 4096, ScalarType::F32, false, false)).wide_vectors);
+    }
+
+    #[test]
+    fn linear_stages_sharing_most_reads_pair_their_rows() {
+        // A general 3x3 box has no column form; the next row shares 6 of its 9 reads.
+        let box3x3 = square_box(4096, 1, false);
+        let plan = auto(&box3x3);
+        assert!(plan.row_pairs && !plan.column_sums);
+        assert!(plan.to_string().ends_with(" row-pairs"));
+        // Column-sum stages, stars (2 of 5 shared), exact plans and naive keep single rows.
+        assert!(!auto(&square_box(4096, 2, true)).row_pairs);
+        assert!(!auto(&jacobi(2, 4096, ScalarType::F32, false, false)).row_pairs);
+        for (strategy, exact) in [("parallel", true), ("naive", false)] {
+            let request = CpuRequest {
+                strategy: Some(strategy.into()),
+                exact,
+                ..CpuRequest::default()
+            };
+            assert!(!plan_cpu(&box3x3, &request, &machine()).unwrap().row_pairs);
+        }
     }
 
     #[test]

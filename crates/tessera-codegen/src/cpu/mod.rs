@@ -37,7 +37,7 @@ use std::fmt::Write as _;
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Id, ReductionPlacement, Stage};
 use tessera_plan::cpu::{CpuPlan, CpuStrategy};
-use tessera_plan::reuse::{ColumnSums, column_sums};
+use tessera_plan::reuse::{ColumnSums, column_sums, row_pairs};
 
 use crate::cfamily::{Dialect, print_expr};
 use layout::{WriteMode, partial_layout, updated_fields, write_mode};
@@ -74,6 +74,13 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
                 .flatten()
         })
         .collect();
+    let row_pairs: Vec<bool> = program
+        .stages
+        .ids()
+        .map(|stage| {
+            plan.row_pairs && column_sums[stage.index()].is_none() && row_pairs(bound, stage)
+        })
+        .collect();
     let global = Context {
         bound,
         strides: row_major_strides(&bound.extents),
@@ -82,6 +89,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         relaxed: !plan.exact,
         column_sums: &column_sums,
         wide_vectors: plan.wide_vectors,
+        row_pairs: &row_pairs,
     };
     let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
     let _ = writeln!(
@@ -142,6 +150,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             relaxed: !plan.exact,
             column_sums: &column_sums,
             wide_vectors: plan.wide_vectors,
+            row_pairs: &row_pairs,
         };
         for stage in program.stages.ids() {
             stage::emit_stage_box(&local, View::Scratch, stage, &mut out);

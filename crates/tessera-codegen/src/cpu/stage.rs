@@ -69,6 +69,9 @@ pub(crate) struct Context<'a> {
     pub(crate) column_sums: &'a [Option<ColumnSums>],
     /// Column-sum loops bound by their multiply-adds prefer 512-bit vectors (`TS_WIDE_VECTORS`).
     pub(crate) wide_vectors: bool,
+    /// Per stage, whether its interior loop computes rows in pairs
+    /// ([`tessera_plan::reuse::row_pairs`]).
+    pub(crate) row_pairs: &'a [bool],
 }
 
 impl Context<'_> {
@@ -84,6 +87,8 @@ struct Leaves<'a> {
     strides: &'a [i64],
     /// Map every read through its field's border mode (otherwise: plain offset from `i`).
     border: bool,
+    /// The second row of a pair: reads offset from `j`, the row coordinate is `p + step`.
+    second_row: Option<i64>,
 }
 
 impl ReadRenderer for Leaves<'_> {
@@ -95,10 +100,11 @@ impl ReadRenderer for Leaves<'_> {
                 .zip(self.strides)
                 .map(|(&o, &s)| i64::from(o) * s)
                 .sum();
+            let i = if self.second_row.is_some() { "j" } else { "i" };
             return match k {
-                0 => format!("{name}[i]"),
-                k if k < 0 => format!("{name}[i - {}]", -k),
-                k => format!("{name}[i + {k}]"),
+                0 => format!("{name}[{i}]"),
+                k if k < 0 => format!("{name}[{i} - {}]", -k),
+                k => format!("{name}[{i} + {k}]"),
             };
         }
         let program = self.bound.program();
@@ -157,7 +163,10 @@ impl ReadRenderer for Leaves<'_> {
     }
 
     fn coord(&mut self, axis: usize) -> String {
-        format!("p{axis}")
+        match self.second_row {
+            Some(step) if axis + 2 == self.strides.len() => format!("(p{axis} + {step})"),
+            _ => format!("p{axis}"),
+        }
     }
 
     fn step(&mut self) -> String {
@@ -181,6 +190,7 @@ pub(crate) fn until_leaves(bound: &BoundProgram) -> impl ReadRenderer + '_ {
         stage: None,
         strides: &[],
         border: false,
+        second_row: None,
     }
 }
 
@@ -245,39 +255,25 @@ struct LoopNest<'a> {
     /// The body loops over the innermost axis itself (column sums): the nest stops one axis
     /// short.
     body_owns_rows: bool,
+    /// The body of the second row of a pair: rows run two at a time (the last one alone when
+    /// their count is odd).
+    pair: Option<String>,
 }
 
 impl LoopNest<'_> {
     fn emit(&self, body: &str, out: &mut String) {
         let dims = self.strides.len();
-        let looped = if self.body_owns_rows { dims - 1 } else { dims };
         let mut indent = String::from("    ");
-        for a in 0..looped {
-            let (dlo, step) = (self.domain.rect.lo[a], self.domain.stride[a]);
-            let start = if step == 1 {
-                self.lo[a].clone()
-            } else {
-                format!("ts_align({}, {dlo}, {step})", self.lo[a])
-            };
-            let advance = if step == 1 {
-                format!("p{a}++")
-            } else {
-                format!("p{a} += {step}")
-            };
+        for a in 0..dims - 1 {
             if let (0, Some(pragma)) = (a, &self.outer_pragma) {
                 let _ = writeln!(out, "{indent}{pragma}");
             }
-            if a == dims - 1 {
-                out.push_str(&indent_lines(&self.row_open, &indent));
-                if let Some(pragma) = self.inner_pragma {
-                    let _ = writeln!(out, "{indent}{pragma}");
-                }
-            }
-            let _ = writeln!(
-                out,
-                "{indent}for (int64_t p{a} = {start}; p{a} < {}; {advance}) {{",
-                self.hi[a]
-            );
+            let rows = if a + 2 == dims && self.pair.is_some() {
+                2
+            } else {
+                1
+            };
+            self.open_loop(a, rows, &indent, out);
             indent.push_str("    ");
             let prev = if a == 0 {
                 String::new()
@@ -288,50 +284,116 @@ impl LoopNest<'_> {
                 1 => String::new(),
                 s => format!(" * {s}"),
             };
-            if a == dims - 1 {
-                // The innermost index stays affine in the 64-bit loop variable (no truncation),
-                // so that the compiler sees contiguous accesses and vectorizes without gathers.
+            let _ = writeln!(
+                out,
+                "{indent}const ts_idx b{a} = {prev}(ts_idx)(p{a} - org[{a}]){stride};"
+            );
+            if let Some(write) = self.write_strides {
                 let prev = if a == 0 {
                     String::new()
                 } else {
-                    format!("(int64_t)b{} + ", a - 1)
+                    format!("bw{} + ", a - 1)
                 };
-                let _ = writeln!(out, "{indent}const int64_t i = {prev}(p{a} - org[{a}]);");
-                if self.write_strides.is_some() {
-                    let prev = if a == 0 {
-                        String::new()
-                    } else {
-                        format!("(int64_t)bw{} + ", a - 1)
-                    };
-                    let _ = writeln!(out, "{indent}const int64_t iw = {prev}(p{a} - worg[{a}]);");
-                }
-            } else {
                 let _ = writeln!(
                     out,
-                    "{indent}const ts_idx b{a} = {prev}(ts_idx)(p{a} - org[{a}]){stride};"
+                    "{indent}const ts_idx bw{a} = {prev}(ts_idx)(p{a} - worg[{a}]) * {};",
+                    write[a]
                 );
-                if let Some(write) = self.write_strides {
-                    let prev = if a == 0 {
-                        String::new()
-                    } else {
-                        format!("bw{} + ", a - 1)
-                    };
-                    let _ = writeln!(
-                        out,
-                        "{indent}const ts_idx bw{a} = {prev}(ts_idx)(p{a} - worg[{a}]) * {};",
-                        write[a]
-                    );
-                }
             }
         }
-        out.push_str(&indent_lines(body, &indent));
-        for a in (0..looped).rev() {
+        match &self.pair {
+            _ if self.body_owns_rows => out.push_str(&indent_lines(body, &indent)),
+            Some(second) => {
+                let a = dims - 2;
+                let step = self.domain.stride[a];
+                let _ = writeln!(out, "{indent}if (p{a} + {step} < {}) {{", self.hi[a]);
+                let (first, second) = (indent_lines(body, "    "), indent_lines(second, "    "));
+                let pair = format!("{{\n{first}}}\n{{\n{second}}}\n");
+                self.emit_row(&pair, true, &format!("{indent}    "), out);
+                let _ = writeln!(out, "{indent}}} else {{");
+                self.emit_row(body, false, &format!("{indent}    "), out);
+                let _ = writeln!(out, "{indent}}}");
+            }
+            None => self.emit_row(body, false, &indent, out),
+        }
+        for _ in 0..dims - 1 {
             indent.truncate(indent.len() - 4);
             let _ = writeln!(out, "{indent}}}");
-            if a == dims - 1 {
-                out.push_str(&indent_lines(&self.row_close, &indent));
+        }
+    }
+
+    /// Opens the loop over axis `a`, advancing `rows` indices of the domain at a time.
+    fn open_loop(&self, a: usize, rows: i64, indent: &str, out: &mut String) {
+        let (dlo, step) = (self.domain.rect.lo[a], self.domain.stride[a]);
+        let start = if step == 1 {
+            self.lo[a].clone()
+        } else {
+            format!("ts_align({}, {dlo}, {step})", self.lo[a])
+        };
+        let advance = match rows * step {
+            1 => format!("p{a}++"),
+            n => format!("p{a} += {n}"),
+        };
+        let _ = writeln!(
+            out,
+            "{indent}for (int64_t p{a} = {start}; p{a} < {}; {advance}) {{",
+            self.hi[a]
+        );
+    }
+
+    /// The innermost loop with `body` at every point; `paired`: the indices `j`/`jw` of the
+    /// point a row further are defined too.
+    fn emit_row(&self, body: &str, paired: bool, indent: &str, out: &mut String) {
+        let dims = self.strides.len();
+        let a = dims - 1;
+        if let (0, Some(pragma)) = (a, &self.outer_pragma) {
+            let _ = writeln!(out, "{indent}{pragma}");
+        }
+        out.push_str(&indent_lines(&self.row_open, indent));
+        if let Some(pragma) = self.inner_pragma {
+            let _ = writeln!(out, "{indent}{pragma}");
+        }
+        self.open_loop(a, 1, indent, out);
+        let inner = format!("{indent}    ");
+        // The innermost index stays affine in the 64-bit loop variable (no truncation), so
+        // that the compiler sees contiguous accesses and vectorizes without gathers.
+        let prev = |base: &str| {
+            if a == 0 {
+                String::new()
+            } else {
+                format!("(int64_t){base}{} + ", a - 1)
+            }
+        };
+        let _ = writeln!(
+            out,
+            "{inner}const int64_t i = {}(p{a} - org[{a}]);",
+            prev("b")
+        );
+        if self.write_strides.is_some() {
+            let _ = writeln!(
+                out,
+                "{inner}const int64_t iw = {}(p{a} - worg[{a}]);",
+                prev("bw")
+            );
+        }
+        if paired {
+            let step = self.domain.stride[a - 1];
+            let _ = writeln!(
+                out,
+                "{inner}const int64_t j = i + {};",
+                step * self.strides[a - 1]
+            );
+            if let Some(write) = self.write_strides {
+                let _ = writeln!(
+                    out,
+                    "{inner}const int64_t jw = iw + {};",
+                    step * write[a - 1]
+                );
             }
         }
+        out.push_str(&indent_lines(body, &inner));
+        let _ = writeln!(out, "{indent}}}");
+        out.push_str(&indent_lines(&self.row_close, indent));
     }
 }
 
@@ -340,8 +402,15 @@ fn indent_lines(text: &str, indent: &str) -> String {
 }
 
 /// The statements computing a stage at one point: lets, outputs into `o<f>`, then stores; when
-/// `fold` is set, in-stage reductions are folded into `a<r>` if `due[r]`.
-fn stage_body(ctx: &Context, stage: Id<Stage>, border: bool, fold: bool) -> String {
+/// `fold` is set, in-stage reductions are folded into `a<r>` if `due[r]`. With `second_row`
+/// (the row step), the point is the one a row further (indices `j`/`jw`).
+fn stage_body(
+    ctx: &Context,
+    stage: Id<Stage>,
+    border: bool,
+    fold: bool,
+    second_row: Option<i64>,
+) -> String {
     let (bound, strides) = (ctx.bound, &ctx.strides);
     let checked = bound.checked();
     let program = checked.program();
@@ -350,6 +419,7 @@ fn stage_body(ctx: &Context, stage: Id<Stage>, border: bool, fold: bool) -> Stri
         stage: Some(stage),
         strides,
         border,
+        second_row,
     };
     let printed = if ctx.relaxed {
         print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
@@ -381,10 +451,11 @@ fn stage_body(ctx: &Context, stage: Id<Stage>, border: bool, fold: bool) -> Stri
             WriteMode::InPlace => format!("r{f}"),
             _ => format!("w{f}"),
         };
-        let index = if ctx.write_strides.is_some() {
-            "iw"
-        } else {
-            "i"
+        let index = match (ctx.write_strides.is_some(), second_row.is_some()) {
+            (true, false) => "iw",
+            (true, true) => "jw",
+            (false, false) => "i",
+            (false, true) => "j",
         };
         let _ = writeln!(body, "{target}[{index}] = o{f};");
     }
@@ -448,6 +519,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
                     stage: Some(stage),
                     strides: &ctx.strides,
                     border: false,
+                    second_row: None,
                 };
                 let f = sums.output.index();
                 let target = match write_mode(ctx.bound, stage, sums.output) {
@@ -463,8 +535,12 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
                     ctx.openmp,
                 )
             }
-            None => stage_body(ctx, stage, border, false),
+            None => stage_body(ctx, stage, border, false, None),
         };
+        let pair = (!border && sums.is_none() && ctx.row_pairs[stage.index()]).then(|| {
+            let step = domain.stride[dims - 2];
+            stage_body(ctx, stage, false, false, Some(step))
+        });
         let nest = LoopNest {
             domain,
             strides: &ctx.strides,
@@ -476,6 +552,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             row_open: String::new(),
             row_close: String::new(),
             body_owns_rows: sums.is_some(),
+            pair,
         };
         nest.emit(&body, out);
         let _ = writeln!(out, "    (void)t;\n}}\n");
@@ -558,6 +635,7 @@ fn reduction_nest<'a>(
         row_open,
         row_close,
         body_owns_rows: false,
+        pair: None,
     }
 }
 
@@ -606,7 +684,7 @@ pub(crate) fn emit_stage_reduce(
     );
     let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
     out.push_str(&pointer_declarations(ctx.bound, stage));
-    reduction_nest(ctx, domain, &reductions).emit(&stage_body(ctx, stage, true, true), out);
+    reduction_nest(ctx, domain, &reductions).emit(&stage_body(ctx, stage, true, true, None), out);
     let _ = writeln!(out, "    (void)t;\n}}\n");
 }
 
@@ -641,6 +719,7 @@ pub(crate) fn emit_after_step_reduction(
         stage: None,
         strides: &ctx.strides,
         border: true,
+        second_row: None,
     };
     let value = print_reduction_value(
         Dialect::C,
