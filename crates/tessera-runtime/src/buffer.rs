@@ -3,8 +3,11 @@
 use tessera_analysis::BoundProgram;
 use tessera_ir::ScalarType;
 
-/// One field's values, row-major with the fastest axis last.
-#[derive(Clone, Debug, PartialEq)]
+use crate::pages::{copied, zeroed};
+
+/// One field's values, row-major with the fastest axis last. Large buffers made here (zeros,
+/// poison, clones) sit on transparent huge pages where the system allows it.
+#[derive(Debug, PartialEq)]
 pub enum Buffer {
     /// `u8` elements.
     U8(Vec<u8>),
@@ -22,11 +25,11 @@ impl Buffer {
     /// `len` zeros of type `ty` (`bool` is not storable and panics).
     pub fn zeros(ty: ScalarType, len: usize) -> Buffer {
         match ty {
-            ScalarType::U8 => Buffer::U8(vec![0; len]),
-            ScalarType::I32 => Buffer::I32(vec![0; len]),
-            ScalarType::I64 => Buffer::I64(vec![0; len]),
-            ScalarType::F32 => Buffer::F32(vec![0.0; len]),
-            ScalarType::F64 => Buffer::F64(vec![0.0; len]),
+            ScalarType::U8 => Buffer::U8(zeroed(len)),
+            ScalarType::I32 => Buffer::I32(zeroed(len)),
+            ScalarType::I64 => Buffer::I64(zeroed(len)),
+            ScalarType::F32 => Buffer::F32(zeroed(len)),
+            ScalarType::F64 => Buffer::F64(zeroed(len)),
             ScalarType::Bool => panic!("bool is not a storable field type"),
         }
     }
@@ -34,14 +37,15 @@ impl Buffer {
     /// `len` copies of the poison value of `ty`: NaN for floats, a sentinel for integers.
     /// Tests fill outputs with it so that an unwritten cell shows.
     pub fn poisoned(ty: ScalarType, len: usize) -> Buffer {
-        match ty {
-            ScalarType::U8 => Buffer::U8(vec![0xA5; len]),
-            ScalarType::I32 => Buffer::I32(vec![i32::MIN + 7; len]),
-            ScalarType::I64 => Buffer::I64(vec![i64::MIN + 7; len]),
-            ScalarType::F32 => Buffer::F32(vec![f32::NAN; len]),
-            ScalarType::F64 => Buffer::F64(vec![f64::NAN; len]),
-            ScalarType::Bool => panic!("bool is not a storable field type"),
+        let mut buffer = Buffer::zeros(ty, len);
+        match &mut buffer {
+            Buffer::U8(v) => v.fill(0xA5),
+            Buffer::I32(v) => v.fill(i32::MIN + 7),
+            Buffer::I64(v) => v.fill(i64::MIN + 7),
+            Buffer::F32(v) => v.fill(f32::NAN),
+            Buffer::F64(v) => v.fill(f64::NAN),
         }
+        buffer
     }
 
     /// The element type.
@@ -120,6 +124,18 @@ impl Buffer {
     /// A raw pointer to the first element, for generated code.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.as_bytes_mut().as_mut_ptr()
+    }
+}
+
+impl Clone for Buffer {
+    fn clone(&self) -> Buffer {
+        match self {
+            Buffer::U8(v) => Buffer::U8(copied(v)),
+            Buffer::I32(v) => Buffer::I32(copied(v)),
+            Buffer::I64(v) => Buffer::I64(copied(v)),
+            Buffer::F32(v) => Buffer::F32(copied(v)),
+            Buffer::F64(v) => Buffer::F64(copied(v)),
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod backend;
 pub mod buffer;
+mod pages;
 pub mod reduce;
 
 pub use backend::{
