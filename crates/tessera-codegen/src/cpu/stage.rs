@@ -275,11 +275,7 @@ impl LoopNest<'_> {
             };
             self.open_loop(a, rows, &indent, out);
             indent.push_str("    ");
-            let prev = if a == 0 {
-                String::new()
-            } else {
-                format!("b{} + ", a - 1)
-            };
+            let prev = outer_base(a, "b", "");
             let stride = match self.strides[a] {
                 1 => String::new(),
                 s => format!(" * {s}"),
@@ -289,11 +285,7 @@ impl LoopNest<'_> {
                 "{indent}const ts_idx b{a} = {prev}(ts_idx)(p{a} - org[{a}]){stride};"
             );
             if let Some(write) = self.write_strides {
-                let prev = if a == 0 {
-                    String::new()
-                } else {
-                    format!("bw{} + ", a - 1)
-                };
+                let prev = outer_base(a, "bw", "");
                 let _ = writeln!(
                     out,
                     "{indent}const ts_idx bw{a} = {prev}(ts_idx)(p{a} - worg[{a}]) * {};",
@@ -357,13 +349,7 @@ impl LoopNest<'_> {
         let inner = format!("{indent}    ");
         // The innermost index stays affine in the 64-bit loop variable (no truncation), so
         // that the compiler sees contiguous accesses and vectorizes without gathers.
-        let prev = |base: &str| {
-            if a == 0 {
-                String::new()
-            } else {
-                format!("(int64_t){base}{} + ", a - 1)
-            }
-        };
+        let prev = |base: &str| outer_base(a, base, "(int64_t)");
         let _ = writeln!(
             out,
             "{inner}const int64_t i = {}(p{a} - org[{a}]);",
@@ -394,6 +380,16 @@ impl LoopNest<'_> {
         out.push_str(&indent_lines(body, &inner));
         let _ = writeln!(out, "{indent}}}");
         out.push_str(&indent_lines(&self.row_close, indent));
+    }
+}
+
+/// The offset of the row that axis `a`'s loop runs in: `{cast}{base}{a - 1} + `, or nothing
+/// for the outermost axis.
+fn outer_base(a: usize, base: &str, cast: &str) -> String {
+    if a == 0 {
+        String::new()
+    } else {
+        format!("{cast}{base}{} + ", a - 1)
     }
 }
 
