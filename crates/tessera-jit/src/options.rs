@@ -34,7 +34,7 @@ pub(crate) const LINK_LIBRARIES: &[&str] = &["-lm"];
 pub struct CompileOptions {
     /// Exact floating point: adds [`EXACT_FLAGS`]; callers must not add value-changing flags.
     pub exact: bool,
-    /// Flags appended after all others (defines, sanitizers, `-fno-math-errno` when not exact).
+    /// Flags appended after all others (defines, sanitizers, `-fno-math-errno`).
     pub extra_flags: Vec<String>,
     /// Compiler name or path, overriding `TESSERA_CC` / `CC`.
     pub compiler: Option<String>,
