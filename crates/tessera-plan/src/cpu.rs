@@ -20,7 +20,8 @@
 //!   with 8 fused steps:
 //!   per-thread tiles sized so that
 //!   the tile's scratch buffers (all fields, with the ghost zone of the fused steps) fit in half
-//!   the L2 cache.
+//!   the L2 cache; except compute-bound programs whose ghost zone would grow a tile by more
+//!   than 60% (radius 3 and up), which run `parallel`.
 
 use std::fmt;
 
@@ -369,11 +370,35 @@ fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine, exact: bool) -> Cpu
         && (dims < 3 || wavefront_ghost_work(bound, machine) <= 0.25)
     {
         CpuStrategy::Wavefront
-    } else if dims >= 3 {
+    } else if dims >= 3 || (compute_bound && overlapped_ghost_work(bound, machine) > 0.6) {
         CpuStrategy::Parallel
     } else {
         CpuStrategy::Overlapped
     }
+}
+
+/// The overlapped strategy's extra work with its automatic tiles: the cells a tile's scratch
+/// hull covers (the tile and the ghost zone of its fused steps) over the tile's own, less 1.
+///
+/// Compute-bound stencils gain from overlapped tiles only the L1 reuse of their short rows, so
+/// a wide ghost zone costs more than it brings. Measured on 4096² grids, GCells/s, overlapped
+/// against `parallel`: gaussian2d exact f32, hull +41%: 0.92 / 0.85; f64, +56%: 0.45 / 0.42;
+/// box2d2r exact f64, +56%: 0.38 / 0.32; box2d3r exact f32, +63%: 0.28 / 0.34; box2d3r f32
+/// with column sums: 0.72 / 0.88, f64 (+89%): 0.38 / 0.45; box2d4r f32 (+84%): 0.46 / 0.58.
+fn overlapped_ghost_work(bound: &BoundProgram, machine: &CpuMachine) -> f64 {
+    let time_tile = auto_time_tile(bound.extents.len());
+    let tile = auto_overlapped_tile(bound, machine, time_tile);
+    let cores = representative_cores(&bound.extents, &tile);
+    let hull: f64 = scratch_extents(bound, time_tile, &cores)
+        .iter()
+        .map(|&e| e as f64)
+        .product();
+    let core: f64 = tile
+        .iter()
+        .zip(&bound.extents)
+        .map(|(&t, &e)| t.min(e) as f64)
+        .product();
+    hull / core - 1.0
 }
 
 /// The wavefront's redundant work with its automatic bands, as a fraction of the useful work:
@@ -1100,6 +1125,25 @@ mod tests {
             ..CpuRequest::default()
         };
         assert!(!plan_cpu(&gaussian, &naive, &machine()).unwrap().column_sums);
+    }
+
+    #[test]
+    fn wide_compute_bound_stencils_skip_time_tiles() {
+        // 7x7 box, general weights: 7 + 7 + 7 values moved per point, so compute-bound; the
+        // overlapped tiles' hull of 8 fused steps (radius 3) is 63% larger than the tile.
+        let wide = square_box(4096, 3, false);
+        assert!(work_per_point(&wide, false) >= 20);
+        assert!(overlapped_ghost_work(&wide, &machine()) > 0.6);
+        assert_eq!(auto(&wide).strategy, CpuStrategy::Parallel);
+        // The 5x5 box in exact mode (25 reads): a 41% hull still pays for the L1 reuse.
+        let narrow = square_box(4096, 2, false);
+        let exact = CpuRequest {
+            exact: true,
+            ..CpuRequest::default()
+        };
+        assert!(overlapped_ghost_work(&narrow, &machine()) < 0.6);
+        let plan = plan_cpu(&narrow, &exact, &machine()).expect("plans");
+        assert_eq!(plan.strategy, CpuStrategy::Overlapped);
     }
 
     #[test]
