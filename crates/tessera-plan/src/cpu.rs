@@ -308,9 +308,7 @@ pub fn plan_cpu(
         ring_front,
         column_sums: !sums.is_empty(),
         wide_vectors: sums.iter().any(|s| s.bound_by_multiply_adds()),
-        row_pairs: column_form
-            && (bound.program().stages.ids())
-                .any(|s| row_pairs(bound, s) && column_sums(bound, s).is_none()),
+        row_pairs: column_form && (bound.program().stages.ids()).any(|s| row_pairs(bound, s)),
     })
 }
 
@@ -393,11 +391,7 @@ fn overlapped_ghost_work(bound: &BoundProgram, machine: &CpuMachine) -> f64 {
         .iter()
         .map(|&e| e as f64)
         .product();
-    let core: f64 = tile
-        .iter()
-        .zip(&bound.extents)
-        .map(|(&t, &e)| t.min(e) as f64)
-        .product();
+    let core: f64 = tile.iter().map(|&t| t as f64).product();
     hull / core - 1.0
 }
 

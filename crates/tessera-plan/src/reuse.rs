@@ -67,14 +67,14 @@ impl ColumnSums {
 
 /// Whether the interior loop of `stage` should compute its rows in pairs (unroll-and-jam along
 /// the second-fastest axis): the two rows' reads are written out in one vector loop, so the
-/// compiler loads each value the pair shares once. Only for linear stages of non-exact plans
-/// (the caller's part), and only when more than half of one row's reads are shared with the
-/// next row (a 3x3 box: 6 of 9). Measured (docs/performance.md): +12% on j2d9pt-box; neutral
+/// compiler loads each value the pair shares once. Only for linear stages without a column-sum
+/// form, in non-exact plans (the caller's part), and only when more than half of one row's
+/// reads are shared with the next row (a 3x3 box: 6 of 9). Measured (docs/performance.md): +12% on j2d9pt-box; neutral
 /// on a 5-point star (2 of 5 shared); slower on non-linear stages (canny -16%, life -7%) and in
 /// exact mode (no contraction: the loops are bound by their arithmetic, -2 to -12%).
 pub fn row_pairs(bound: &BoundProgram, stage: Id<Stage>) -> bool {
     let dims = bound.extents.len();
-    if dims < 2 || linear_form(bound, stage).is_none() {
+    if dims < 2 || linear_form(bound, stage).is_none() || column_sums(bound, stage).is_some() {
         return false;
     }
     let step = bound.stage_domain(stage).stride[dims - 2];

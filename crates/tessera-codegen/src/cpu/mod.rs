@@ -77,9 +77,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
     let row_pairs: Vec<bool> = program
         .stages
         .ids()
-        .map(|stage| {
-            plan.row_pairs && column_sums[stage.index()].is_none() && row_pairs(bound, stage)
-        })
+        .map(|stage| plan.row_pairs && row_pairs(bound, stage))
         .collect();
     let global = Context {
         bound,
@@ -88,7 +86,6 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         openmp: plan.strategy != CpuStrategy::Naive,
         relaxed: !plan.exact,
         column_sums: &column_sums,
-        wide_vectors: plan.wide_vectors,
         row_pairs: &row_pairs,
     };
     let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
@@ -149,7 +146,6 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             openmp: true,
             relaxed: !plan.exact,
             column_sums: &column_sums,
-            wide_vectors: plan.wide_vectors,
             row_pairs: &row_pairs,
         };
         for stage in program.stages.ids() {

@@ -67,8 +67,6 @@ pub(crate) struct Context<'a> {
     pub(crate) relaxed: bool,
     /// Per stage, its column-sum form when the plan runs it so.
     pub(crate) column_sums: &'a [Option<ColumnSums>],
-    /// Column-sum loops bound by their multiply-adds prefer 512-bit vectors (`TS_WIDE_VECTORS`).
-    pub(crate) wide_vectors: bool,
     /// Per stage, whether its interior loop computes rows in pairs
     /// ([`tessera_plan::reuse::row_pairs`]).
     pub(crate) row_pairs: &'a [bool],
@@ -500,7 +498,8 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
     let pointers = pointer_declarations(ctx.bound, stage);
     for (part, border) in [("in", false), ("bd", true)] {
         let sums = ctx.column_sums[stage.index()].as_ref().filter(|_| !border);
-        let wide = ctx.wide_vectors && sums.is_some_and(ColumnSums::bound_by_multiply_adds);
+        // Column-sum loops bound by their multiply-adds prefer 512-bit vectors.
+        let wide = sums.is_some_and(ColumnSums::bound_by_multiply_adds);
         let attribute = if wide { "TS_WIDE_VECTORS " } else { "" };
         let _ = writeln!(
             out,
@@ -533,7 +532,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             }
             None => stage_body(ctx, stage, border, false, None),
         };
-        let pair = (!border && sums.is_none() && ctx.row_pairs[stage.index()]).then(|| {
+        let pair = (!border && ctx.row_pairs[stage.index()]).then(|| {
             let step = domain.stride[dims - 2];
             stage_body(ctx, stage, false, false, Some(step))
         });
