@@ -49,6 +49,11 @@ pub trait ReadRenderer {
     fn param(&mut self, param: Id<Param>) -> String;
     /// The latest value of a reduction (only in `until` conditions), as a `double` expression.
     fn reduction_value(&mut self, reduction: Id<Reduction>) -> String;
+    /// The type a `let` of the scalar type `scalar` is declared with (vector bodies override
+    /// it).
+    fn let_type(&self, scalar: &'static str) -> String {
+        scalar.to_string()
+    }
 }
 
 impl Dialect {
@@ -543,7 +548,7 @@ fn print_stage_with(
     for statement in &program.stages[stage].body {
         match statement {
             Statement::Let { local, value } => {
-                let ty = dialect.scalar_type(checked.local_ty(stage, *local));
+                let ty = leaves.let_type(dialect.scalar_type(checked.local_ty(stage, *local)));
                 let name = leaves.local(*local);
                 let value = print(*value, leaves);
                 lets.push(format!("const {ty} {name} = {value};"));

@@ -285,32 +285,31 @@ fn column_sums_bound_by_multiply_adds_prefer_wide_vectors() {
     assert!(wide(&general));
     // Only the interior function is marked; the border loop is plain.
     assert!(!general.contains("TS_WIDE_VECTORS static void ts_s0_bd_g"));
-    // The separable Gaussian moves about as many values as it multiplies; plain loops and
-    // exact mode have no column form.
+    // The separable Gaussian moves about as many values as it multiplies; the plain loop
+    // (naive) has no column form.
     assert!(!wide(&emit_relaxed(&gaussian(&[9, 10]), "wavefront")));
-    assert!(!wide(&emit_relaxed(&jacobi_only(&[9, 10, 11]), "parallel")));
-    assert!(!wide(&emit(&box3d(&[9, 10, 11]), "parallel", None, None)));
+    assert!(!wide(&emit_relaxed(&box3d(&[9, 10, 11]), "naive")));
 }
 
 #[test]
-fn linear_stages_sharing_most_reads_compute_rows_in_pairs() {
-    let paired = |source: &str| interior_function(source).contains("const int64_t j = i + ");
-    // A general 3x3 box (no column form): the next row shares 6 of its 9 reads.
-    let box2d = linear(&[9, 11], &box_offsets(2, 1), &|o| {
+fn float_stages_shifting_along_x_run_shifted_lanes() {
+    let lanes = |source: &str| interior_function(source).contains("TS_SHUFFLE(");
+    // A general 3x3 box: three aligned loads per vector, six shuffles, scalar head and tail.
+    let box2d = linear(&[9, 40], &box_offsets(2, 1), &|o| {
         1.0 + f64::from(3 * o[0] + o[1]) / 10.0
     });
     let source = emit_relaxed(&box2d, "parallel");
     insta::assert_snapshot!(interior_function(&source));
-    // The last row of an odd count runs alone; border loops stay one row at a time.
-    assert!(interior_function(&source).contains("if (p0 + 1 < hi[0]) {"));
+    assert!(source.contains("TS_WIDE_VECTORS static void ts_s0_in_g"));
+    // Border loops stay scalar; mixed views (the wavefront's first and last steps) store
+    // through the write index.
     let border = &source[source
         .find("static void ts_s0_bd_g")
         .expect("border function")..];
-    assert!(!border[..border.find("\n}\n").expect("its end")].contains("const int64_t j"));
-    // Mixed views (the wavefront's first and last steps) pair their write index too.
-    assert!(emit_relaxed(&box2d, "wavefront").contains("const int64_t jw = iw + "));
-    // A star shares 2 of 5 reads; exact mode and naive keep one row per loop.
-    assert!(!paired(&emit_relaxed(&jacobi_only(&[9, 10]), "parallel")));
-    assert!(!paired(&emit(&box2d, "parallel", None, None)));
-    assert!(!paired(&emit_relaxed(&box2d, "naive")));
+    assert!(!border[..border.find("\n}\n").expect("its end")].contains("TS_SHUFFLE"));
+    assert!(emit_relaxed(&box2d, "wavefront").contains("ts_store_f32(w0 + iw, "));
+    // Exact mode too (every lane computes the scalar loop's operations in order); naive is the
+    // plain loop.
+    assert!(lanes(&emit(&box2d, "parallel", None, None)));
+    assert!(!lanes(&emit_relaxed(&box2d, "naive")));
 }

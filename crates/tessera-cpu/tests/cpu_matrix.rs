@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use tessera_ir::ScalarType;
 use tessera_runtime::RunOptions;
 
 const STEPS: u64 = 7;
@@ -71,6 +72,19 @@ fn matrix(program: tessera_ir::Program, sizes: &[&[usize]]) {
 #[test]
 fn star_1d_radius_2() {
     matrix(star1d2(), &[&[23], &[5]]);
+}
+
+/// Rows wider than one 64-byte vector run as shifted lanes: aligned vector loops with scalar
+/// heads and tails of every length, and reads at `|dx|` of a whole vector (16 f32, 8 f64).
+#[test]
+fn shifted_lanes_at_row_widths_around_the_vector() {
+    matrix(jacobi("star1d16r", 1, 16, ScalarType::F32, false), &[&[70]]);
+    matrix(
+        jacobi("star1d8r", 1, 8, ScalarType::F64, false),
+        &[&[17], &[43]],
+    );
+    matrix(star2d_r1_f32(), &[&[5, 35], &[4, 50]]);
+    matrix(jacobi("box2d2r", 2, 2, ScalarType::F32, true), &[&[6, 41]]);
 }
 
 #[test]

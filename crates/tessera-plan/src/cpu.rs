@@ -29,7 +29,8 @@ use tessera_analysis::tiling::{TileRegions, tile_regions};
 use tessera_analysis::{BoundProgram, FieldRole, Rect};
 use tessera_ir::Border;
 
-use crate::reuse::{column_sums, row_pairs};
+use crate::lanes::shifted_lanes;
+use crate::reuse::column_sums;
 
 /// How the generated C code walks the grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -137,9 +138,10 @@ pub struct CpuPlan {
     /// Elsewhere the compiler's default width (256 bits under `-march=native` on x86) stays,
     /// because wider vectors slowed the load-bound loops (measured in docs/performance.md).
     pub wide_vectors: bool,
-    /// Some linear stage without a column-sum form computes its rows in pairs
-    /// ([`row_pairs`](crate::reuse::row_pairs)): non-exact plans other than `naive`.
-    pub row_pairs: bool,
+    /// Some stage runs its interior rows on whole vectors with in-register shifts
+    /// ([`shifted_lanes`](crate::lanes::shifted_lanes)): every plan other than `naive`, exact
+    /// ones included (each lane computes what the scalar loop computes, in the same order).
+    pub lane_shifts: bool,
 }
 
 impl fmt::Display for CpuPlan {
@@ -176,7 +178,7 @@ impl fmt::Display for CpuPlan {
             } else {
                 ""
             },
-            if self.row_pairs { " row-pairs" } else { "" }
+            if self.lane_shifts { " lane-shifts" } else { "" }
         )
     }
 }
@@ -308,7 +310,11 @@ pub fn plan_cpu(
         ring_front,
         column_sums: !sums.is_empty(),
         wide_vectors: sums.iter().any(|s| s.bound_by_multiply_adds()),
-        row_pairs: column_form && (bound.program().stages.ids()).any(|s| row_pairs(bound, s)),
+        lane_shifts: strategy != CpuStrategy::Naive
+            && (bound.program().stages.ids()).any(|s| {
+                !(column_form && column_sums(bound, s).is_some())
+                    && shifted_lanes(bound, s).is_some()
+            }),
     })
 }
 
@@ -1167,23 +1173,27 @@ mod tests {
     }
 
     #[test]
-    fn linear_stages_sharing_most_reads_pair_their_rows() {
-        // A general 3x3 box has no column form; the next row shares 6 of its 9 reads.
+    fn float_stages_shifting_along_x_run_shifted_lanes() {
+        // A star and a general 3x3 box (no column form) read along x: shifted lanes, exact
+        // plans included.
+        let star = jacobi(2, 4096, ScalarType::F32, false, false);
         let box3x3 = square_box(4096, 1, false);
-        let plan = auto(&box3x3);
-        assert!(plan.row_pairs && !plan.column_sums);
-        assert!(plan.to_string().ends_with(" row-pairs"));
-        // Column-sum stages, stars (2 of 5 shared), exact plans and naive keep single rows.
-        assert!(!auto(&square_box(4096, 2, true)).row_pairs);
-        assert!(!auto(&jacobi(2, 4096, ScalarType::F32, false, false)).row_pairs);
-        for (strategy, exact) in [("parallel", true), ("naive", false)] {
-            let request = CpuRequest {
-                strategy: Some(strategy.into()),
-                exact,
+        for bound in [&star, &box3x3] {
+            let plan = auto(bound);
+            assert!(plan.lane_shifts && plan.to_string().ends_with(" lane-shifts"));
+            let exact = CpuRequest {
+                exact: true,
                 ..CpuRequest::default()
             };
-            assert!(!plan_cpu(&box3x3, &request, &machine()).unwrap().row_pairs);
+            assert!(plan_cpu(bound, &exact, &machine()).unwrap().lane_shifts);
         }
+        // Column-sum stages keep their form; naive is the plain loop.
+        assert!(!auto(&square_box(4096, 2, true)).lane_shifts);
+        let naive = CpuRequest {
+            strategy: Some("naive".into()),
+            ..CpuRequest::default()
+        };
+        assert!(!plan_cpu(&star, &naive, &machine()).unwrap().lane_shifts);
     }
 
     #[test]

@@ -3,4 +3,5 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod lanes;
 pub mod reuse;

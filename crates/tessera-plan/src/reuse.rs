@@ -65,38 +65,6 @@ impl ColumnSums {
     }
 }
 
-/// Whether the interior loop of `stage` should compute its rows in pairs (unroll-and-jam along
-/// the second-fastest axis): the two rows' reads are written out in one vector loop, so the
-/// compiler loads each value the pair shares once. Only for linear stages without a column-sum
-/// form, in non-exact plans (the caller's part), and only when more than half of one row's
-/// reads are shared with the next row (a 3x3 box: 6 of 9). Measured (docs/performance.md): +12% on j2d9pt-box; neutral
-/// on a 5-point star (2 of 5 shared); slower on non-linear stages (canny -16%, life -7%) and in
-/// exact mode (no contraction: the loops are bound by their arithmetic, -2 to -12%).
-pub fn row_pairs(bound: &BoundProgram, stage: Id<Stage>) -> bool {
-    let dims = bound.extents.len();
-    if dims < 2 || linear_form(bound, stage).is_none() || column_sums(bound, stage).is_some() {
-        return false;
-    }
-    let step = bound.stage_domain(stage).stride[dims - 2];
-    let Ok(step) = i32::try_from(step) else {
-        return false;
-    };
-    let (mut reads, mut shared) = (0, 0);
-    for (_, footprint) in bound.checked().stage_footprints(stage) {
-        reads += footprint.offsets.len();
-        shared += footprint
-            .offsets
-            .iter()
-            .filter(|offset| {
-                let mut next = offset.to_vec();
-                next[dims - 2] += step;
-                footprint.offsets.binary_search(&next).is_ok()
-            })
-            .count();
-    }
-    2 * shared > reads
-}
-
 /// The column-sum form of `stage`, when it applies and moves fewer values than the plain loop.
 pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums> {
     let dims = bound.extents.len();

@@ -40,6 +40,14 @@ pub fn write_mode(bound: &BoundProgram, stage: Id<Stage>, field: Id<Field>) -> W
     }
 }
 
+/// The array `stage` stores `field` into: `r<f>` when written in place, else `w<f>`.
+pub(crate) fn target_array(bound: &BoundProgram, stage: Id<Stage>, field: Id<Field>) -> String {
+    match write_mode(bound, stage, field) {
+        WriteMode::InPlace => format!("r{}", field.index()),
+        _ => format!("w{}", field.index()),
+    }
+}
+
 /// Fields written by some stage, in field order.
 pub fn updated_fields(bound: &BoundProgram) -> Vec<Id<Field>> {
     let checked = bound.checked();

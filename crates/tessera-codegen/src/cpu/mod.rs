@@ -27,6 +27,7 @@
 //! allocated. Linear indices have type `ts_idx`: `int64_t` when some index can reach 2^31
 //! ([`tessera_plan::cpu::CpuPlan::index64`]), else `int32_t`.
 
+mod lanes;
 pub mod layout;
 mod reuse;
 mod stage;
@@ -35,9 +36,10 @@ mod wavefront;
 use std::fmt::Write as _;
 
 use tessera_analysis::BoundProgram;
-use tessera_ir::{Id, ReductionPlacement, Stage};
+use tessera_ir::{Id, ReductionPlacement, ScalarType, Stage};
 use tessera_plan::cpu::{CpuPlan, CpuStrategy};
-use tessera_plan::reuse::{ColumnSums, column_sums, row_pairs};
+use tessera_plan::lanes::shifted_lanes;
+use tessera_plan::reuse::{ColumnSums, column_sums};
 
 use crate::cfamily::{Dialect, print_expr};
 use layout::{WriteMode, partial_layout, updated_fields, write_mode};
@@ -55,6 +57,9 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
     );
     out.push_str(&Dialect::C.preamble());
     out.push_str(SUPPORT);
+    if plan.lane_shifts {
+        out.push_str(lanes::PRELUDE);
+    }
     let _ = writeln!(
         out,
         "typedef {} ts_idx;",
@@ -74,10 +79,14 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
                 .flatten()
         })
         .collect();
-    let row_pairs: Vec<bool> = program
+    let lane_shifts: Vec<Option<ScalarType>> = program
         .stages
         .ids()
-        .map(|stage| plan.row_pairs && row_pairs(bound, stage))
+        .map(|stage| {
+            (plan.lane_shifts && column_sums[stage.index()].is_none())
+                .then(|| shifted_lanes(bound, stage))
+                .flatten()
+        })
         .collect();
     let global = Context {
         bound,
@@ -86,7 +95,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         openmp: plan.strategy != CpuStrategy::Naive,
         relaxed: !plan.exact,
         column_sums: &column_sums,
-        row_pairs: &row_pairs,
+        lane_shifts: &lane_shifts,
     };
     let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
     let _ = writeln!(
@@ -146,7 +155,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             openmp: true,
             relaxed: !plan.exact,
             column_sums: &column_sums,
-            row_pairs: &row_pairs,
+            lane_shifts: &lane_shifts,
         };
         for stage in program.stages.ids() {
             stage::emit_stage_box(&local, View::Scratch, stage, &mut out);

@@ -14,12 +14,12 @@
 use std::fmt::Write as _;
 
 use tessera_analysis::{BoundProgram, Domain};
-use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, Stage};
+use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, ScalarType, Stage};
 use tessera_plan::reuse::ColumnSums;
 
 use super::axis_constant;
-use super::layout::{WriteMode, domain_count, write_mode};
-use super::reuse;
+use super::layout::{WriteMode, domain_count, target_array, write_mode};
+use super::{lanes, reuse};
 use crate::cfamily::{
     Dialect, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
 };
@@ -67,9 +67,9 @@ pub(crate) struct Context<'a> {
     pub(crate) relaxed: bool,
     /// Per stage, its column-sum form when the plan runs it so.
     pub(crate) column_sums: &'a [Option<ColumnSums>],
-    /// Per stage, whether its interior loop computes rows in pairs
-    /// ([`tessera_plan::reuse::row_pairs`]).
-    pub(crate) row_pairs: &'a [bool],
+    /// Per stage, the element type of its shifted-lanes form when the plan runs it so
+    /// ([`tessera_plan::lanes`]).
+    pub(crate) lane_shifts: &'a [Option<ScalarType>],
 }
 
 impl Context<'_> {
@@ -85,8 +85,6 @@ struct Leaves<'a> {
     strides: &'a [i64],
     /// Map every read through its field's border mode (otherwise: plain offset from `i`).
     border: bool,
-    /// The second row of a pair: reads offset from `j`, the row coordinate is `p + step`.
-    second_row: Option<i64>,
 }
 
 impl ReadRenderer for Leaves<'_> {
@@ -98,11 +96,10 @@ impl ReadRenderer for Leaves<'_> {
                 .zip(self.strides)
                 .map(|(&o, &s)| i64::from(o) * s)
                 .sum();
-            let i = if self.second_row.is_some() { "j" } else { "i" };
             return match k {
-                0 => format!("{name}[{i}]"),
-                k if k < 0 => format!("{name}[{i} - {}]", -k),
-                k => format!("{name}[{i} + {k}]"),
+                0 => format!("{name}[i]"),
+                k if k < 0 => format!("{name}[i - {}]", -k),
+                k => format!("{name}[i + {k}]"),
             };
         }
         let program = self.bound.program();
@@ -161,10 +158,7 @@ impl ReadRenderer for Leaves<'_> {
     }
 
     fn coord(&mut self, axis: usize) -> String {
-        match self.second_row {
-            Some(step) if axis + 2 == self.strides.len() => format!("(p{axis} + {step})"),
-            _ => format!("p{axis}"),
-        }
+        format!("p{axis}")
     }
 
     fn step(&mut self) -> String {
@@ -188,7 +182,6 @@ pub(crate) fn until_leaves(bound: &BoundProgram) -> impl ReadRenderer + '_ {
         stage: None,
         strides: &[],
         border: false,
-        second_row: None,
     }
 }
 
@@ -253,9 +246,6 @@ struct LoopNest<'a> {
     /// The body loops over the innermost axis itself (column sums): the nest stops one axis
     /// short.
     body_owns_rows: bool,
-    /// The body of the second row of a pair: rows run two at a time (the last one alone when
-    /// their count is odd).
-    pair: Option<String>,
 }
 
 impl LoopNest<'_> {
@@ -266,12 +256,7 @@ impl LoopNest<'_> {
             if let (0, Some(pragma)) = (a, &self.outer_pragma) {
                 let _ = writeln!(out, "{indent}{pragma}");
             }
-            let rows = if a + 2 == dims && self.pair.is_some() {
-                2
-            } else {
-                1
-            };
-            self.open_loop(a, rows, &indent, out);
+            self.open_loop(a, &indent, out);
             indent.push_str("    ");
             let prev = outer_base(a, "b", "");
             let stride = match self.strides[a] {
@@ -291,20 +276,10 @@ impl LoopNest<'_> {
                 );
             }
         }
-        match &self.pair {
-            _ if self.body_owns_rows => out.push_str(&indent_lines(body, &indent)),
-            Some(second) => {
-                let a = dims - 2;
-                let step = self.domain.stride[a];
-                let _ = writeln!(out, "{indent}if (p{a} + {step} < {}) {{", self.hi[a]);
-                let (first, second) = (indent_lines(body, "    "), indent_lines(second, "    "));
-                let pair = format!("{{\n{first}}}\n{{\n{second}}}\n");
-                self.emit_row(&pair, true, &format!("{indent}    "), out);
-                let _ = writeln!(out, "{indent}}} else {{");
-                self.emit_row(body, false, &format!("{indent}    "), out);
-                let _ = writeln!(out, "{indent}}}");
-            }
-            None => self.emit_row(body, false, &indent, out),
+        if self.body_owns_rows {
+            out.push_str(&indent_lines(body, &indent));
+        } else {
+            self.emit_row(body, &indent, out);
         }
         for _ in 0..dims - 1 {
             indent.truncate(indent.len() - 4);
@@ -312,15 +287,15 @@ impl LoopNest<'_> {
         }
     }
 
-    /// Opens the loop over axis `a`, advancing `rows` indices of the domain at a time.
-    fn open_loop(&self, a: usize, rows: i64, indent: &str, out: &mut String) {
+    /// Opens the loop over axis `a`.
+    fn open_loop(&self, a: usize, indent: &str, out: &mut String) {
         let (dlo, step) = (self.domain.rect.lo[a], self.domain.stride[a]);
         let start = if step == 1 {
             self.lo[a].clone()
         } else {
             format!("ts_align({}, {dlo}, {step})", self.lo[a])
         };
-        let advance = match rows * step {
+        let advance = match step {
             1 => format!("p{a}++"),
             n => format!("p{a} += {n}"),
         };
@@ -331,9 +306,8 @@ impl LoopNest<'_> {
         );
     }
 
-    /// The innermost loop with `body` at every point; `paired`: the indices `j`/`jw` of the
-    /// point a row further are defined too.
-    fn emit_row(&self, body: &str, paired: bool, indent: &str, out: &mut String) {
+    /// The innermost loop with `body` at every point.
+    fn emit_row(&self, body: &str, indent: &str, out: &mut String) {
         let dims = self.strides.len();
         let a = dims - 1;
         if let (0, Some(pragma)) = (a, &self.outer_pragma) {
@@ -343,7 +317,7 @@ impl LoopNest<'_> {
         if let Some(pragma) = self.inner_pragma {
             let _ = writeln!(out, "{indent}{pragma}");
         }
-        self.open_loop(a, 1, indent, out);
+        self.open_loop(a, indent, out);
         let inner = format!("{indent}    ");
         // The innermost index stays affine in the 64-bit loop variable (no truncation), so
         // that the compiler sees contiguous accesses and vectorizes without gathers.
@@ -359,21 +333,6 @@ impl LoopNest<'_> {
                 "{inner}const int64_t iw = {}(p{a} - worg[{a}]);",
                 prev("bw")
             );
-        }
-        if paired {
-            let step = self.domain.stride[a - 1];
-            let _ = writeln!(
-                out,
-                "{inner}const int64_t j = i + {};",
-                step * self.strides[a - 1]
-            );
-            if let Some(write) = self.write_strides {
-                let _ = writeln!(
-                    out,
-                    "{inner}const int64_t jw = iw + {};",
-                    step * write[a - 1]
-                );
-            }
         }
         out.push_str(&indent_lines(body, &inner));
         let _ = writeln!(out, "{indent}}}");
@@ -396,15 +355,8 @@ fn indent_lines(text: &str, indent: &str) -> String {
 }
 
 /// The statements computing a stage at one point: lets, outputs into `o<f>`, then stores; when
-/// `fold` is set, in-stage reductions are folded into `a<r>` if `due[r]`. With `second_row`
-/// (the row step), the point is the one a row further (indices `j`/`jw`).
-fn stage_body(
-    ctx: &Context,
-    stage: Id<Stage>,
-    border: bool,
-    fold: bool,
-    second_row: Option<i64>,
-) -> String {
+/// `fold` is set, in-stage reductions are folded into `a<r>` if `due[r]`.
+fn stage_body(ctx: &Context, stage: Id<Stage>, border: bool, fold: bool) -> String {
     let (bound, strides) = (ctx.bound, &ctx.strides);
     let checked = bound.checked();
     let program = checked.program();
@@ -413,7 +365,6 @@ fn stage_body(
         stage: Some(stage),
         strides,
         border,
-        second_row,
     };
     let printed = if ctx.relaxed {
         print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
@@ -441,15 +392,11 @@ fn stage_body(
     }
     for (field, _) in &printed.outputs {
         let f = field.index();
-        let target = match write_mode(bound, stage, *field) {
-            WriteMode::InPlace => format!("r{f}"),
-            _ => format!("w{f}"),
-        };
-        let index = match (ctx.write_strides.is_some(), second_row.is_some()) {
-            (true, false) => "iw",
-            (true, true) => "jw",
-            (false, false) => "i",
-            (false, true) => "j",
+        let target = target_array(bound, stage, *field);
+        let index = if ctx.write_strides.is_some() {
+            "iw"
+        } else {
+            "i"
         };
         let _ = writeln!(body, "{target}[{index}] = o{f};");
     }
@@ -498,8 +445,10 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
     let pointers = pointer_declarations(ctx.bound, stage);
     for (part, border) in [("in", false), ("bd", true)] {
         let sums = ctx.column_sums[stage.index()].as_ref().filter(|_| !border);
-        // Column-sum loops bound by their multiply-adds prefer 512-bit vectors.
-        let wide = sums.is_some_and(ColumnSums::bound_by_multiply_adds);
+        let lane_type = ctx.lane_shifts[stage.index()].filter(|_| !border);
+        // Column-sum loops bound by their multiply-adds prefer 512-bit vectors; shifted lanes
+        // are 512-bit vectors.
+        let wide = sums.is_some_and(ColumnSums::bound_by_multiply_adds) || lane_type.is_some();
         let attribute = if wide { "TS_WIDE_VECTORS " } else { "" };
         let _ = writeln!(
             out,
@@ -514,13 +463,8 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
                     stage: Some(stage),
                     strides: &ctx.strides,
                     border: false,
-                    second_row: None,
                 };
-                let f = sums.output.index();
-                let target = match write_mode(ctx.bound, stage, sums.output) {
-                    WriteMode::InPlace => format!("r{f}"),
-                    _ => format!("w{f}"),
-                };
+                let target = target_array(ctx.bound, stage, sums.output);
                 reuse::row(
                     sums,
                     &mut |field, offset| leaves.read(field, offset),
@@ -530,12 +474,26 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
                     ctx.openmp,
                 )
             }
-            None => stage_body(ctx, stage, border, false, None),
+            None => {
+                let scalar = stage_body(ctx, stage, border, false);
+                match lane_type {
+                    Some(ty) => {
+                        let a = dims - 1;
+                        let shape = lanes::RowShape {
+                            ty,
+                            strides: &ctx.strides,
+                            read_base: outer_base(a, "b", "(int64_t)"),
+                            write_base: view.mixed().then(|| outer_base(a, "bw", "(int64_t)")),
+                            scalar_body: &scalar,
+                            relaxed: ctx.relaxed,
+                            simd: ctx.openmp,
+                        };
+                        lanes::row(ctx.bound, stage, &shape)
+                    }
+                    None => scalar,
+                }
+            }
         };
-        let pair = (!border && ctx.row_pairs[stage.index()]).then(|| {
-            let step = domain.stride[dims - 2];
-            stage_body(ctx, stage, false, false, Some(step))
-        });
         let nest = LoopNest {
             domain,
             strides: &ctx.strides,
@@ -546,8 +504,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             inner_pragma: (ctx.openmp && !border).then_some("#pragma omp simd"),
             row_open: String::new(),
             row_close: String::new(),
-            body_owns_rows: sums.is_some(),
-            pair,
+            body_owns_rows: sums.is_some() || lane_type.is_some(),
         };
         nest.emit(&body, out);
         let _ = writeln!(out, "    (void)t;\n}}\n");
@@ -630,7 +587,6 @@ fn reduction_nest<'a>(
         row_open,
         row_close,
         body_owns_rows: false,
-        pair: None,
     }
 }
 
@@ -679,7 +635,7 @@ pub(crate) fn emit_stage_reduce(
     );
     let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
     out.push_str(&pointer_declarations(ctx.bound, stage));
-    reduction_nest(ctx, domain, &reductions).emit(&stage_body(ctx, stage, true, true, None), out);
+    reduction_nest(ctx, domain, &reductions).emit(&stage_body(ctx, stage, true, true), out);
     let _ = writeln!(out, "    (void)t;\n}}\n");
 }
 
@@ -714,7 +670,6 @@ pub(crate) fn emit_after_step_reduction(
         stage: None,
         strides: &ctx.strides,
         border: true,
-        second_row: None,
     };
     let value = print_reduction_value(
         Dialect::C,

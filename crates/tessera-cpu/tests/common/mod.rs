@@ -86,7 +86,7 @@ fn box_offsets(dims: usize, r: i32) -> Vec<Vec<i32>> {
 }
 
 /// A Jacobi stencil on the interior (ring of width r fixed), no border handling.
-fn jacobi(name: &str, dims: usize, r: i32, ty: ScalarType, boxed: bool) -> tessera_ir::Program {
+pub fn jacobi(name: &str, dims: usize, r: i32, ty: ScalarType, boxed: bool) -> tessera_ir::Program {
     let (terms, divisor) =
         distinct_weights(if boxed { box_offsets } else { star_offsets }(dims, r));
     interior_linear(name, dims, r, ty, &terms, divisor)

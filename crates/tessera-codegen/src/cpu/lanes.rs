@@ -1,0 +1,327 @@
+//! Printing of shifted-lanes rows ([`tessera_plan::lanes`]): the interior of a row on whole
+//! 64-byte vectors (GCC/Clang generic vectors), each array row loaded once per vector at an
+//! aligned address, its reads at `x + dx` shuffled out of neighbouring vectors.
+//!
+//! Per row: `xa` is the first point whose address in the first read row is 64-byte aligned;
+//! the vector loop covers `xa..xb` in whole vectors and the scalar body the rest (head and
+//! tail, at most one vector each). Every vector load stays inside the range the scalar loop
+//! reads: the vector before the first one (needed for `dx < 0`) is built from an unaligned
+//! load at `xa + dx_min`, the one after the last (for `dx > 0`) from one ending at
+//! `xb + dx_max`.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use tessera_analysis::BoundProgram;
+use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage};
+use tessera_plan::lanes::lanes;
+
+use super::layout::target_array;
+use crate::cfamily::{Dialect, ReadRenderer, print_stage, print_stage_relaxed};
+
+/// Definitions shared by every shifted-lanes function: the vector and shuffle-mask types, the
+/// shuffle macro (GCC and Clang spell it differently) and unaligned loads and stores.
+pub(crate) const PRELUDE: &str = "\
+typedef float ts_vf32 __attribute__((vector_size(64)));
+typedef int32_t ts_mf32 __attribute__((vector_size(64)));
+typedef double ts_vf64 __attribute__((vector_size(64)));
+typedef int64_t ts_mf64 __attribute__((vector_size(64)));
+#if defined(__clang__)
+#define TS_SHUFFLE(M, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define TS_SHUFFLE(M, a, b, ...) __builtin_shuffle(a, b, (M){__VA_ARGS__})
+#endif
+static inline ts_vf32 ts_load_f32(const float* p) { ts_vf32 v; memcpy(&v, p, sizeof v); return v; }
+static inline void ts_store_f32(float* p, ts_vf32 v) { memcpy(p, &v, sizeof v); }
+static inline ts_vf64 ts_load_f64(const double* p) { ts_vf64 v; memcpy(&v, p, sizeof v); return v; }
+static inline void ts_store_f64(double* p, ts_vf64 v) { memcpy(p, &v, sizeof v); }
+";
+
+/// One array row a vector body reads: a field at a linear offset of the row (slower axes),
+/// and the `dx` read along it.
+struct Window {
+    field: Id<Field>,
+    row: i64,
+    shifts: BTreeSet<i32>,
+}
+
+impl Window {
+    fn min(&self) -> i32 {
+        self.shifts.first().copied().unwrap_or(0).min(0)
+    }
+
+    fn max(&self) -> i32 {
+        self.shifts.last().copied().unwrap_or(0).max(0)
+    }
+
+    /// `r<f> + (<index> + <row + dx>)`: the address of the read at `dx` from `index`.
+    fn at(&self, index: &str, dx: i32) -> String {
+        let k = self.row + i64::from(dx);
+        let f = self.field.index();
+        match k {
+            0 => format!("r{f} + {index}"),
+            k if k < 0 => format!("r{f} + ({index} - {})", -k),
+            k => format!("r{f} + ({index} + {k})"),
+        }
+    }
+}
+
+/// Spells reads as the vectors of their windows (`c<w>` unshifted, `v<w>m<d>` / `v<w>p<d>`
+/// shifted) and records the windows.
+struct VectorLeaves<'a> {
+    bound: &'a BoundProgram,
+    strides: &'a [i64],
+    vector: String,
+    windows: Vec<Window>,
+}
+
+impl ReadRenderer for VectorLeaves<'_> {
+    fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String {
+        let last = offset.len() - 1;
+        let row: i64 = (offset[..last].iter().zip(self.strides))
+            .map(|(&o, &s)| i64::from(o) * s)
+            .sum();
+        let w = match (self.windows.iter()).position(|w| w.field == field && w.row == row) {
+            Some(w) => w,
+            None => {
+                self.windows.push(Window {
+                    field,
+                    row,
+                    shifts: BTreeSet::new(),
+                });
+                self.windows.len() - 1
+            }
+        };
+        let dx = offset[last];
+        self.windows[w].shifts.insert(dx);
+        shifted_name(w, dx)
+    }
+
+    fn local(&mut self, local: Id<Local>) -> String {
+        format!("l{}", local.index())
+    }
+
+    fn coord(&mut self, _axis: usize) -> String {
+        unreachable!("shifted lanes exclude coordinates")
+    }
+
+    fn step(&mut self) -> String {
+        unreachable!("shifted lanes exclude the step counter")
+    }
+
+    fn param(&mut self, param: Id<Param>) -> String {
+        let program = self.bound.program();
+        Dialect::C.literal(self.bound.param(param), program.params[param].ty)
+    }
+
+    fn reduction_value(&mut self, _reduction: Id<Reduction>) -> String {
+        unreachable!("stage bodies read no reduction values")
+    }
+
+    fn let_type(&self, _scalar: &'static str) -> String {
+        self.vector.clone()
+    }
+}
+
+/// The vector holding the reads of window `w` at `dx`.
+fn shifted_name(w: usize, dx: i32) -> String {
+    match dx {
+        0 => format!("c{w}"),
+        d if d < 0 => format!("v{w}m{}", -d),
+        d => format!("v{w}p{d}"),
+    }
+}
+
+/// Where a row's code finds its pieces.
+pub(crate) struct RowShape<'a> {
+    /// The element type of every value.
+    pub(crate) ty: ScalarType,
+    /// Read strides of the instantiation.
+    pub(crate) strides: &'a [i64],
+    /// `(int64_t)b<k> + ` for the read index of the row (empty in 1D), and the same for writes
+    /// when they use other arrays (`bw`).
+    pub(crate) read_base: String,
+    pub(crate) write_base: Option<String>,
+    /// The scalar statements of one point (indices `i`, `iw`), for the head and the tail.
+    pub(crate) scalar_body: &'a str,
+    /// Non-exact mode (the relaxed printer).
+    pub(crate) relaxed: bool,
+    /// OpenMP pragmas on the scalar loops.
+    pub(crate) simd: bool,
+}
+
+/// The code of one interior row of `stage` (innermost axis `a`, bounds `lo[a]..hi[a]`).
+pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> String {
+    let checked = bound.checked();
+    let a = shape.strides.len() - 1;
+    let n = lanes(shape.ty) as i32;
+    let suffix = shape.ty.to_string();
+    let (vector, mask) = (format!("ts_v{suffix}"), format!("ts_m{suffix}"));
+    let mut leaves = VectorLeaves {
+        bound,
+        strides: shape.strides,
+        vector: vector.clone(),
+        windows: Vec::new(),
+    };
+    let printed = if shape.relaxed {
+        print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
+    } else {
+        print_stage(Dialect::C, checked, stage, &mut leaves)
+    };
+    let windows = leaves.windows;
+    // Align on the row of the point itself (where the stores go too), else on the first.
+    let aligned = windows.iter().position(|w| w.row == 0).unwrap_or(0);
+    let shuffle = |a: &str, b: &str, lanes: &mut dyn Iterator<Item = i32>| {
+        let list: Vec<String> = lanes.map(|l| l.to_string()).collect();
+        format!("TS_SHUFFLE({mask}, {a}, {b}, {})", list.join(", "))
+    };
+    let index = |base: &str, x: &str| format!("{base}({x} - org[{a}])");
+    let (write_base, write_origin) = match &shape.write_base {
+        Some(base) => (base.as_str(), "worg"),
+        None => (shape.read_base.as_str(), "org"),
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{{");
+    let _ = writeln!(
+        out,
+        "    const int64_t xs = lo[{a}], xe = hi[{a}];\n    const int64_t is = {};",
+        index(&shape.read_base, "xs")
+    );
+    let _ = writeln!(
+        out,
+        "    int64_t xa = xs + (int64_t)(({n} - (uintptr_t)({}) / {} % {n}) % {n});",
+        windows[aligned].at("is", 0),
+        shape.ty.size_bytes()
+    );
+    let _ = writeln!(
+        out,
+        "    if (xe - xa < {n}) xa = xe;\n    const int64_t xb = xa + (xe - xa) / {n} * {n};"
+    );
+    // Head and tail: the scalar body.
+    let pragma = if shape.simd {
+        "        #pragma omp simd\n"
+    } else {
+        ""
+    };
+    let _ = write!(
+        out,
+        "    for (int part = 0; part < 2; part++) {{\n{pragma}        for (int64_t p{a} = part ? xb : xs; p{a} < (part ? xe : xa); p{a}++) {{\n"
+    );
+    let _ = writeln!(
+        out,
+        "            const int64_t i = {};",
+        index(&shape.read_base, &format!("p{a}"))
+    );
+    if shape.write_base.is_some() {
+        let _ = writeln!(
+            out,
+            "            const int64_t iw = {write_base}(p{a} - {write_origin}[{a}]);"
+        );
+    }
+    for line in shape.scalar_body.lines() {
+        let _ = writeln!(out, "            {line}");
+    }
+    out.push_str("        }\n    }\n");
+    // The vector loop.
+    let _ = writeln!(
+        out,
+        "    if (xa < xb) {{\n        const int64_t ia = {}, ib = {};",
+        index(&shape.read_base, "xa"),
+        index(&shape.read_base, "xb")
+    );
+    out.push_str("        (void)ia;\n        (void)ib;\n");
+    let load = format!("ts_load_{suffix}");
+    for (w, window) in windows.iter().enumerate() {
+        let (lo, hi) = (window.min(), window.max());
+        if lo < 0 {
+            // Lanes n+lo..n of the vector before xa hold the points xa+lo..xa.
+            let lanes = (0..n).map(|j| if j >= n + lo { j - n - lo } else { 0 });
+            let u = format!("{load}({})", window.at("ia", lo));
+            let _ = writeln!(
+                out,
+                "        {vector} m{w} = {};",
+                shuffle(&u, &u, &mut lanes.into_iter())
+            );
+        }
+        if hi > 0 {
+            // Lanes 0..hi of the vector after the last one hold the points xb..xb+hi.
+            let lanes = (0..n).map(|j| if j < hi { j + n - hi } else { 0 });
+            let u = format!("{load}({})", window.at("ib", hi - n));
+            let _ = writeln!(
+                out,
+                "        {vector} c{w} = {load}({});\n        const {vector} e{w} = {};",
+                window.at("ia", 0),
+                shuffle(&u, &u, &mut lanes.into_iter())
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "        for (int64_t p{a} = xa; p{a} < xb; p{a} += {n}) {{\n            const int64_t i = {};",
+        index(&shape.read_base, &format!("p{a}"))
+    );
+    if shape.write_base.is_some() {
+        let _ = writeln!(
+            out,
+            "            const int64_t iw = {write_base}(p{a} - {write_origin}[{a}]);"
+        );
+    }
+    for (w, window) in windows.iter().enumerate() {
+        if window.max() > 0 {
+            let _ = writeln!(
+                out,
+                "            const {vector} n{w} = p{a} + {n} < xb ? {load}({}) : e{w};",
+                window.at("i", n)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "            const {vector} c{w} = {load}({});",
+                window.at("i", 0)
+            );
+        }
+        for &dx in window.shifts.iter().filter(|&&dx| dx != 0) {
+            let value = if dx < 0 {
+                shuffle(
+                    &format!("m{w}"),
+                    &format!("c{w}"),
+                    &mut (n + dx..2 * n + dx),
+                )
+            } else {
+                shuffle(&format!("c{w}"), &format!("n{w}"), &mut (dx..n + dx))
+            };
+            let _ = writeln!(
+                out,
+                "            const {vector} {} = {value};",
+                shifted_name(w, dx)
+            );
+        }
+    }
+    for line in &printed.lets {
+        let _ = writeln!(out, "            {line}");
+    }
+    let program = checked.program();
+    for (field, value) in &printed.outputs {
+        let target = target_array(bound, stage, *field);
+        let idx = if shape.write_base.is_some() {
+            "iw"
+        } else {
+            "i"
+        };
+        debug_assert_eq!(program.fields[*field].ty, shape.ty);
+        let _ = writeln!(
+            out,
+            "            ts_store_{suffix}({target} + {idx}, {value});"
+        );
+    }
+    for (w, window) in windows.iter().enumerate() {
+        if window.min() < 0 {
+            let _ = writeln!(out, "            m{w} = c{w};");
+        }
+        if window.max() > 0 {
+            let _ = writeln!(out, "            c{w} = n{w};");
+        }
+    }
+    out.push_str("        }\n    }\n}");
+    out
+}
