@@ -17,6 +17,7 @@ use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage};
 use tessera_plan::lanes::lanes;
 
 use super::layout::target_array;
+use super::stage::{linear_offset, outer_base, point_indices};
 use crate::cfamily::{Dialect, ReadRenderer, print_stage, print_stage_relaxed};
 
 /// Definitions shared by every shifted-lanes function: the vector and shuffle-mask types, the
@@ -78,9 +79,7 @@ struct VectorLeaves<'a> {
 impl ReadRenderer for VectorLeaves<'_> {
     fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String {
         let last = offset.len() - 1;
-        let row: i64 = (offset[..last].iter().zip(self.strides))
-            .map(|(&o, &s)| i64::from(o) * s)
-            .sum();
+        let row = linear_offset(&offset[..last], self.strides);
         let w = match (self.windows.iter()).position(|w| w.field == field && w.row == row) {
             Some(w) => w,
             None => {
@@ -138,16 +137,20 @@ pub(crate) struct RowShape<'a> {
     pub(crate) ty: ScalarType,
     /// Read strides of the instantiation.
     pub(crate) strides: &'a [i64],
-    /// `(int64_t)b<k> + ` for the read index of the row (empty in 1D), and the same for writes
-    /// when they use other arrays (`bw`).
-    pub(crate) read_base: String,
-    pub(crate) write_base: Option<String>,
+    /// Writes use other arrays than reads (index `iw`, origin `worg`).
+    pub(crate) mixed: bool,
     /// The scalar statements of one point (indices `i`, `iw`), for the head and the tail.
     pub(crate) scalar_body: &'a str,
     /// Non-exact mode (the relaxed printer).
     pub(crate) relaxed: bool,
     /// OpenMP pragmas on the scalar loops.
     pub(crate) simd: bool,
+}
+
+/// `TS_SHUFFLE(<mask>, a, b, lanes...)`: the lanes of the concatenation of `a` and `b`.
+fn shuffle(mask: &str, a: &str, b: &str, lanes: impl Iterator<Item = i32>) -> String {
+    let list: Vec<String> = lanes.map(|l| l.to_string()).collect();
+    format!("TS_SHUFFLE({mask}, {a}, {b}, {})", list.join(", "))
 }
 
 /// The code of one interior row of `stage` (innermost axis `a`, bounds `lo[a]..hi[a]`).
@@ -171,21 +174,19 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
     let windows = leaves.windows;
     // Align on the row of the point itself (where the stores go too), else on the first.
     let aligned = windows.iter().position(|w| w.row == 0).unwrap_or(0);
-    let shuffle = |a: &str, b: &str, lanes: &mut dyn Iterator<Item = i32>| {
-        let list: Vec<String> = lanes.map(|l| l.to_string()).collect();
-        format!("TS_SHUFFLE({mask}, {a}, {b}, {})", list.join(", "))
-    };
-    let index = |base: &str, x: &str| format!("{base}({x} - org[{a}])");
-    let (write_base, write_origin) = match &shape.write_base {
-        Some(base) => (base.as_str(), "worg"),
-        None => (shape.read_base.as_str(), "org"),
+    let base = outer_base(a, "b", "(int64_t)");
+    let index = |x: &str| format!("{base}({x} - org[{a}])");
+    let indices = |indent: &str| {
+        (point_indices(a, shape.mixed).lines())
+            .map(|l| format!("{indent}{l}\n"))
+            .collect::<String>()
     };
     let mut out = String::new();
     let _ = writeln!(out, "{{");
     let _ = writeln!(
         out,
         "    const int64_t xs = lo[{a}], xe = hi[{a}];\n    const int64_t is = {};",
-        index(&shape.read_base, "xs")
+        index("xs")
     );
     let _ = writeln!(
         out,
@@ -207,17 +208,7 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         out,
         "    for (int part = 0; part < 2; part++) {{\n{pragma}        for (int64_t p{a} = part ? xb : xs; p{a} < (part ? xe : xa); p{a}++) {{\n"
     );
-    let _ = writeln!(
-        out,
-        "            const int64_t i = {};",
-        index(&shape.read_base, &format!("p{a}"))
-    );
-    if shape.write_base.is_some() {
-        let _ = writeln!(
-            out,
-            "            const int64_t iw = {write_base}(p{a} - {write_origin}[{a}]);"
-        );
-    }
+    out.push_str(&indices("            "));
     for line in shape.scalar_body.lines() {
         let _ = writeln!(out, "            {line}");
     }
@@ -226,8 +217,8 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
     let _ = writeln!(
         out,
         "    if (xa < xb) {{\n        const int64_t ia = {}, ib = {};",
-        index(&shape.read_base, "xa"),
-        index(&shape.read_base, "xb")
+        index("xa"),
+        index("xb")
     );
     out.push_str("        (void)ia;\n        (void)ib;\n");
     let load = format!("ts_load_{suffix}");
@@ -240,7 +231,7 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
             let _ = writeln!(
                 out,
                 "        {vector} m{w} = {};",
-                shuffle(&u, &u, &mut lanes.into_iter())
+                shuffle(&mask, &u, &u, lanes)
             );
         }
         if hi > 0 {
@@ -251,21 +242,15 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
                 out,
                 "        {vector} c{w} = {load}({});\n        const {vector} e{w} = {};",
                 window.at("ia", 0),
-                shuffle(&u, &u, &mut lanes.into_iter())
+                shuffle(&mask, &u, &u, lanes)
             );
         }
     }
     let _ = writeln!(
         out,
-        "        for (int64_t p{a} = xa; p{a} < xb; p{a} += {n}) {{\n            const int64_t i = {};",
-        index(&shape.read_base, &format!("p{a}"))
+        "        for (int64_t p{a} = xa; p{a} < xb; p{a} += {n}) {{"
     );
-    if shape.write_base.is_some() {
-        let _ = writeln!(
-            out,
-            "            const int64_t iw = {write_base}(p{a} - {write_origin}[{a}]);"
-        );
-    }
+    out.push_str(&indices("            "));
     for (w, window) in windows.iter().enumerate() {
         if window.max() > 0 {
             let _ = writeln!(
@@ -283,12 +268,13 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         for &dx in window.shifts.iter().filter(|&&dx| dx != 0) {
             let value = if dx < 0 {
                 shuffle(
+                    &mask,
                     &format!("m{w}"),
                     &format!("c{w}"),
-                    &mut (n + dx..2 * n + dx),
+                    n + dx..2 * n + dx,
                 )
             } else {
-                shuffle(&format!("c{w}"), &format!("n{w}"), &mut (dx..n + dx))
+                shuffle(&mask, &format!("c{w}"), &format!("n{w}"), dx..n + dx)
             };
             let _ = writeln!(
                 out,
@@ -300,15 +286,9 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
     for line in &printed.lets {
         let _ = writeln!(out, "            {line}");
     }
-    let program = checked.program();
+    let idx = if shape.mixed { "iw" } else { "i" };
     for (field, value) in &printed.outputs {
         let target = target_array(bound, stage, *field);
-        let idx = if shape.write_base.is_some() {
-            "iw"
-        } else {
-            "i"
-        };
-        debug_assert_eq!(program.fields[*field].ty, shape.ty);
         let _ = writeln!(
             out,
             "            ts_store_{suffix}({target} + {idx}, {value});"

@@ -91,12 +91,7 @@ impl ReadRenderer for Leaves<'_> {
     fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String {
         let name = format!("r{}", field.index());
         if !self.border {
-            let k: i64 = offset
-                .iter()
-                .zip(self.strides)
-                .map(|(&o, &s)| i64::from(o) * s)
-                .sum();
-            return match k {
+            return match linear_offset(offset, self.strides) {
                 0 => format!("{name}[i]"),
                 k if k < 0 => format!("{name}[i - {}]", -k),
                 k => format!("{name}[i + {k}]"),
@@ -319,30 +314,42 @@ impl LoopNest<'_> {
         }
         self.open_loop(a, indent, out);
         let inner = format!("{indent}    ");
-        // The innermost index stays affine in the 64-bit loop variable (no truncation), so
-        // that the compiler sees contiguous accesses and vectorizes without gathers.
-        let prev = |base: &str| outer_base(a, base, "(int64_t)");
-        let _ = writeln!(
-            out,
-            "{inner}const int64_t i = {}(p{a} - org[{a}]);",
-            prev("b")
-        );
-        if self.write_strides.is_some() {
-            let _ = writeln!(
-                out,
-                "{inner}const int64_t iw = {}(p{a} - worg[{a}]);",
-                prev("bw")
-            );
-        }
+        let indices = point_indices(a, self.write_strides.is_some());
+        out.push_str(&indent_lines(&indices, &inner));
         out.push_str(&indent_lines(body, &inner));
         let _ = writeln!(out, "{indent}}}");
         out.push_str(&indent_lines(&self.row_close, indent));
     }
 }
 
+/// The linear distance of a read at `offset` (the leading axes of `strides` when shorter).
+pub(super) fn linear_offset(offset: &[i32], strides: &[i64]) -> i64 {
+    (offset.iter().zip(strides))
+        .map(|(&o, &s)| i64::from(o) * s)
+        .sum()
+}
+
+/// The linear indices of point `p<a>` on the innermost axis `a`: `i`, and `iw` for the write
+/// arrays of a mixed view. They stay affine in the 64-bit loop variable (no truncation), so
+/// that the compiler sees contiguous accesses and vectorizes without gathers.
+pub(super) fn point_indices(a: usize, mixed: bool) -> String {
+    let mut out = format!(
+        "const int64_t i = {}(p{a} - org[{a}]);\n",
+        outer_base(a, "b", "(int64_t)")
+    );
+    if mixed {
+        let _ = writeln!(
+            out,
+            "const int64_t iw = {}(p{a} - worg[{a}]);",
+            outer_base(a, "bw", "(int64_t)")
+        );
+    }
+    out
+}
+
 /// The offset of the row that axis `a`'s loop runs in: `{cast}{base}{a - 1} + `, or nothing
 /// for the outermost axis.
-fn outer_base(a: usize, base: &str, cast: &str) -> String {
+pub(super) fn outer_base(a: usize, base: &str, cast: &str) -> String {
     if a == 0 {
         String::new()
     } else {
@@ -478,12 +485,10 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
                 let scalar = stage_body(ctx, stage, border, false);
                 match lane_type {
                     Some(ty) => {
-                        let a = dims - 1;
                         let shape = lanes::RowShape {
                             ty,
                             strides: &ctx.strides,
-                            read_base: outer_base(a, "b", "(int64_t)"),
-                            write_base: view.mixed().then(|| outer_base(a, "bw", "(int64_t)")),
+                            mixed: view.mixed(),
                             scalar_body: &scalar,
                             relaxed: ctx.relaxed,
                             simd: ctx.openmp,
