@@ -300,6 +300,8 @@ fn float_stages_shifting_along_x_run_shifted_lanes() {
     });
     let source = emit_relaxed(&box2d, "parallel");
     insta::assert_snapshot!(interior_function(&source));
+    // The head and tail are one unaligned vector each, overlapping the aligned ones.
+    assert!(interior_function(&source).contains("const int64_t p1 = part ? xe - 16 : xs;"));
     assert!(source.contains("TS_WIDE_VECTORS static void ts_s0_in_g"));
     // Border loops stay scalar; mixed views (the wavefront's first and last steps) store
     // through the write index.
@@ -312,4 +314,23 @@ fn float_stages_shifting_along_x_run_shifted_lanes() {
     // plain loop.
     assert!(lanes(&emit(&box2d, "parallel", None, None)));
     assert!(!lanes(&emit_relaxed(&box2d, "naive")));
+    // A stage storing over an array it reads computes no point twice: scalar head and tail.
+    let in_place = emit_relaxed(&accumulate_shifted(&[9, 40]), "parallel");
+    assert!(lanes(&in_place));
+    assert!(interior_function(&in_place).contains("p1 = part ? xb : xs"));
+}
+
+/// `A += 0.5 (B[x+1] - B[x-1])`: A is read at its own point only, so it is written in place.
+fn accumulate_shifted(extents: &[i64]) -> BoundProgram {
+    let (mut b, _) = builder("accumulate", extents);
+    let a = b.field("A", ScalarType::F32);
+    let f = b.field("B", ScalarType::F32);
+    b.set_border(f, Border::Clamp);
+    let difference = b.weighted_reads(f, [(&[0, 1][..], 0.5), (&[0, -1][..], -0.5)]);
+    let here = b.read(a, &[0, 0]);
+    let value = b.binary(BinaryOp::Add, here, difference.expect("terms"));
+    let mut s = b.stage("accumulate");
+    s.assign(a, value);
+    b.finish_stage(s);
+    finish(b, extents)
 }

@@ -3,9 +3,10 @@
 //! aligned address, its reads at `x + dx` shuffled out of neighbouring vectors.
 //!
 //! Per row: `xa` is the first point whose address in the first read row is 64-byte aligned;
-//! the vector loop covers `xa..xb` in whole vectors and the scalar body the rest (head and
-//! tail, at most one vector each). Every vector load stays inside the range the scalar loop
-//! reads: the vector before the first one (needed for `dx < 0`) is built from an unaligned
+//! the vector loop covers `xa..xb` in whole vectors. The rest (head and tail, less than one
+//! vector each) is one unaligned vector at each end of the row, overlapping the aligned ones,
+//! when the row holds a whole vector and the stage stores nothing over an array it reads;
+//! else the scalar body. Every vector load stays inside the range the scalar loop reads: the vector before the first one (needed for `dx < 0`) is built from an unaligned
 //! load at `xa + dx_min`, the one after the last (for `dx > 0`) from one ending at
 //! `xb + dx_max`.
 
@@ -16,9 +17,9 @@ use tessera_analysis::BoundProgram;
 use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage};
 use tessera_plan::lanes::lanes;
 
-use super::layout::target_array;
+use super::layout::{WriteMode, target_array, write_mode};
 use super::stage::{linear_offset, outer_base, point_indices};
-use crate::cfamily::{Dialect, ReadRenderer, print_stage, print_stage_relaxed};
+use crate::cfamily::{Dialect, PrintedStage, ReadRenderer, print_stage, print_stage_relaxed};
 
 /// Definitions shared by every shifted-lanes function: the vector and shuffle-mask types, the
 /// shuffle macro (GCC and Clang spell it differently) and unaligned loads and stores.
@@ -181,6 +182,7 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
             .map(|l| format!("{indent}{l}\n"))
             .collect::<String>()
     };
+    let load = format!("ts_load_{suffix}");
     let mut out = String::new();
     let _ = writeln!(out, "{{");
     let _ = writeln!(
@@ -198,21 +200,55 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         out,
         "    if (xe - xa < {n}) xa = xe;\n    const int64_t xb = xa + (xe - xa) / {n} * {n};"
     );
-    // Head and tail: the scalar body.
+    // Head and tail (where not empty): one unaligned vector each where the row holds a whole
+    // vector and no output is stored over an array the stage reads (the edge vectors overlap
+    // the aligned ones, whose points are then computed twice from the same inputs); else the
+    // scalar body.
     let pragma = if shape.simd {
         "        #pragma omp simd\n"
     } else {
         ""
     };
-    let _ = write!(
-        out,
-        "    for (int part = 0; part < 2; part++) {{\n{pragma}        for (int64_t p{a} = part ? xb : xs; p{a} < (part ? xe : xa); p{a}++) {{\n"
-    );
-    out.push_str(&indices("            "));
-    for line in shape.scalar_body.lines() {
-        let _ = writeln!(out, "            {line}");
+    let scalar_loop = |from: &str, to: &str| {
+        let mut code =
+            format!("{pragma}        for (int64_t p{a} = {from}; p{a} < {to}; p{a}++) {{\n");
+        code.push_str(&indices("            "));
+        for line in shape.scalar_body.lines() {
+            let _ = writeln!(code, "            {line}");
+        }
+        code.push_str("        }\n");
+        code
+    };
+    if stores_over_reads(bound, stage, &windows) {
+        let _ = write!(
+            out,
+            "    for (int part = 0; part < 2; part++) {{\n{}    }}\n",
+            scalar_loop("part ? xb : xs", "(part ? xe : xa)")
+        );
+    } else {
+        let _ = write!(
+            out,
+            "    if (xe - xs < {n}) {{\n{}    }} else {{\n",
+            scalar_loop("xs", "xe")
+        );
+        let _ = writeln!(
+            out,
+            "        for (int part = 0; part < 2; part++) {{\n            if (part ? xb == xe && xa < xb : xa == xs) continue;\n            const int64_t p{a} = part ? xe - {n} : xs;"
+        );
+        out.push_str(&indices("            "));
+        for (w, window) in windows.iter().enumerate() {
+            for &dx in &window.shifts {
+                let _ = writeln!(
+                    out,
+                    "            const {vector} {} = {load}({});",
+                    shifted_name(w, dx),
+                    window.at("i", dx)
+                );
+            }
+        }
+        out.push_str(&vector_statements(bound, stage, &printed, shape, &suffix));
+        out.push_str("        }\n    }\n");
     }
-    out.push_str("        }\n    }\n");
     // The vector loop.
     let _ = writeln!(
         out,
@@ -221,7 +257,6 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         index("xb")
     );
     out.push_str("        (void)ia;\n        (void)ib;\n");
-    let load = format!("ts_load_{suffix}");
     for (w, window) in windows.iter().enumerate() {
         let (lo, hi) = (window.min(), window.max());
         if lo < 0 {
@@ -283,6 +318,37 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
             );
         }
     }
+    out.push_str(&vector_statements(bound, stage, &printed, shape, &suffix));
+    for (w, window) in windows.iter().enumerate() {
+        if window.min() < 0 {
+            let _ = writeln!(out, "            m{w} = c{w};");
+        }
+        if window.max() > 0 {
+            let _ = writeln!(out, "            c{w} = n{w};");
+        }
+    }
+    out.push_str("        }\n    }\n}");
+    out
+}
+
+/// Whether `stage` stores some output into an array it also reads (an in-place field read at
+/// its own point): then no point may be computed twice.
+fn stores_over_reads(bound: &BoundProgram, stage: Id<Stage>, windows: &[Window]) -> bool {
+    let outputs = bound.checked().program().stages[stage].outputs();
+    windows.iter().any(|w| {
+        outputs.contains(&w.field) && write_mode(bound, stage, w.field) == WriteMode::InPlace
+    })
+}
+
+/// The lets and stores of one vector of points at index `i` (`iw` for mixed views).
+fn vector_statements(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    printed: &PrintedStage,
+    shape: &RowShape,
+    suffix: &str,
+) -> String {
+    let mut out = String::new();
     for line in &printed.lets {
         let _ = writeln!(out, "            {line}");
     }
@@ -294,14 +360,5 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
             "            ts_store_{suffix}({target} + {idx}, {value});"
         );
     }
-    for (w, window) in windows.iter().enumerate() {
-        if window.min() < 0 {
-            let _ = writeln!(out, "            m{w} = c{w};");
-        }
-        if window.max() > 0 {
-            let _ = writeln!(out, "            c{w} = n{w};");
-        }
-    }
-    out.push_str("        }\n    }\n}");
     out
 }
