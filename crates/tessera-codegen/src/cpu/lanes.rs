@@ -177,11 +177,9 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
     let aligned = windows.iter().position(|w| w.row == 0).unwrap_or(0);
     let base = outer_base(a, "b", "(int64_t)");
     let index = |x: &str| format!("{base}({x} - org[{a}])");
-    let indices = |indent: &str| {
-        (point_indices(a, shape.mixed).lines())
-            .map(|l| format!("{indent}{l}\n"))
-            .collect::<String>()
-    };
+    let indices: String = (point_indices(a, shape.mixed).lines())
+        .map(|l| format!("            {l}\n"))
+        .collect();
     let load = format!("ts_load_{suffix}");
     let mut out = String::new();
     let _ = writeln!(out, "{{");
@@ -200,55 +198,9 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         out,
         "    if (xe - xa < {n}) xa = xe;\n    const int64_t xb = xa + (xe - xa) / {n} * {n};"
     );
-    // Head and tail (where not empty): one unaligned vector each where the row holds a whole
-    // vector and no output is stored over an array the stage reads (the edge vectors overlap
-    // the aligned ones, whose points are then computed twice from the same inputs); else the
-    // scalar body.
-    let pragma = if shape.simd {
-        "        #pragma omp simd\n"
-    } else {
-        ""
-    };
-    let scalar_loop = |from: &str, to: &str| {
-        let mut code =
-            format!("{pragma}        for (int64_t p{a} = {from}; p{a} < {to}; p{a}++) {{\n");
-        code.push_str(&indices("            "));
-        for line in shape.scalar_body.lines() {
-            let _ = writeln!(code, "            {line}");
-        }
-        code.push_str("        }\n");
-        code
-    };
-    if stores_over_reads(bound, stage, &windows) {
-        let _ = write!(
-            out,
-            "    for (int part = 0; part < 2; part++) {{\n{}    }}\n",
-            scalar_loop("part ? xb : xs", "(part ? xe : xa)")
-        );
-    } else {
-        let _ = write!(
-            out,
-            "    if (xe - xs < {n}) {{\n{}    }} else {{\n",
-            scalar_loop("xs", "xe")
-        );
-        let _ = writeln!(
-            out,
-            "        for (int part = 0; part < 2; part++) {{\n            if (part ? xb == xe && xa < xb : xa == xs) continue;\n            const int64_t p{a} = part ? xe - {n} : xs;"
-        );
-        out.push_str(&indices("            "));
-        for (w, window) in windows.iter().enumerate() {
-            for &dx in &window.shifts {
-                let _ = writeln!(
-                    out,
-                    "            const {vector} {} = {load}({});",
-                    shifted_name(w, dx),
-                    window.at("i", dx)
-                );
-            }
-        }
-        out.push_str(&vector_statements(bound, stage, &printed, shape, &suffix));
-        out.push_str("        }\n    }\n");
-    }
+    out.push_str(&head_and_tail(
+        bound, stage, shape, &windows, &printed, &indices,
+    ));
     // The vector loop.
     let _ = writeln!(
         out,
@@ -285,7 +237,7 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         out,
         "        for (int64_t p{a} = xa; p{a} < xb; p{a} += {n}) {{"
     );
-    out.push_str(&indices("            "));
+    out.push_str(&indices);
     for (w, window) in windows.iter().enumerate() {
         if window.max() > 0 {
             let _ = writeln!(
@@ -318,7 +270,7 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
             );
         }
     }
-    out.push_str(&vector_statements(bound, stage, &printed, shape, &suffix));
+    out.push_str(&vector_statements(bound, stage, &printed, shape));
     for (w, window) in windows.iter().enumerate() {
         if window.min() < 0 {
             let _ = writeln!(out, "            m{w} = c{w};");
@@ -328,6 +280,66 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         }
     }
     out.push_str("        }\n    }\n}");
+    out
+}
+
+/// The points of a row outside `xa..xb` (where not empty): one unaligned vector at each end
+/// where the row holds a whole vector and no output is stored over an array the stage reads
+/// (the end vectors overlap the aligned ones, whose points are then computed twice from the
+/// same inputs); else the scalar body. `indices` declares `i` (and `iw`) at point `p<a>`.
+fn head_and_tail(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    shape: &RowShape,
+    windows: &[Window],
+    printed: &PrintedStage,
+    indices: &str,
+) -> String {
+    let a = shape.strides.len() - 1;
+    let n = lanes(shape.ty);
+    let pragma = if shape.simd {
+        "        #pragma omp simd\n"
+    } else {
+        ""
+    };
+    let scalar_loop = |from: &str, to: &str| {
+        let mut code = format!(
+            "{pragma}        for (int64_t p{a} = {from}; p{a} < {to}; p{a}++) {{\n{indices}"
+        );
+        for line in shape.scalar_body.lines() {
+            let _ = writeln!(code, "            {line}");
+        }
+        code.push_str("        }\n");
+        code
+    };
+    if stores_over_reads(bound, stage, windows) {
+        return format!(
+            "    for (int part = 0; part < 2; part++) {{\n{}    }}\n",
+            scalar_loop("part ? xb : xs", "(part ? xe : xa)")
+        );
+    }
+    let mut out = format!(
+        "    if (xe - xs < {n}) {{\n{}    }} else {{\n",
+        scalar_loop("xs", "xe")
+    );
+    let _ = write!(
+        out,
+        "        for (int part = 0; part < 2; part++) {{\n            if (part ? xb == xe && xa < xb : xa == xs) continue;\n            const int64_t p{a} = part ? xe - {n} : xs;\n{indices}"
+    );
+    for (w, window) in windows.iter().enumerate() {
+        for &dx in &window.shifts {
+            let _ = writeln!(
+                out,
+                "            const ts_v{} {} = ts_load_{}({});",
+                shape.ty,
+                shifted_name(w, dx),
+                shape.ty,
+                window.at("i", dx)
+            );
+        }
+    }
+    out.push_str(&vector_statements(bound, stage, printed, shape));
+    out.push_str("        }\n    }\n");
     out
 }
 
@@ -346,7 +358,6 @@ fn vector_statements(
     stage: Id<Stage>,
     printed: &PrintedStage,
     shape: &RowShape,
-    suffix: &str,
 ) -> String {
     let mut out = String::new();
     for line in &printed.lets {
@@ -357,7 +368,8 @@ fn vector_statements(
         let target = target_array(bound, stage, *field);
         let _ = writeln!(
             out,
-            "            ts_store_{suffix}({target} + {idx}, {value});"
+            "            ts_store_{}({target} + {idx}, {value});",
+            shape.ty
         );
     }
     out
