@@ -579,6 +579,13 @@ fn print_stage_with(
     }
 }
 
+/// `(t0 + t1 + ... + tn)`: a left-to-right chain, which the compiler contracts into one
+/// multiply and then fused multiply-adds when the terms are products (fewer operations than a
+/// balanced tree, whose pairs of products need a multiply each and an add to join them).
+pub(crate) fn chained_sum(terms: &[String]) -> String {
+    format!("({})", terms.join(" + "))
+}
+
 /// The terms of a sum as a balanced tree, in order: `((t0 + t1) + (t2 + t3))`.
 pub(crate) fn balanced_sum(terms: &[String]) -> String {
     match terms {

@@ -246,9 +246,35 @@ fn interior_function(source: &str) -> &str {
 #[test]
 fn separable_stencils_use_rank_one_column_sums() {
     insta::assert_snapshot!(interior_function(&emit_relaxed(
-        &gaussian(&[40, 1100]),
+        &gaussian(&[40, 300]),
         "parallel"
     )));
+}
+
+#[test]
+fn long_rows_take_column_sums_on_lanes() {
+    let lanes = |source: &str| {
+        let f = interior_function(source).to_string();
+        (!f.contains("ts_cs0[") && f.contains("TS_SHUFFLE(")).then_some(f)
+    };
+    // Rows of 1096 points: the rank-one sum per vector, its taps shuffled from neighbours.
+    let gaussian = lanes(&emit_relaxed(&gaussian(&[40, 1100]), "parallel"));
+    insta::assert_snapshot!(gaussian.expect("lanes form"));
+    // A general 27-point box: three sums per vector; only the sum read at dx = -1 is needed
+    // before the first vector, only the one read at dx = +1 after the last.
+    let general = lanes(&emit_relaxed(&box3d(&[5, 6, 600]), "parallel")).expect("lanes form");
+    assert!(general.contains("sm0 = ") && !general.contains("sm1 = "));
+    assert!(general.contains("se2 = ") && !general.contains("se0 = "));
+    // Rows shorter than MIN_LANE_ROW_VECTORS vectors keep the buffer, as do tiles narrower
+    // than that.
+    assert!(lanes(&emit_relaxed(&box3d(&[5, 6, 500]), "parallel")).is_none());
+    let long = box3d(&[5, 6, 600]);
+    let stage = long.program().stages.ids().next().expect("a stage");
+    assert!(!tessera_plan::reuse::sums_on_lanes(
+        &long,
+        stage,
+        &[5, 6, 100]
+    ));
 }
 
 #[test]

@@ -163,6 +163,65 @@ fn strided_integer_subdomain() {
     matrix(strided_i32(), &[&[12, 17]]);
 }
 
+/// Column sums on shifted lanes (rows of at least `MIN_LANE_ROW_VECTORS` vectors) at row
+/// widths around that threshold and around a vector, with tiles as wide as the rows so that
+/// every strategy takes the form: within a few ulps per step of the reference.
+#[test]
+fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
+    let mut backend = backend();
+    backend.compile.optimization_flags = Some(vec!["-O3".into(), "-march=native".into()]);
+    let threshold = |vector: usize| tessera_plan::reuse::MIN_LANE_ROW_VECTORS * vector;
+    let f32_rows = threshold(16);
+    let f64_rows = threshold(8);
+    // (program, size, interior points per row, tolerance)
+    let mut cases = Vec::new();
+    for extra in [-1i64, 0, 1, 17] {
+        let width = (f32_rows as i64 + extra) as usize;
+        cases.push((box3d_r1_f32(), vec![4, 5, width + 2], width, 1e-5));
+    }
+    cases.push((
+        gaussian2d_f32(),
+        vec![9, f32_rows + 4 + 23],
+        f32_rows + 23,
+        1e-5,
+    ));
+    for extra in [-1i64, 0, 9] {
+        // The periodic border takes 2 points at each end of a row.
+        let width = (f64_rows as i64 + extra) as usize;
+        cases.push((periodic2d(), vec![7, width + 4], width, 1e-13));
+    }
+    for (program, size, row, tolerance) in cases {
+        let bound = bind_sizes(&program, &size);
+        let stage = bound.program().stages.ids().next().expect("one stage");
+        let wide = size.clone();
+        let vector = if program.name == "periodic2d" { 8 } else { 16 };
+        assert_eq!(
+            tessera_plan::reuse::sums_on_lanes(&bound, stage, &wide),
+            row >= threshold(vector),
+            "{} {size:?}",
+            program.name
+        );
+        let fields = inputs(&bound, 11);
+        let expected = reference(&bound, &fields, STEPS);
+        let dims = size.len();
+        let mut tile = vec![2; dims];
+        tile[dims - 1] = size[dims - 1];
+        let mut configurations = vec![
+            exact("parallel", None, None, 2),
+            exact("overlapped", Some(tile.clone()), Some(3), 2),
+        ];
+        if tessera_plan::cpu::wavefront_unsupported(&bound).is_none() {
+            configurations.push(exact("wavefront", Some(tile), Some(4), 3));
+        }
+        for mut options in configurations {
+            options.exact = false;
+            let actual = run_cpu(&backend, &bound, &fields, STEPS, &options);
+            let what = format!("{} {size:?} {options:?}", program.name);
+            assert_close(&what, &expected, &actual, tolerance);
+        }
+    }
+}
+
 /// Non-exact mode (contraction, balanced sums, reciprocals, column sums for the box-shaped
 /// stages) stays within a few ulps per step of the reference for every strategy (`-O3` as in
 /// production). Its bits may depend on the

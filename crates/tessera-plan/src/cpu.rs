@@ -30,7 +30,7 @@ use tessera_analysis::{BoundProgram, FieldRole, Rect};
 use tessera_ir::Border;
 
 use crate::lanes::shifted_lanes;
-use crate::reuse::column_sums;
+use crate::reuse::{column_sums, sums_on_lanes};
 
 /// How the generated C code walks the grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -140,7 +140,9 @@ pub struct CpuPlan {
     pub wide_vectors: bool,
     /// Some stage runs its interior rows on whole vectors with in-register shifts
     /// ([`shifted_lanes`](crate::lanes::shifted_lanes)): every plan other than `naive`, exact
-    /// ones included (each lane computes what the scalar loop computes, in the same order).
+    /// ones included (each lane computes what the scalar loop computes, in the same order);
+    /// column-sum stages only where their rows are long enough
+    /// ([`sums_on_lanes`](crate::reuse::sums_on_lanes)).
     pub lane_shifts: bool,
 }
 
@@ -283,8 +285,12 @@ pub fn plan_cpu(
         ),
         CpuStrategy::Wavefront => {
             let mut extents = scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile));
-            // A column-sum row starts loading at its smallest x offset.
-            let lead = sums.first().map_or(0, |s| s.reach.0);
+            // A buffered column-sum row starts loading at its smallest x offset; on shifted
+            // lanes it loads whole vectors from the row's first point.
+            let buffered = (bound.program().stages.ids())
+                .filter(|&s| column_form && !sums_on_lanes(bound, s, &tile))
+                .find_map(|s| column_sums(bound, s));
+            let lead = buffered.map_or(0, |s| s.reach.0);
             let front = ring_front(bound, time_tile, &tile, lead);
             extents[dims - 1] += front;
             pad_rows(bound, &mut extents);
@@ -298,6 +304,13 @@ pub fn plan_cpu(
     let scratch_cells: u128 = scratch_extents.iter().map(|&e| e as u128).product();
     let reach = max_reach(bound) as u128;
     let largest = (bound.cell_count() as u128).max(scratch_cells) + reach * 2 + 1;
+    let lane_shifts = strategy != CpuStrategy::Naive
+        && (bound.program().stages.ids()).any(|s| {
+            shifted_lanes(bound, s).is_some()
+                && !(column_form
+                    && column_sums(bound, s).is_some()
+                    && !sums_on_lanes(bound, s, &tile))
+        });
     Ok(CpuPlan {
         strategy,
         tile,
@@ -310,11 +323,7 @@ pub fn plan_cpu(
         ring_front,
         column_sums: !sums.is_empty(),
         wide_vectors: sums.iter().any(|s| s.bound_by_multiply_adds()),
-        lane_shifts: strategy != CpuStrategy::Naive
-            && (bound.program().stages.ids()).any(|s| {
-                !(column_form && column_sums(bound, s).is_some())
-                    && shifted_lanes(bound, s).is_some()
-            }),
+        lane_shifts,
     })
 }
 
@@ -1155,7 +1164,10 @@ mod tests {
         let general = square_box(4096, 2, false);
         let plan = auto(&general);
         assert!(plan.column_sums && plan.wide_vectors);
-        assert!(plan.to_string().ends_with(" column-sums wide-vectors"));
+        assert!(
+            plan.to_string()
+                .ends_with(" column-sums wide-vectors lane-shifts")
+        );
         for strategy in ["naive", "parallel"] {
             let request = CpuRequest {
                 strategy: Some(strategy.into()),
@@ -1187,8 +1199,16 @@ mod tests {
             };
             assert!(plan_cpu(bound, &exact, &machine()).unwrap().lane_shifts);
         }
-        // Column-sum stages keep their form; naive is the plain loop.
-        assert!(!auto(&square_box(4096, 2, true)).lane_shifts);
+        // Column sums run on lanes where rows hold MIN_LANE_ROW_VECTORS vectors (the
+        // wavefront's bands of 512 points), buffered otherwise; naive is the plain loop.
+        assert!(auto(&square_box(4096, 2, true)).lane_shifts);
+        let narrow = CpuRequest {
+            strategy: Some("wavefront".into()),
+            tile: Some(vec![4096, 256]),
+            ..CpuRequest::default()
+        };
+        let buffered = plan_cpu(&square_box(4096, 2, true), &narrow, &machine()).unwrap();
+        assert!(buffered.column_sums && !buffered.lane_shifts);
         let naive = CpuRequest {
             strategy: Some("naive".into()),
             ..CpuRequest::default()

@@ -12,12 +12,25 @@
 //!   multiply-adds, but `|Q| + |D|` loads per point instead of `|Q| |D|` (gcc keeps one pointer
 //!   register per distinct offset of a loop, so a 27-point box spills and reloads them).
 //!
+//! Where the stage also has a shifted-lanes form ([`crate::lanes`]) and its rows hold at least
+//! [`MIN_LANE_ROW_VECTORS`] vectors, the sums stay in registers instead: per aligned vector of
+//! a row, its sums, and the terms at `x + dx` shuffled out of the sums of the neighbouring
+//! vectors (one pass, no buffer; [`sums_on_lanes`]).
+//!
 //! Only non-exact plans use it (the sums are reassociated), only for box-shaped stages (every
 //! column read at every `dx`, so the first pass reads nothing the plain loop would not), and
 //! only where it moves fewer values per point than the plain loop.
 
 use tessera_analysis::{BoundProgram, linear_form};
 use tessera_ir::{Field, Id, ScalarType, Stage};
+
+use crate::lanes::{lanes, shifted_lanes};
+
+/// The shortest row, in vectors, whose column sums run on shifted lanes. Each row pays a fixed
+/// cost there (the sums before its first vector and after its last, and its unaligned ends:
+/// a few vectors' work), so short rows keep the buffered form; measured in
+/// docs/performance.md ("Column sums on shifted lanes").
+pub const MIN_LANE_ROW_VECTORS: usize = 32;
 
 /// The terms of one buffered sum: (column index, weight).
 pub type SumTerms = Vec<(usize, f64)>;
@@ -129,6 +142,21 @@ pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums>
         reach: (shifts[0], shifts[shifts.len() - 1]),
     };
     (sums.moves_per_point() < form.terms.len()).then_some(sums)
+}
+
+/// Whether the column sums of `stage` (which has them) run on shifted lanes rather than
+/// through a buffer: the stage has a shifted-lanes form and its rows within tiles of `tile`
+/// points hold at least [`MIN_LANE_ROW_VECTORS`] vectors.
+pub fn sums_on_lanes(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> bool {
+    let Some(ty) = shifted_lanes(bound, stage) else {
+        return false;
+    };
+    let x = bound.extents.len() - 1;
+    let rect = &bound.stage_domain(stage).rect;
+    let (lo, hi) = bound.stage_interior(stage)[x];
+    let row = rect.hi[x].min(hi) - rect.lo[x].max(lo);
+    let row = usize::try_from(row).unwrap_or(0).min(tile[x]);
+    row >= MIN_LANE_ROW_VECTORS * lanes(ty)
 }
 
 /// An offset with its fastest-axis component zeroed: the column it lies in.

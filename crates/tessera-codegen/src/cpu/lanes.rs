@@ -41,23 +41,25 @@ static inline void ts_store_f64(double* p, ts_vf64 v) { memcpy(p, &v, sizeof v);
 
 /// One array row a vector body reads: a field at a linear offset of the row (slower axes),
 /// and the `dx` read along it.
-struct Window {
-    field: Id<Field>,
-    row: i64,
-    shifts: BTreeSet<i32>,
+pub(super) struct Window {
+    pub(super) field: Id<Field>,
+    pub(super) row: i64,
+    pub(super) shifts: BTreeSet<i32>,
 }
 
 impl Window {
-    fn min(&self) -> i32 {
+    /// The smallest `dx` read, at most 0.
+    pub(super) fn min(&self) -> i32 {
         self.shifts.first().copied().unwrap_or(0).min(0)
     }
 
-    fn max(&self) -> i32 {
+    /// The largest `dx` read, at least 0.
+    pub(super) fn max(&self) -> i32 {
         self.shifts.last().copied().unwrap_or(0).max(0)
     }
 
     /// `r<f> + (<index> + <row + dx>)`: the address of the read at `dx` from `index`.
-    fn at(&self, index: &str, dx: i32) -> String {
+    pub(super) fn at(&self, index: &str, dx: i32) -> String {
         let k = self.row + i64::from(dx);
         let f = self.field.index();
         match k {
@@ -149,7 +151,7 @@ pub(crate) struct RowShape<'a> {
 }
 
 /// `TS_SHUFFLE(<mask>, a, b, lanes...)`: the lanes of the concatenation of `a` and `b`.
-fn shuffle(mask: &str, a: &str, b: &str, lanes: impl Iterator<Item = i32>) -> String {
+pub(super) fn shuffle(mask: &str, a: &str, b: &str, lanes: impl Iterator<Item = i32>) -> String {
     let list: Vec<String> = lanes.map(|l| l.to_string()).collect();
     format!("TS_SHUFFLE({mask}, {a}, {b}, {})", list.join(", "))
 }
@@ -173,63 +175,40 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         print_stage(Dialect::C, checked, stage, &mut leaves)
     };
     let windows = leaves.windows;
-    // Align on the row of the point itself (where the stores go too), else on the first.
-    let aligned = windows.iter().position(|w| w.row == 0).unwrap_or(0);
-    let base = outer_base(a, "b", "(int64_t)");
-    let index = |x: &str| format!("{base}({x} - org[{a}])");
-    let indices: String = (point_indices(a, shape.mixed).lines())
-        .map(|l| format!("            {l}\n"))
-        .collect();
+    let indices = row_indices(shape);
     let load = format!("ts_load_{suffix}");
-    let mut out = String::new();
-    let _ = writeln!(out, "{{");
-    let _ = writeln!(
-        out,
-        "    const int64_t xs = lo[{a}], xe = hi[{a}];\n    const int64_t is = {};",
-        index("xs")
-    );
-    let _ = writeln!(
-        out,
-        "    int64_t xa = xs + (int64_t)(({n} - (uintptr_t)({}) / {} % {n}) % {n});",
-        windows[aligned].at("is", 0),
-        shape.ty.size_bytes()
-    );
-    let _ = writeln!(
-        out,
-        "    if (xe - xa < {n}) xa = xe;\n    const int64_t xb = xa + (xe - xa) / {n} * {n};"
-    );
-    out.push_str(&head_and_tail(
-        bound, stage, shape, &windows, &printed, &indices,
-    ));
-    // The vector loop.
-    let _ = writeln!(
-        out,
-        "    if (xa < xb) {{\n        const int64_t ia = {}, ib = {};",
-        index("xa"),
-        index("xb")
-    );
-    out.push_str("        (void)ia;\n        (void)ib;\n");
+    let mut out = row_bounds(shape, &windows);
+    let vector_end = (!stores_over_reads(bound, stage, &windows)).then(|| {
+        let mut code = String::new();
+        for (w, window) in windows.iter().enumerate() {
+            for &dx in &window.shifts {
+                let _ = writeln!(
+                    code,
+                    "            const {vector} {} = {load}({});",
+                    shifted_name(w, dx),
+                    window.at("i", dx)
+                );
+            }
+        }
+        code + &vector_statements(bound, stage, &printed, shape)
+    });
+    out.push_str(&ends(shape, &indices, vector_end.as_deref()));
+    out.push_str(&vector_loop_open(shape));
     for (w, window) in windows.iter().enumerate() {
         let (lo, hi) = (window.min(), window.max());
         if lo < 0 {
-            // Lanes n+lo..n of the vector before xa hold the points xa+lo..xa.
-            let lanes = (0..n).map(|j| if j >= n + lo { j - n - lo } else { 0 });
-            let u = format!("{load}({})", window.at("ia", lo));
             let _ = writeln!(
                 out,
                 "        {vector} m{w} = {};",
-                shuffle(&mask, &u, &u, lanes)
+                before_first(shape, window)
             );
         }
         if hi > 0 {
-            // Lanes 0..hi of the vector after the last one hold the points xb..xb+hi.
-            let lanes = (0..n).map(|j| if j < hi { j + n - hi } else { 0 });
-            let u = format!("{load}({})", window.at("ib", hi - n));
             let _ = writeln!(
                 out,
                 "        {vector} c{w} = {load}({});\n        const {vector} e{w} = {};",
                 window.at("ia", 0),
-                shuffle(&mask, &u, &u, lanes)
+                after_last(shape, window)
             );
         }
     }
@@ -283,18 +262,70 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
     out
 }
 
-/// The points of a row outside `xa..xb` (where not empty): one unaligned vector at each end
-/// where the row holds a whole vector and no output is stored over an array the stage reads
-/// (the end vectors overlap the aligned ones, whose points are then computed twice from the
-/// same inputs); else the scalar body. `indices` declares `i` (and `iw`) at point `p<a>`.
-fn head_and_tail(
-    bound: &BoundProgram,
-    stage: Id<Stage>,
-    shape: &RowShape,
-    windows: &[Window],
-    printed: &PrintedStage,
-    indices: &str,
-) -> String {
+/// The indices of point `p<a>` (`i`, and `iw` for mixed views), one statement per line.
+pub(super) fn row_indices(shape: &RowShape) -> String {
+    let a = shape.strides.len() - 1;
+    (point_indices(a, shape.mixed).lines())
+        .map(|l| format!("            {l}\n"))
+        .collect()
+}
+
+/// `(int64_t)b<a-1> + (<x> - org[a])`: the read index of point `x` of the row.
+fn row_index(a: usize, x: &str) -> String {
+    format!("{}({x} - org[{a}])", outer_base(a, "b", "(int64_t)"))
+}
+
+/// Opens the row's block and declares its bounds: `xs..xe`, the first point `xa` whose
+/// address in the window of the point's own row (else the first window) is 64-byte aligned,
+/// and the end `xb` of the whole vectors from there.
+pub(super) fn row_bounds(shape: &RowShape, windows: &[Window]) -> String {
+    let a = shape.strides.len() - 1;
+    let n = lanes(shape.ty);
+    // Align on the row of the point itself (where the stores go too), else on the first.
+    let aligned = windows.iter().find(|w| w.row == 0).unwrap_or(&windows[0]);
+    format!(
+        "{{\n    const int64_t xs = lo[{a}], xe = hi[{a}];\n    const int64_t is = {};\n    int64_t xa = xs + (int64_t)(({n} - (uintptr_t)({}) / {} % {n}) % {n});\n    if (xe - xa < {n}) xa = xe;\n    const int64_t xb = xa + (xe - xa) / {n} * {n};\n",
+        row_index(a, "xs"),
+        aligned.at("is", 0),
+        shape.ty.size_bytes()
+    )
+}
+
+/// Opens the vector loop's block (when it has whole vectors) with the indices `ia` of `xa`
+/// and `ib` of `xb`.
+pub(super) fn vector_loop_open(shape: &RowShape) -> String {
+    let a = shape.strides.len() - 1;
+    format!(
+        "    if (xa < xb) {{\n        const int64_t ia = {}, ib = {};\n        (void)ia;\n        (void)ib;\n",
+        row_index(a, "xa"),
+        row_index(a, "xb")
+    )
+}
+
+/// The vector whose lanes `n + lo..n` hold the points `xa + lo..xa` of `window` (`lo` its
+/// smallest `dx`, below 0), from one unaligned load starting at `xa + lo`.
+pub(super) fn before_first(shape: &RowShape, window: &Window) -> String {
+    let (n, lo) = (lanes(shape.ty) as i32, window.min());
+    let lanes = (0..n).map(|j| if j >= n + lo { j - n - lo } else { 0 });
+    let u = format!("ts_load_{}({})", shape.ty, window.at("ia", lo));
+    shuffle(&format!("ts_m{}", shape.ty), &u, &u, lanes)
+}
+
+/// The vector whose lanes `0..hi` hold the points `xb..xb + hi` of `window` (`hi` its largest
+/// `dx`, above 0), from one unaligned load ending at `xb + hi`.
+pub(super) fn after_last(shape: &RowShape, window: &Window) -> String {
+    let (n, hi) = (lanes(shape.ty) as i32, window.max());
+    let lanes = (0..n).map(|j| if j < hi { j + n - hi } else { 0 });
+    let u = format!("ts_load_{}({})", shape.ty, window.at("ib", hi - n));
+    shuffle(&format!("ts_m{}", shape.ty), &u, &u, lanes)
+}
+
+/// The points of a row outside `xa..xb` (where not empty): where `vector_end` is given (the
+/// code of one unaligned vector at `p<a>`, after `indices`), one vector at each end when the
+/// row holds a whole vector (the end vectors overlap the aligned ones, whose points are then
+/// computed twice from the same inputs); else the scalar body. Callers give no vector end
+/// when an output is stored over an array the stage reads.
+pub(super) fn ends(shape: &RowShape, indices: &str, vector_end: Option<&str>) -> String {
     let a = shape.strides.len() - 1;
     let n = lanes(shape.ty);
     let pragma = if shape.simd {
@@ -312,40 +343,25 @@ fn head_and_tail(
         code.push_str("        }\n");
         code
     };
-    if stores_over_reads(bound, stage, windows) {
+    let Some(vector_end) = vector_end else {
         return format!(
             "    for (int part = 0; part < 2; part++) {{\n{}    }}\n",
             scalar_loop("part ? xb : xs", "(part ? xe : xa)")
         );
-    }
-    let mut out = format!(
-        "    if (xe - xs < {n}) {{\n{}    }} else {{\n",
+    };
+    format!(
+        "    if (xe - xs < {n}) {{\n{}    }} else {{\n        for (int part = 0; part < 2; part++) {{\n            if (part ? xb == xe && xa < xb : xa == xs) continue;\n            const int64_t p{a} = part ? xe - {n} : xs;\n{indices}{vector_end}        }}\n    }}\n",
         scalar_loop("xs", "xe")
-    );
-    let _ = write!(
-        out,
-        "        for (int part = 0; part < 2; part++) {{\n            if (part ? xb == xe && xa < xb : xa == xs) continue;\n            const int64_t p{a} = part ? xe - {n} : xs;\n{indices}"
-    );
-    for (w, window) in windows.iter().enumerate() {
-        for &dx in &window.shifts {
-            let _ = writeln!(
-                out,
-                "            const ts_v{} {} = ts_load_{}({});",
-                shape.ty,
-                shifted_name(w, dx),
-                shape.ty,
-                window.at("i", dx)
-            );
-        }
-    }
-    out.push_str(&vector_statements(bound, stage, printed, shape));
-    out.push_str("        }\n    }\n");
-    out
+    )
 }
 
 /// Whether `stage` stores some output into an array it also reads (an in-place field read at
 /// its own point): then no point may be computed twice.
-fn stores_over_reads(bound: &BoundProgram, stage: Id<Stage>, windows: &[Window]) -> bool {
+pub(super) fn stores_over_reads(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    windows: &[Window],
+) -> bool {
     let outputs = bound.checked().program().stages[stage].outputs();
     windows.iter().any(|w| {
         outputs.contains(&w.field) && write_mode(bound, stage, w.field) == WriteMode::InPlace

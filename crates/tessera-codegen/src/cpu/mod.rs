@@ -39,7 +39,7 @@ use tessera_analysis::BoundProgram;
 use tessera_ir::{Id, ReductionPlacement, ScalarType, Stage};
 use tessera_plan::cpu::{CpuPlan, CpuStrategy};
 use tessera_plan::lanes::shifted_lanes;
-use tessera_plan::reuse::{ColumnSums, column_sums};
+use tessera_plan::reuse::{ColumnSums, column_sums, sums_on_lanes};
 
 use crate::cfamily::{Dialect, print_expr};
 use layout::{WriteMode, partial_layout, updated_fields, write_mode};
@@ -83,7 +83,9 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         .stages
         .ids()
         .map(|stage| {
-            (plan.lane_shifts && column_sums[stage.index()].is_none())
+            let buffered =
+                column_sums[stage.index()].is_some() && !sums_on_lanes(bound, stage, &plan.tile);
+            (plan.lane_shifts && !buffered)
                 .then(|| shifted_lanes(bound, stage))
                 .flatten()
         })

@@ -1,12 +1,24 @@
-//! Printing of column sums ([`tessera_plan::reuse`]): per row chunk, a first loop stores the
-//! partial sums of the columns into `ts_cs<k>` buffers on the stack, a second combines them.
+//! Printing of column sums ([`tessera_plan::reuse`]), in one of two forms:
+//!
+//! - on shifted lanes, when the stage also has a shifted-lanes form ([`tessera_plan::lanes`]):
+//!   per aligned vector of a row, the sums of its columns in registers, and the taps at
+//!   `x + dx` shuffled out of the sums of neighbouring vectors (one pass, no buffer);
+//! - otherwise per row chunk: a first loop stores the partial sums of the columns into
+//!   `ts_cs<k>` buffers on the stack, a second combines them.
 
 use std::fmt::Write as _;
 
-use tessera_ir::{Constant, Field, Id};
+use tessera_analysis::BoundProgram;
+use tessera_ir::{Constant, Field, Id, Stage};
+use tessera_plan::lanes::lanes;
 use tessera_plan::reuse::ColumnSums;
 
-use crate::cfamily::{Dialect, balanced_sum};
+use super::lanes::{
+    RowShape, Window, after_last, before_first, ends, row_bounds, row_indices, shuffle,
+    stores_over_reads, vector_loop_open,
+};
+use super::stage::linear_offset;
+use crate::cfamily::{Dialect, balanced_sum, chained_sum};
 
 /// Buffered partial sums per chunk, in bytes per buffer (the chunk stays in L1).
 const CHUNK_BYTES: usize = 2048;
@@ -102,6 +114,176 @@ pub(crate) fn row(
         "        {target}[{index}] = {};\n    }}\n}}",
         balanced_sum(&terms)
     );
+    out
+}
+
+/// The code for one row of the interior on shifted lanes (see the module docs), its output
+/// stored to the array `target`. Each column is one window read at `reach.0..=reach.1`; the
+/// vectors of sums are `sm<k>` (before the current one), `s<k>` and `sn<k>` (after it).
+pub(crate) fn lane_row(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    sums: &ColumnSums,
+    shape: &RowShape,
+    target: &str,
+) -> String {
+    let a = shape.strides.len() - 1;
+    let n = lanes(sums.ty) as i32;
+    let vector = format!("ts_v{}", sums.ty);
+    let mask = format!("ts_m{}", sums.ty);
+    let load = format!("ts_load_{}", sums.ty);
+    let windows: Vec<Window> = (sums.columns.iter())
+        .map(|(field, offset)| Window {
+            field: *field,
+            row: linear_offset(&offset[..a], shape.strides),
+            shifts: [sums.reach.0, sums.reach.1].into_iter().collect(),
+        })
+        .collect();
+    let (lo, hi) = (windows[0].min(), windows[0].max());
+    let literal = |v: f64| Dialect::C.literal(Constant::Float(v), sums.ty);
+    // Sum `k` of the column vectors named by `column`.
+    let sum = |k: usize, column: &dyn Fn(usize) -> String| {
+        let products: Vec<String> = (sums.sums[k].iter())
+            .map(|&(c, w)| format!("{} * {}", literal(w), column(c)))
+            .collect();
+        chained_sum(&products)
+    };
+    // The output of one vector, given the sum `k` at `dx` from it.
+    let output = |at: &dyn Fn(usize, i32) -> String| {
+        let mut terms: Vec<String> = (sums.taps.iter())
+            .map(|&(k, dx, w)| match w {
+                1.0 => at(k, dx),
+                w => format!("{} * {}", literal(w), at(k, dx)),
+            })
+            .collect();
+        if sums.constant != 0.0 {
+            terms.push(literal(sums.constant));
+        }
+        let idx = if shape.mixed { "iw" } else { "i" };
+        format!(
+            "            ts_store_{}({target} + {idx}, {});\n",
+            sums.ty,
+            balanced_sum(&terms)
+        )
+    };
+    let indices = row_indices(shape);
+    let mut out = row_bounds(shape, &windows);
+    let vector_end = (!stores_over_reads(bound, stage, &windows)).then(|| {
+        output(&|k, dx| {
+            let column = |c: usize| format!("{load}({})", windows[c].at("i", dx));
+            format!("({})", sum(k, &column))
+        })
+    });
+    out.push_str(&ends(shape, &indices, vector_end.as_deref()));
+    out.push_str(&vector_loop_open(shape));
+    let count = sums.sums.len();
+    // The sums read before (after) the current vector: those with taps at dx < 0 (dx > 0).
+    let tapped = |side: fn(i32) -> bool| -> Vec<usize> {
+        (0..count)
+            .filter(|&k| sums.taps.iter().any(|&(j, dx, _)| j == k && side(dx)))
+            .collect()
+    };
+    let (before, after) = (tapped(|dx| dx < 0), tapped(|dx| dx > 0));
+    if lo < 0 {
+        for (c, window) in windows.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "        const {vector} mc{c} = {};",
+                before_first(shape, window)
+            );
+        }
+        for &k in &before {
+            let _ = writeln!(
+                out,
+                "        {vector} sm{k} = {};",
+                sum(k, &|c| format!("mc{c}"))
+            );
+        }
+    }
+    if hi > 0 {
+        for (c, window) in windows.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "        const {vector} ec{c} = {};",
+                after_last(shape, window)
+            );
+        }
+        for k in 0..count {
+            let _ = writeln!(
+                out,
+                "        {vector} s{k} = {};",
+                sum(k, &|c| format!("{load}({})", windows[c].at("ia", 0)))
+            );
+        }
+        for &k in &after {
+            let _ = writeln!(
+                out,
+                "        const {vector} se{k} = {};",
+                sum(k, &|c| format!("ec{c}"))
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "        for (int64_t p{a} = xa; p{a} < xb; p{a} += {n}) {{"
+    );
+    out.push_str(&indices);
+    if hi > 0 {
+        let names: Vec<String> = (0..count).map(|k| format!("sn{k}")).collect();
+        let _ = writeln!(
+            out,
+            "            {vector} {};\n            if (p{a} + {n} < xb) {{",
+            names.join(", ")
+        );
+        for (c, window) in windows.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "                const {vector} q{c} = {load}({});",
+                window.at("i", n)
+            );
+        }
+        for k in 0..count {
+            let _ = writeln!(
+                out,
+                "                sn{k} = {};",
+                sum(k, &|c| format!("q{c}"))
+            );
+        }
+        out.push_str("            } else {\n");
+        // The last vector: only the sums it reads after itself matter.
+        for k in 0..count {
+            let edge = if after.contains(&k) { "se" } else { "s" };
+            let _ = writeln!(out, "                sn{k} = {edge}{k};");
+        }
+        out.push_str("            }\n");
+    } else {
+        for k in 0..count {
+            let _ = writeln!(
+                out,
+                "            const {vector} s{k} = {};",
+                sum(k, &|c| format!("{load}({})", windows[c].at("i", 0)))
+            );
+        }
+    }
+    out.push_str(&output(&|k, dx| match dx {
+        0 => format!("s{k}"),
+        dx if dx < 0 => shuffle(
+            &mask,
+            &format!("sm{k}"),
+            &format!("s{k}"),
+            n + dx..2 * n + dx,
+        ),
+        dx => shuffle(&mask, &format!("s{k}"), &format!("sn{k}"), dx..n + dx),
+    }));
+    for &k in &before {
+        let _ = writeln!(out, "            sm{k} = s{k};");
+    }
+    if hi > 0 {
+        for k in 0..count {
+            let _ = writeln!(out, "            s{k} = sn{k};");
+        }
+    }
+    out.push_str("        }\n    }\n}");
     out
 }
 

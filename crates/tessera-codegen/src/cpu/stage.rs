@@ -462,8 +462,21 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             "{attribute}static void ts_s{k}_{part}_{v}({signature}) {{"
         );
         out.push_str(&pointers);
-        let body = match sums {
-            Some(sums) => {
+        let shape = |ty, scalar_body| lanes::RowShape {
+            ty,
+            strides: &ctx.strides,
+            mixed: view.mixed(),
+            scalar_body,
+            relaxed: ctx.relaxed,
+            simd: ctx.openmp,
+        };
+        let body = match (sums, lane_type) {
+            (Some(sums), Some(ty)) => {
+                let scalar = stage_body(ctx, stage, border, false);
+                let target = target_array(ctx.bound, stage, sums.output);
+                reuse::lane_row(ctx.bound, stage, sums, &shape(ty, &scalar), &target)
+            }
+            (Some(sums), None) => {
                 out.push_str(&reuse::buffers(sums));
                 let mut leaves = Leaves {
                     bound: ctx.bound,
@@ -481,23 +494,11 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
                     ctx.openmp,
                 )
             }
-            None => {
+            (None, Some(ty)) => {
                 let scalar = stage_body(ctx, stage, border, false);
-                match lane_type {
-                    Some(ty) => {
-                        let shape = lanes::RowShape {
-                            ty,
-                            strides: &ctx.strides,
-                            mixed: view.mixed(),
-                            scalar_body: &scalar,
-                            relaxed: ctx.relaxed,
-                            simd: ctx.openmp,
-                        };
-                        lanes::row(ctx.bound, stage, &shape)
-                    }
-                    None => scalar,
-                }
+                lanes::row(ctx.bound, stage, &shape(ty, &scalar))
             }
+            (None, None) => stage_body(ctx, stage, border, false),
         };
         let nest = LoopNest {
             domain,
