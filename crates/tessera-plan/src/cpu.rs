@@ -29,8 +29,7 @@ use tessera_analysis::tiling::{TileRegions, tile_regions};
 use tessera_analysis::{BoundProgram, FieldRole, Rect};
 use tessera_ir::Border;
 
-use crate::lanes::shifted_lanes;
-use crate::reuse::{column_sums, sums_on_lanes};
+use crate::reuse::{column_sums, lane_type};
 
 /// How the generated C code walks the grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -142,7 +141,7 @@ pub struct CpuPlan {
     /// ([`shifted_lanes`](crate::lanes::shifted_lanes)): every plan other than `naive`, exact
     /// ones included (each lane computes what the scalar loop computes, in the same order);
     /// column-sum stages only where their rows are long enough
-    /// ([`sums_on_lanes`](crate::reuse::sums_on_lanes)).
+    /// ([`lane_type`](crate::reuse::lane_type)).
     pub lane_shifts: bool,
 }
 
@@ -288,7 +287,7 @@ pub fn plan_cpu(
             // A buffered column-sum row starts loading at its smallest x offset; on shifted
             // lanes it loads whole vectors from the row's first point.
             let buffered = (bound.program().stages.ids())
-                .filter(|&s| column_form && !sums_on_lanes(bound, s, &tile))
+                .filter(|&s| column_form && lane_type(bound, s, true, &tile).is_none())
                 .find_map(|s| column_sums(bound, s));
             let lead = buffered.map_or(0, |s| s.reach.0);
             let front = ring_front(bound, time_tile, &tile, lead);
@@ -305,12 +304,8 @@ pub fn plan_cpu(
     let reach = max_reach(bound) as u128;
     let largest = (bound.cell_count() as u128).max(scratch_cells) + reach * 2 + 1;
     let lane_shifts = strategy != CpuStrategy::Naive
-        && (bound.program().stages.ids()).any(|s| {
-            shifted_lanes(bound, s).is_some()
-                && !(column_form
-                    && column_sums(bound, s).is_some()
-                    && !sums_on_lanes(bound, s, &tile))
-        });
+        && (bound.program().stages.ids())
+            .any(|s| lane_type(bound, s, column_form, &tile).is_some());
     Ok(CpuPlan {
         strategy,
         tile,

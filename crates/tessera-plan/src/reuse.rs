@@ -159,6 +159,20 @@ pub fn sums_on_lanes(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> 
     row >= MIN_LANE_ROW_VECTORS * lanes(ty)
 }
 
+/// The element type `stage` runs its interior rows on shifted lanes with, in a plan that uses
+/// column sums (`column_form`) or not, with tiles of `tile` points: its shifted-lanes type,
+/// unless its column sums run buffered (rows shorter than [`MIN_LANE_ROW_VECTORS`]).
+pub fn lane_type(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    column_form: bool,
+    tile: &[usize],
+) -> Option<ScalarType> {
+    let buffered =
+        column_form && column_sums(bound, stage).is_some() && !sums_on_lanes(bound, stage, tile);
+    shifted_lanes(bound, stage).filter(|_| !buffered)
+}
+
 /// An offset with its fastest-axis component zeroed: the column it lies in.
 fn column_offset(offset: &[i32]) -> Vec<i32> {
     let mut column = offset.to_vec();

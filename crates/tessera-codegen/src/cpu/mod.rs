@@ -38,8 +38,7 @@ use std::fmt::Write as _;
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Id, ReductionPlacement, ScalarType, Stage};
 use tessera_plan::cpu::{CpuPlan, CpuStrategy};
-use tessera_plan::lanes::shifted_lanes;
-use tessera_plan::reuse::{ColumnSums, column_sums, sums_on_lanes};
+use tessera_plan::reuse::{ColumnSums, column_sums, lane_type};
 
 use crate::cfamily::{Dialect, print_expr};
 use layout::{WriteMode, partial_layout, updated_fields, write_mode};
@@ -83,10 +82,8 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         .stages
         .ids()
         .map(|stage| {
-            let buffered =
-                column_sums[stage.index()].is_some() && !sums_on_lanes(bound, stage, &plan.tile);
-            (plan.lane_shifts && !buffered)
-                .then(|| shifted_lanes(bound, stage))
+            plan.lane_shifts
+                .then(|| lane_type(bound, stage, plan.column_sums, &plan.tile))
                 .flatten()
         })
         .collect();
