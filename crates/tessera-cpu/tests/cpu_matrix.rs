@@ -163,6 +163,27 @@ fn strided_integer_subdomain() {
     matrix(strided_i32(), &[&[12, 17]]);
 }
 
+/// The deep 2D wavefront `auto` picks for large radius-1 f32 grids (24 fused steps, 1024-point
+/// bands) on a grid of two full bands and a narrow one, for a run of one full pass and a
+/// shorter one: bitwise equal to the reference.
+#[test]
+fn deep_2d_wavefront_bands() {
+    let backend = backend();
+    let steps = 30;
+    for program in [
+        star2d_r1_f32(),
+        jacobi("box2d1r", 2, 1, ScalarType::F32, true),
+    ] {
+        let bound = bind_sizes(&program, &[29, 2100]);
+        let fields = inputs(&bound, 5);
+        let expected = reference(&bound, &fields, steps);
+        let options = exact("wavefront", Some(vec![29, 1024]), Some(24), 2);
+        let actual = run_cpu(&backend, &bound, &fields, steps, &options);
+        assert!(actual.1.plan.contains("T=24"), "{}", actual.1.plan);
+        assert_same(&program.name, &bound, &expected, &actual);
+    }
+}
+
 /// Column sums on shifted lanes (rows of at least `MIN_LANE_ROW_VECTORS` vectors) at row
 /// widths around that threshold and around a vector, with tiles as wide as the rows so that
 /// every strategy takes the form: within a few ulps per step of the reference.

@@ -245,11 +245,11 @@ pub fn plan_cpu(
     } else {
         request.threads.unwrap_or(machine.threads).max(1)
     };
-    let time_tile = match strategy {
-        CpuStrategy::Overlapped => request.time_tile.unwrap_or_else(|| auto_time_tile(dims)),
-        CpuStrategy::Wavefront => {
-            wavefront_shape(bound, machine, request.time_tile, request.tile.as_deref()).0
-        }
+    let wave = (strategy == CpuStrategy::Wavefront)
+        .then(|| wavefront_shape(bound, machine, request.time_tile, request.tile.as_deref()));
+    let time_tile = match (strategy, &wave) {
+        (CpuStrategy::Overlapped, _) => request.time_tile.unwrap_or_else(|| auto_time_tile(dims)),
+        (_, Some((depth, _))) => *depth,
         _ => 1,
     };
     let tile = match (&request.tile, strategy) {
@@ -266,7 +266,7 @@ pub fn plan_cpu(
         }
         (None, CpuStrategy::Blocked) => auto_spatial_tile(bound, machine),
         (None, CpuStrategy::Overlapped) => auto_overlapped_tile(bound, machine, time_tile),
-        (None, CpuStrategy::Wavefront) => wavefront_shape(bound, machine, Some(time_tile), None).1,
+        (None, CpuStrategy::Wavefront) => wave.map(|(_, bands)| bands).unwrap_or_default(),
     };
     let column_form = !request.exact && strategy != CpuStrategy::Naive;
     let sums: Vec<_> = if column_form {
@@ -687,11 +687,20 @@ fn wavefront_bytes(bound: &BoundProgram, time_tile: usize, tile: &[usize]) -> u6
     per_cell * time_tile as u64 * window * rest
 }
 
-/// The wavefront's time tile and bands: the deepest of a few depths (16, 8, 4, 2 fused steps
-/// in 1D/2D; 4, 3, 2 in 3D and up) whose rings fit in 60% of L2 with bands no narrower than a
-/// floor (128 points along the fastest axis in 2D, else 32; 8 along middle axes); the streamed
-/// axis is then split so that every thread gets at least two bands. What the request gives is
-/// kept.
+/// 2D bands fusing [`DEEP_2D_STEPS`] steps: this many points along the fastest axis, never
+/// narrowed (deeper fusion on narrower bands gained nothing: measured in docs/performance.md,
+/// "Deeper 2D wavefront").
+const DEEP_2D_WIDTH: usize = 1024;
+
+/// The fused steps of the deep 2D candidate tried before the others.
+const DEEP_2D_STEPS: usize = 24;
+
+/// The wavefront's time tile and bands. In 2D, 24 fused steps over 1024-point bands when their
+/// rings fit in 60% of L2 (radius-1 f32 stencils); otherwise the deepest of a few depths (32,
+/// 16, 8, 4, 2 fused steps in 1D; 16, 8, 4, 2 in 2D; 4, 3, 2 in 3D and up) whose rings fit with
+/// bands no narrower than a floor (128 points along the fastest axis in 2D, else 32; 8 along middle axes). The
+/// streamed axis is then split so that every thread gets at least two bands. What the request
+/// gives is kept.
 fn wavefront_shape(
     bound: &BoundProgram,
     machine: &CpuMachine,
@@ -701,22 +710,34 @@ fn wavefront_shape(
     let dims = bound.extents.len();
     let depths: Vec<usize> = match (time_tile, dims) {
         (Some(t), _) => vec![t],
-        (None, 1 | 2) => vec![16, 8, 4, 2],
+        (None, 1) => vec![32, 16, 8, 4, 2],
+        (None, 2) => vec![16, 8, 4, 2],
         (None, _) => vec![4, 3, 2],
     };
     let budget = machine.l2_bytes * 3 / 5;
-    let mut shape = (depths[0], bound.extents.clone());
-    for &depth in &depths {
-        let bands = match tile {
-            Some(t) => t.to_vec(),
-            None => narrow_bands(bound, depth, budget),
-        };
-        let fits = wavefront_bytes(bound, depth, &bands) <= budget;
-        shape = (depth, bands);
-        if fits {
-            break;
+    let deep = (dims == 2 && time_tile.is_none() && tile.is_none())
+        .then(|| {
+            let mut bands = bound.extents.clone();
+            bands[1] = bands[1].min(DEEP_2D_WIDTH);
+            (DEEP_2D_STEPS, bands)
+        })
+        .filter(|(depth, bands)| wavefront_bytes(bound, *depth, bands) <= budget);
+    let ladder = || {
+        let mut shape = (depths[0], bound.extents.clone());
+        for &depth in &depths {
+            let bands = match tile {
+                Some(t) => t.to_vec(),
+                None => narrow_bands(bound, depth, budget),
+            };
+            let fits = wavefront_bytes(bound, depth, &bands) <= budget;
+            shape = (depth, bands);
+            if fits {
+                break;
+            }
         }
-    }
+        shape
+    };
+    let mut shape = deep.unwrap_or_else(ladder);
     if tile.is_none() {
         let bands: usize = (1..dims)
             .map(|a| bound.extents[a].div_ceil(shape.1[a]))
@@ -943,14 +964,41 @@ mod tests {
     }
 
     #[test]
+    fn large_1d_grids_fuse_32_steps() {
+        for ty in [ScalarType::F32, ScalarType::F64] {
+            let plan = auto(&jacobi(1, 1 << 22, ty, false, false));
+            assert_eq!(plan.strategy, CpuStrategy::Wavefront);
+            assert_eq!(plan.time_tile, 32);
+        }
+    }
+
+    #[test]
     fn large_2d_grids_stream_with_the_wavefront() {
         let plan = auto(&jacobi(2, 4096, ScalarType::F32, false, false));
         assert_eq!(plan.strategy, CpuStrategy::Wavefront);
-        assert_eq!((plan.time_tile, plan.tile.clone()), (16, vec![4096, 512]));
-        // Rows padded to whole lines, not a multiple of 512 bytes; at least K + 2 skew rows.
-        let row = plan.scratch_extents[1];
-        assert!(row >= 512 + 2 * 16 && row.is_multiple_of(16) && !(row * 4).is_multiple_of(512));
-        assert!(plan.scratch_extents[0] >= plan.stream_rows + 2);
+        assert_eq!((plan.time_tile, plan.tile.clone()), (24, vec![4096, 1024]));
+        // Rows padded to whole lines, at distinct offsets within a page (an odd multiple of
+        // 4096 / R bytes); at least K + 2 skew rows.
+        let (slots, row) = (plan.scratch_extents[0], plan.scratch_extents[1]);
+        assert!(row >= 1024 + 2 * 23 && row.is_multiple_of(16));
+        assert_eq!((row * 4 * slots) % 4096, 0);
+        assert_eq!(row * 4 / (4096 / slots) % 2, 1);
+        assert!(slots >= plan.stream_rows + 2);
+        // The deep bands' rings do not fit in f64, nor with a radius-2 stencil: 16 steps.
+        let f64 = auto(&jacobi(2, 4096, ScalarType::F64, false, false));
+        assert_eq!((f64.time_tile, f64.tile.clone()), (16, vec![4096, 512]));
+        let wide = auto(&square_box(4096, 2, false));
+        assert_eq!(wide.strategy, CpuStrategy::Wavefront);
+        assert_eq!((wide.time_tile, wide.tile.clone()), (16, vec![4096, 512]));
+        // A requested depth keeps the 512-point bands.
+        let request = CpuRequest {
+            strategy: Some("wavefront".into()),
+            time_tile: Some(24),
+            ..CpuRequest::default()
+        };
+        let bound = jacobi(2, 4096, ScalarType::F32, false, false);
+        let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
+        assert_eq!(plan.tile, vec![4096, 512]);
     }
 
     #[test]
