@@ -101,11 +101,20 @@ fn missing_compiler_is_unavailable() {
 fn failing_compiler_shows_the_saved_source_and_the_log() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let script = dir.path().join("broken-cc");
+    let draft = dir.path().join("broken-cc.draft");
     std::fs::write(
-        &script,
+        &draft,
         "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo 'broken-cc 1.0'; exit 0; fi\necho 'kernel.c:1:1: error: this compiler refuses everything' >&2\nexit 1\n",
     )
     .expect("write script");
+    // Copied by `cp` so that this process never holds the script open for writing (a child
+    // forked meanwhile by another test would inherit it, and running it would fail: ETXTBSY).
+    let copied = std::process::Command::new("cp")
+        .arg(&draft)
+        .arg(&script)
+        .status()
+        .expect("cp");
+    assert!(copied.success(), "cp: {copied}");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
     let mut backend = backend();

@@ -172,13 +172,22 @@ fn exact_mode_adds_the_exact_flags_last_before_extras() {
 }
 
 /// Writes an executable shell script `name` in `dir` that forwards to the real compiler but
-/// answers `--version` with `version`.
+/// answers `--version` with `version`. The script is copied into place by `cp`, so this
+/// process never holds it open for writing: a child that another test forks meanwhile would
+/// inherit such a descriptor, and running the script would then fail with ETXTBSY.
 fn wrapper_compiler(dir: &Path, name: &str, version: &str) -> PathBuf {
     let path = dir.join(name);
+    let draft = dir.join(format!("{name}.draft"));
     let script = format!(
         "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{version}'; exit 0; fi\nexec cc \"$@\"\n"
     );
-    fs::write(&path, script).unwrap();
+    fs::write(&draft, script).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg(&draft)
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(copied.success(), "cp {draft:?} {path:?}: {copied}");
     fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
     path
 }
