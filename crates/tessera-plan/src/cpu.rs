@@ -689,7 +689,7 @@ fn wavefront_bytes(bound: &BoundProgram, time_tile: usize, tile: &[usize]) -> u6
 
 /// 2D bands fusing [`DEEP_2D_STEPS`] steps: this many points along the fastest axis, never
 /// narrowed (deeper fusion on narrower bands gained nothing: measured in docs/performance.md,
-/// "Deeper 2D wavefront").
+/// "Deeper 2D and 1D wavefront").
 const DEEP_2D_WIDTH: usize = 1024;
 
 /// The fused steps of the deep 2D candidate tried before the others.
@@ -697,10 +697,10 @@ const DEEP_2D_STEPS: usize = 24;
 
 /// The wavefront's time tile and bands. In 2D, 24 fused steps over 1024-point bands when their
 /// rings fit in 60% of L2 (radius-1 f32 stencils); otherwise the deepest of a few depths (32,
-/// 16, 8, 4, 2 fused steps in 1D; 16, 8, 4, 2 in 2D; 4, 3, 2 in 3D and up) whose rings fit with
-/// bands no narrower than a floor (128 points along the fastest axis in 2D, else 32; 8 along middle axes). The
-/// streamed axis is then split so that every thread gets at least two bands. What the request
-/// gives is kept.
+/// 16, 8, 4, 2 fused steps in 1D; 16, 8, 4, 2 in 2D; 4, 3, 2 in 3D and up) whose rings fit
+/// with bands no narrower than a floor (128 points along the fastest axis in 2D, else 32; 8
+/// along middle axes). The streamed axis is then split so that every thread gets at least two
+/// bands. What the request gives is kept.
 fn wavefront_shape(
     bound: &BoundProgram,
     machine: &CpuMachine,
