@@ -265,6 +265,18 @@ fn long_rows_take_column_sums_on_lanes() {
     let general = lanes(&emit_relaxed(&box3d(&[5, 6, 600]), "parallel")).expect("lanes form");
     assert!(general.contains("sm0 = ") && !general.contains("sm1 = "));
     assert!(general.contains("se2 = ") && !general.contains("se0 = "));
+    // A general 3x3 box on long rows: the same three loads per vector as its plain lanes loop,
+    // but two shuffles (of the sums read at dx = -1 and +1) instead of six.
+    let box2d = |width| {
+        linear(&[9, width], &box_offsets(2, 1), &|o| {
+            1.0 + f64::from(3 * o[0] + o[1]) / 10.0
+        })
+    };
+    let shuffles = |f: &str| f.matches("TS_SHUFFLE(").count();
+    let summed = lanes(&emit_relaxed(&box2d(600), "parallel")).expect("lanes form");
+    assert!(summed.contains("sm0 = ") && summed.contains("se2 = "));
+    let plain = interior_function(&emit_relaxed(&box2d(500), "parallel")).to_string();
+    assert!(!plain.contains("sm0 = ") && shuffles(&summed) < shuffles(&plain));
     // Rows shorter than MIN_LANE_ROW_VECTORS vectors keep the buffer, as do tiles narrower
     // than that.
     assert!(lanes(&emit_relaxed(&box3d(&[5, 6, 500]), "parallel")).is_none());
@@ -289,7 +301,8 @@ fn column_sums_apply_where_they_save_loads() {
     assert_eq!(sums(&emit_relaxed(&box3d(&[9, 10, 11]), "parallel")), 3);
     assert_eq!(sums(&emit_relaxed(&box3d(&[9, 10, 11]), "overlapped")), 3);
     assert_eq!(sums(&emit_relaxed(&gaussian(&[9, 10]), "wavefront")), 1);
-    // A general 3x3 box would load 3 + 3 and store 3 instead of loading 9: no gain.
+    // A general 3x3 box would load 3 + 3 and store 3 instead of loading 9: no gain buffered
+    // (on lanes it pays: `long_rows_take_column_sums_on_lanes`).
     let box2d = linear(&[9, 10], &box_offsets(2, 1), &|o| {
         1.0 + f64::from(3 * o[0] + o[1]) / 10.0
     });

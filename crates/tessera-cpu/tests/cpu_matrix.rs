@@ -199,6 +199,8 @@ fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
     for extra in [-1i64, 0, 1, 17] {
         let width = (f32_rows as i64 + extra) as usize;
         cases.push((box3d_r1_f32(), vec![4, 5, width + 2], width, 1e-5));
+        // A general 3x3 box takes column sums only on lanes (buffered they would not pay).
+        cases.push((box2d_r1_f32(), vec![6, width + 2], width, 1e-5));
     }
     cases.push((
         gaussian2d_f32(),
@@ -222,6 +224,10 @@ fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
             "{} {size:?}",
             program.name
         );
+        let sums = tessera_plan::reuse::column_sums(&bound, stage, &wide);
+        if program.name == "box2d1r" {
+            assert_eq!(sums.is_some(), row >= threshold(vector), "{size:?}");
+        }
         let fields = inputs(&bound, 11);
         let expected = reference(&bound, &fields, STEPS);
         let dims = size.len();

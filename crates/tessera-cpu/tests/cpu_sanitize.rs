@@ -66,6 +66,7 @@ fn sanitized_matrix() {
     let relaxed: Vec<(tessera_ir::Program, Vec<usize>, f64)> = vec![
         (box3d_r1_f32(), vec![4, 5, 6], 1e-5),
         (box3d_r1_f32(), vec![3, 4, lane_row], 1e-5),
+        (box2d_r1_f32(), vec![5, lane_row], 1e-5),
         (gaussian2d_f32(), vec![7, 9], 1e-5),
         (periodic2d(), vec![9, 10], 1e-13),
     ];

@@ -29,7 +29,7 @@ use tessera_analysis::tiling::{TileRegions, tile_regions};
 use tessera_analysis::{BoundProgram, FieldRole, Rect};
 use tessera_ir::Border;
 
-use crate::reuse::{column_sums, lane_type};
+use crate::reuse::{column_form, column_sums, lane_type};
 
 /// How the generated C code walks the grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -271,7 +271,7 @@ pub fn plan_cpu(
     let column_form = !request.exact && strategy != CpuStrategy::Naive;
     let sums: Vec<_> = if column_form {
         (bound.program().stages.ids())
-            .filter_map(|s| column_sums(bound, s))
+            .filter_map(|s| column_sums(bound, s, &tile))
             .collect()
     } else {
         Vec::new()
@@ -288,7 +288,7 @@ pub fn plan_cpu(
             // lanes it loads whole vectors from the row's first point.
             let buffered = (bound.program().stages.ids())
                 .filter(|&s| column_form && lane_type(bound, s, true, &tile).is_none())
-                .find_map(|s| column_sums(bound, s));
+                .find_map(|s| column_sums(bound, s, &tile));
             let lead = buffered.map_or(0, |s| s.reach.0);
             let front = ring_front(bound, time_tile, &tile, lead);
             extents[dims - 1] += front;
@@ -421,21 +421,24 @@ fn wavefront_ghost_work(bound: &BoundProgram, machine: &CpuMachine) -> f64 {
 }
 
 /// Values moved per point over all stages, a proxy for the work: distinct reads (field and
-/// offset), or a column-sum stage's loads and stores (non-exact plans).
+/// offset), or a column-sum stage's loads and stores where its buffered form pays (non-exact
+/// plans).
 fn work_per_point(bound: &BoundProgram, exact: bool) -> usize {
     let checked = bound.checked();
     checked
         .program()
         .stages
         .ids()
-        .map(|s| match column_sums(bound, s).filter(|_| !exact) {
-            Some(sums) => sums.moves_per_point(),
-            None => checked
-                .stage_footprints(s)
-                .iter()
-                .map(|(_, fp)| fp.offsets.len())
-                .sum(),
-        })
+        .map(
+            |s| match (column_form(bound, s)).filter(|sums| !exact && sums.pays_buffered()) {
+                Some(sums) => sums.moves_per_point(),
+                None => checked
+                    .stage_footprints(s)
+                    .iter()
+                    .map(|(_, fp)| fp.offsets.len())
+                    .sum(),
+            },
+        )
         .sum()
 }
 
@@ -1229,19 +1232,29 @@ mod tests {
 
     #[test]
     fn float_stages_shifting_along_x_run_shifted_lanes() {
-        // A star and a general 3x3 box (no column form) read along x: shifted lanes, exact
-        // plans included.
+        // A star and a general 3x3 box read along x: shifted lanes, exact plans included.
         let star = jacobi(2, 4096, ScalarType::F32, false, false);
         let box3x3 = square_box(4096, 1, false);
+        let exact = CpuRequest {
+            exact: true,
+            ..CpuRequest::default()
+        };
         for bound in [&star, &box3x3] {
             let plan = auto(bound);
             assert!(plan.lane_shifts && plan.to_string().ends_with(" lane-shifts"));
-            let exact = CpuRequest {
-                exact: true,
-                ..CpuRequest::default()
-            };
             assert!(plan_cpu(bound, &exact, &machine()).unwrap().lane_shifts);
         }
+        // The 3x3 box's column sums pay on lanes only (fewer shuffles; buffered they move as
+        // many values as the plain loop): on the wavefront's 1024-point bands, not on the
+        // overlapped strategy's 128-point tiles nor in exact mode.
+        assert!(auto(&box3x3).column_sums && !auto(&star).column_sums);
+        let overlapped = CpuRequest {
+            strategy: Some("overlapped".into()),
+            ..CpuRequest::default()
+        };
+        let plan = plan_cpu(&box3x3, &overlapped, &machine()).unwrap();
+        assert!(plan.lane_shifts && !plan.column_sums, "{plan}");
+        assert!(!plan_cpu(&box3x3, &exact, &machine()).unwrap().column_sums);
         // Column sums run on lanes where rows hold MIN_LANE_ROW_VECTORS vectors (the
         // wavefront's bands of 512 points), buffered otherwise; naive is the plain loop.
         assert!(auto(&square_box(4096, 2, true)).lane_shifts);

@@ -19,7 +19,10 @@
 //!
 //! Only non-exact plans use it (the sums are reassociated), only for box-shaped stages (every
 //! column read at every `dx`, so the first pass reads nothing the plain loop would not), and
-//! only where it moves fewer values per point than the plain loop.
+//! only where it pays ([`column_sums`]): buffered, where it moves fewer values per point than
+//! the plain loop; on shifted lanes, where it needs fewer shuffles (the loads are the same,
+//! one per column, and the shuffles share one execution port: a general 3x3 box does 2
+//! instead of 6 per vector).
 
 use tessera_analysis::{BoundProgram, linear_form};
 use tessera_ir::{Field, Id, ScalarType, Stage};
@@ -63,6 +66,16 @@ impl ColumnSums {
         self.columns.len() + self.taps.len() + self.sums.len()
     }
 
+    /// Reads per point of the plain loop: every column at every x offset (box-shaped).
+    pub fn plain_reads_per_point(&self) -> usize {
+        self.columns.len() * self.taps.len()
+    }
+
+    /// Whether the buffered form moves fewer values per point than the plain loop reads.
+    pub fn pays_buffered(&self) -> bool {
+        self.moves_per_point() < self.plain_reads_per_point()
+    }
+
     /// Multiply-adds per point: every weighted column of every sum, every tap.
     pub fn multiply_adds_per_point(&self) -> usize {
         self.sums.iter().map(Vec::len).sum::<usize>() + self.taps.len()
@@ -78,8 +91,18 @@ impl ColumnSums {
     }
 }
 
-/// The column-sum form of `stage`, when it applies and moves fewer values than the plain loop.
-pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums> {
+/// The column-sum form of `stage` with tiles of `tile` points, when it applies and pays:
+/// buffered ([`ColumnSums::pays_buffered`]), or on shifted lanes ([`sums_on_lanes`]) where it
+/// has more than one column (the plain lanes loop shuffles once per column and `dx != 0`, the
+/// column form once per `dx != 0`).
+pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> Option<ColumnSums> {
+    column_form(bound, stage).filter(|sums| {
+        sums.pays_buffered() || (sums.columns.len() > 1 && sums_on_lanes(bound, stage, tile))
+    })
+}
+
+/// The column-sum form of a box-shaped linear float stage, whether or not it pays.
+pub fn column_form(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums> {
     let dims = bound.extents.len();
     let program = bound.program();
     if dims < 2 || bound.stage_domain(stage).stride[dims - 1] != 1 {
@@ -132,7 +155,7 @@ pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums>
                 .collect(),
         ),
     };
-    let sums = ColumnSums {
+    Some(ColumnSums {
         ty,
         output: form.output,
         columns,
@@ -140,11 +163,10 @@ pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums>
         taps,
         constant: form.constant,
         reach: (shifts[0], shifts[shifts.len() - 1]),
-    };
-    (sums.moves_per_point() < form.terms.len()).then_some(sums)
+    })
 }
 
-/// Whether the column sums of `stage` (which has them) run on shifted lanes rather than
+/// Whether the column sums of `stage` (where it has them) run on shifted lanes rather than
 /// through a buffer: the stage has a shifted-lanes form and its rows within tiles of `tile`
 /// points hold at least [`MIN_LANE_ROW_VECTORS`] vectors.
 pub fn sums_on_lanes(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> bool {
@@ -168,8 +190,9 @@ pub fn lane_type(
     column_form: bool,
     tile: &[usize],
 ) -> Option<ScalarType> {
-    let buffered =
-        column_form && column_sums(bound, stage).is_some() && !sums_on_lanes(bound, stage, tile);
+    let buffered = column_form
+        && column_sums(bound, stage, tile).is_some()
+        && !sums_on_lanes(bound, stage, tile);
     shifted_lanes(bound, stage).filter(|_| !buffered)
 }
 

@@ -74,7 +74,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         .ids()
         .map(|stage| {
             plan.column_sums
-                .then(|| column_sums(bound, stage))
+                .then(|| column_sums(bound, stage, &plan.tile))
                 .flatten()
         })
         .collect();
