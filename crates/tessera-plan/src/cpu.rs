@@ -29,7 +29,7 @@ use tessera_analysis::tiling::{TileRegions, tile_regions};
 use tessera_analysis::{BoundProgram, FieldRole, Rect};
 use tessera_ir::Border;
 
-use crate::reuse::{column_form, column_sums, lane_type};
+use crate::reuse::{buffered_sums, column_form, column_sums, lane_type};
 
 /// How the generated C code walks the grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -287,8 +287,8 @@ pub fn plan_cpu(
             // A buffered column-sum row starts loading at its smallest x offset; on shifted
             // lanes it loads whole vectors from the row's first point.
             let buffered = (bound.program().stages.ids())
-                .filter(|&s| column_form && lane_type(bound, s, true, &tile).is_none())
-                .find_map(|s| column_sums(bound, s, &tile));
+                .filter(|_| column_form)
+                .find_map(|s| buffered_sums(bound, s, &tile));
             let lead = buffered.map_or(0, |s| s.reach.0);
             let front = ring_front(bound, time_tile, &tile, lead);
             extents[dims - 1] += front;

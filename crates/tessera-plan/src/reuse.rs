@@ -67,7 +67,7 @@ impl ColumnSums {
     }
 
     /// Reads per point of the plain loop: every column at every x offset (box-shaped).
-    pub fn plain_reads_per_point(&self) -> usize {
+    fn plain_reads_per_point(&self) -> usize {
         self.columns.len() * self.taps.len()
     }
 
@@ -181,18 +181,23 @@ pub fn sums_on_lanes(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> 
     row >= MIN_LANE_ROW_VECTORS * lanes(ty)
 }
 
+/// The column sums of `stage` with tiles of `tile` points where they run through a buffer:
+/// they pay buffered and do not run on shifted lanes.
+pub fn buffered_sums(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> Option<ColumnSums> {
+    column_form(bound, stage)
+        .filter(|sums| sums.pays_buffered() && !sums_on_lanes(bound, stage, tile))
+}
+
 /// The element type `stage` runs its interior rows on shifted lanes with, in a plan that uses
-/// column sums (`column_form`) or not, with tiles of `tile` points: its shifted-lanes type,
-/// unless its column sums run buffered (rows shorter than [`MIN_LANE_ROW_VECTORS`]).
+/// column sums (`with_column_sums`) or not, with tiles of `tile` points: its shifted-lanes
+/// type, unless its column sums run buffered ([`buffered_sums`]).
 pub fn lane_type(
     bound: &BoundProgram,
     stage: Id<Stage>,
-    column_form: bool,
+    with_column_sums: bool,
     tile: &[usize],
 ) -> Option<ScalarType> {
-    let buffered = column_form
-        && column_sums(bound, stage, tile).is_some()
-        && !sums_on_lanes(bound, stage, tile);
+    let buffered = with_column_sums && buffered_sums(bound, stage, tile).is_some();
     shifted_lanes(bound, stage).filter(|_| !buffered)
 }
 
