@@ -128,18 +128,33 @@ static void ts_ring_twin(char* ring, int64_t slot, int64_t r, int64_t from, int6
     for (int64_t j = from; j < to; j++) memcpy(ring + (j < r ? j + r : j - r) * slot, ring + j * slot, (size_t)slot);
 }
 
-/* Prefetches the points of lo..hi of a global array into L2 (one touch per cache line). */
+/* Starts the points of lo..hi of a global array on their way into L2. A row that starts a
+   contiguous run is prefetched line by line. A row that continues the run (bands of whole
+   rows) gets only the first two lines of every 4 KiB page it starts: the hardware's L2
+   streamer then fetches the rest of the page ahead of the reads. It follows a stream only
+   within a page and only after two lines of it, but does not hold the core's dozen fill
+   buffers; one prefetch per line of a whole plane held them for as long as the memory took to
+   answer. */
 static void ts_prefetch_box(const char* src, int64_t es, const int64_t* lo, const int64_t* hi) {
     int64_t p[TS_DIMS];
     for (int a = 0; a < TS_DIMS; a++) { if (lo[a] >= hi[a]) return; p[a] = lo[a]; }
     const int f = TS_DIMS - 1;
+    const char* run_end = 0;
     for (;;) {
         int64_t s = p[f];
         for (int a = 0; a < f; a++) s += p[a] * ts_gst[a];
         const char* row = src + s * es;
-        const int64_t bytes = (hi[f] - lo[f]) * es;
-        for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(row + b, 0, 2);
-        __builtin_prefetch(row + bytes - 1, 0, 2);
+        const char* end = row + (hi[f] - lo[f]) * es;
+        if (row != run_end) {
+            for (const char* line = row; line < end; line += 64) __builtin_prefetch(line, 0, 2);
+            __builtin_prefetch(end - 1, 0, 2);
+        } else {
+            for (uintptr_t page = ((uintptr_t)row + 4095) & ~(uintptr_t)4095; page < (uintptr_t)end; page += 4096) {
+                __builtin_prefetch((const char*)page, 0, 2);
+                if (page + 64 < (uintptr_t)end) __builtin_prefetch((const char*)page + 64, 0, 2);
+            }
+        }
+        run_end = end;
         int a = f - 1;
         for (; a >= 0; a--) { p[a]++; if (p[a] < hi[a]) break; p[a] = lo[a]; }
         if (a < 0) return;
