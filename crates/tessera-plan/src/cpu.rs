@@ -430,7 +430,7 @@ fn work_per_point(bound: &BoundProgram, exact: bool) -> usize {
         .stages
         .ids()
         .map(
-            |s| match (column_form(bound, s)).filter(|sums| !exact && sums.pays_buffered()) {
+            |s| match column_form(bound, s).filter(|sums| !exact && sums.pays_buffered()) {
                 Some(sums) => sums.moves_per_point(),
                 None => checked
                     .stage_footprints(s)
