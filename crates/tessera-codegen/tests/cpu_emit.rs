@@ -153,6 +153,21 @@ fn wavefront_source() {
 }
 
 #[test]
+fn only_bands_of_whole_rows_prefetch_the_rows_they_write() {
+    let write = "ts_prefetch_box((const char*)nxt[0], ts_es[0], lo, hi, 1);";
+    let read = "ts_prefetch_box((const char*)cur[0], ts_es[0], lo, hi, 0);";
+    let three_d = emit(&jacobi_only(&[12, 10, 40]), "wavefront", None, Some(3));
+    assert!(three_d.contains(read) && three_d.contains(write));
+    let two_d = emit(
+        &jacobi_only(&[8, 10]),
+        "wavefront",
+        Some(vec![8, 4]),
+        Some(3),
+    );
+    assert!(two_d.contains(read) && !two_d.contains(write));
+}
+
+#[test]
 fn wavefront_refuses_multi_stage_programs() {
     let request = CpuRequest {
         strategy: Some("wavefront".into()),

@@ -128,14 +128,20 @@ static void ts_ring_twin(char* ring, int64_t slot, int64_t r, int64_t from, int6
     for (int64_t j = from; j < to; j++) memcpy(ring + (j < r ? j + r : j - r) * slot, ring + j * slot, (size_t)slot);
 }
 
-/* Starts the points of lo..hi of a global array on their way into L2. A row that starts a
-   contiguous run is prefetched line by line. A row that continues the run (bands of whole
-   rows) gets only the first two lines of every 4 KiB page it starts: the hardware's L2
-   streamer then fetches the rest of the page ahead of the reads. It follows a stream only
-   within a page and only after two lines of it, but does not hold the core's dozen fill
-   buffers; one prefetch per line of a whole plane held them for as long as the memory took to
-   answer. */
-static void ts_prefetch_box(const char* src, int64_t es, const int64_t* lo, const int64_t* hi) {
+/* Starts one line on its way into L2, for reading or (write) for writing. */
+static inline void ts_prefetch_line(const char* line, int write) {
+    if (write) __builtin_prefetch(line, 1, 2); else __builtin_prefetch(line, 0, 2);
+}
+
+/* Starts the points of lo..hi of a global array on their way into L2, for reading or (write)
+   for writing: a written line is otherwise read for ownership only when the stores reach it.
+   A row read that starts a contiguous run is prefetched line by line. Other rows (reads that
+   continue the run, as in bands of whole rows, and writes) get only the first two lines of
+   every 4 KiB page they start: the hardware's L2 streamer then fetches the rest of the page
+   ahead of the accesses. It follows a stream only within a page and only after two lines of
+   it, but does not hold the core's dozen fill buffers; one prefetch per line of a whole plane
+   held them for as long as the memory took to answer. */
+static void ts_prefetch_box(const char* src, int64_t es, const int64_t* lo, const int64_t* hi, int write) {
     int64_t p[TS_DIMS];
     for (int a = 0; a < TS_DIMS; a++) { if (lo[a] >= hi[a]) return; p[a] = lo[a]; }
     const int f = TS_DIMS - 1;
@@ -145,13 +151,16 @@ static void ts_prefetch_box(const char* src, int64_t es, const int64_t* lo, cons
         for (int a = 0; a < f; a++) s += p[a] * ts_gst[a];
         const char* row = src + s * es;
         const char* end = row + (hi[f] - lo[f]) * es;
-        if (row != run_end) {
-            for (const char* line = row; line < end; line += 64) __builtin_prefetch(line, 0, 2);
-            __builtin_prefetch(end - 1, 0, 2);
+        if (!write && row != run_end) {
+            for (const char* line = row; line < end; line += 64) ts_prefetch_line(line, 0);
+            ts_prefetch_line(end - 1, 0);
         } else {
-            for (uintptr_t page = ((uintptr_t)row + 4095) & ~(uintptr_t)4095; page < (uintptr_t)end; page += 4096) {
-                __builtin_prefetch((const char*)page, 0, 2);
-                if (page + 64 < (uintptr_t)end) __builtin_prefetch((const char*)page + 64, 0, 2);
+            /* A written row's page counts from its first line (a row of the interior starts
+               just after the page's first point). */
+            const uintptr_t from = write ? (uintptr_t)row & ~(uintptr_t)63 : (uintptr_t)row;
+            for (uintptr_t page = (from + 4095) & ~(uintptr_t)4095; page < (uintptr_t)end; page += 4096) {
+                ts_prefetch_line((const char*)page, write);
+                if (page + 64 < (uintptr_t)end) ts_prefetch_line((const char*)page + 64, write);
             }
         }
         run_end = end;
@@ -269,8 +278,35 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
         ));
         let _ = writeln!(
             out,
-            "                ts_prefetch_box((const char*)cur[{f}], ts_es[{f}], lo, hi);"
+            "                ts_prefetch_box((const char*)cur[{f}], ts_es[{f}], lo, hi, 0);"
         );
+    }
+    // In bands of whole rows (3D), the rows the last step writes two iterations from now:
+    // owned before its stores reach them. (The 2D bands split rows and were not measured.)
+    if dims >= 3 {
+        let last = format!(
+            "(rec + {} + {} * (steps - 1))",
+            2 * dims * (2 + fields),
+            2 * dims
+        );
+        for f in program.fields.ids() {
+            if checked.role(f) != FieldRole::Updated {
+                continue;
+            }
+            out.push_str(&indent(
+                &clip(
+                    &last,
+                    "y + 2 * TS_K - steps * TS_SKEW",
+                    "y + 3 * TS_K - steps * TS_SKEW",
+                ),
+                "                ",
+            ));
+            let _ = writeln!(
+                out,
+                "                ts_prefetch_box((const char*)nxt[{0}], ts_es[{0}], lo, hi, 1);",
+                f.index()
+            );
+        }
     }
     out.push_str("                for (int64_t s = 1; s <= steps; s++) {\n");
     // One origin (`org`) for the window step s reads (ring s - 1) and the rows it writes (ring s).
