@@ -286,9 +286,11 @@ pub fn plan_cpu(
             let mut extents = scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile));
             // A buffered column-sum row starts loading at its smallest x offset; on shifted
             // lanes it loads whole vectors from the row's first point.
-            let buffered = (bound.program().stages.ids())
-                .filter(|_| column_form)
-                .find_map(|s| buffered_sums(bound, s, &tile));
+            let buffered = column_form
+                .then(|| {
+                    (bound.program().stages.ids()).find_map(|s| buffered_sums(bound, s, &tile))
+                })
+                .flatten();
             let lead = buffered.map_or(0, |s| s.reach.0);
             let front = ring_front(bound, time_tile, &tile, lead);
             extents[dims - 1] += front;

@@ -260,6 +260,14 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     out.push_str(
         "            for (int64_t y = hull[0]; y - steps * TS_SKEW < hull[TS_DIMS]; y += TS_K) {\n",
     );
+    // The compute box of fused step `s` in a tile's record.
+    let step_box = |s: &str| {
+        format!(
+            "rec + {} + {} * ({s} - 1)",
+            2 * dims * (2 + fields),
+            2 * dims
+        )
+    };
     let clip = |from: &str, a: &str, b: &str| {
         format!(
             "memcpy(lo, {from}, sizeof lo);\nmemcpy(hi, {from} + TS_DIMS, sizeof hi);\nif (lo[0] < {a}) lo[0] = {a};\nif (hi[0] > {b}) hi[0] = {b};\n"
@@ -284,15 +292,9 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     // In bands of whole rows (3D), the rows the last step writes two iterations from now:
     // owned before its stores reach them. (The 2D bands split rows and were not measured.)
     if dims >= 3 {
-        let last = format!(
-            "(rec + {} + {} * (steps - 1))",
-            2 * dims * (2 + fields),
-            2 * dims
-        );
-        for f in program.fields.ids() {
-            if checked.role(f) != FieldRole::Updated {
-                continue;
-            }
+        let last = format!("({})", step_box("steps"));
+        let updated = (program.fields.ids()).filter(|&f| checked.role(f) == FieldRole::Updated);
+        for f in updated {
             out.push_str(&indent(
                 &clip(
                     &last,
@@ -324,9 +326,8 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     out.push_str("                    }\n");
     let _ = writeln!(
         out,
-        "                    const int64_t* c = rec + {} + {} * (s - 1);",
-        2 * dims * (2 + fields),
-        2 * dims
+        "                    const int64_t* c = {};",
+        step_box("s")
     );
     out.push_str(&indent(&clip("c", "a", "b"), "                    "));
     let k = stage.index();
