@@ -231,22 +231,31 @@ static inline void ts_copy_bytes(char* dst, const char* src, size_t len) {
     }
 }
 
-/* Copies the points lo..hi (every step-th, lo on the lattice) between two views. */
+/* Copies the points lo..hi (every step-th, lo on the lattice) between two views. The rows
+   along the second-fastest axis are walked at fixed strides: the wavefront fills the border
+   columns of every ring plane with it, one point per row. */
 static void ts_copy_box(char* dst, const int64_t* dst_st, const int64_t* dst_org,
                         const char* src, const int64_t* src_st, const int64_t* src_org,
                         int64_t es, const int64_t* lo, const int64_t* hi, const int64_t* step, int dims) {
     int64_t p[8];
     for (int a = 0; a < dims; a++) { if (lo[a] >= hi[a]) return; p[a] = lo[a]; }
-    const int f = dims - 1;
+    const int f = dims - 1, g = f > 0 ? f - 1 : 0;
+    const int64_t width = hi[f] - lo[f];
+    const int64_t rows = f > 0 ? (hi[g] - lo[g] + step[g] - 1) / step[g] : 1;
+    const int64_t to_next = f > 0 ? dst_st[g] * step[g] * es : 0, from_next = f > 0 ? src_st[g] * step[g] * es : 0;
     for (;;) {
         int64_t d = p[f] - dst_org[f], s = p[f] - src_org[f];
         for (int a = 0; a < f; a++) { d += (p[a] - dst_org[a]) * dst_st[a]; s += (p[a] - src_org[a]) * src_st[a]; }
-        if (step[f] == 1) {
-            ts_copy_bytes(dst + d * es, src + s * es, (size_t)((hi[f] - lo[f]) * es));
-        } else {
-            for (int64_t x = 0; x < hi[f] - lo[f]; x += step[f]) memcpy(dst + (d + x) * es, src + (s + x) * es, (size_t)es);
+        char* to = dst + d * es;
+        const char* from = src + s * es;
+        for (int64_t r = 0; r < rows; r++, to += to_next, from += from_next) {
+            if (step[f] == 1) {
+                ts_copy_bytes(to, from, (size_t)(width * es));
+            } else {
+                for (int64_t x = 0; x < width; x += step[f]) memcpy(to + x * es, from + x * es, (size_t)es);
+            }
         }
-        int a = f - 1;
+        int a = f - 2;
         for (; a >= 0; a--) { p[a] += step[a]; if (p[a] < hi[a]) break; p[a] = lo[a]; }
         if (a < 0) return;
     }
