@@ -14,7 +14,7 @@ use tessera_plan::lanes::lanes;
 use tessera_plan::reuse::ColumnSums;
 
 use super::lanes::{
-    RowShape, Window, after_last, before_first, ends, row_bounds, row_indices, shuffle,
+    RowShape, Window, after_last, before_first, ends, prefetches, row_bounds, row_indices, shuffle,
     stores_over_reads, vector_loop_open,
 };
 use super::stage::linear_offset;
@@ -169,10 +169,12 @@ pub(crate) fn lane_row(
     let indices = row_indices(shape);
     let mut out = row_bounds(shape, &windows);
     let vector_end = (!stores_over_reads(bound, stage, &windows)).then(|| {
-        output(&|k, dx| {
-            let column = |c: usize| format!("{load}({})", windows[c].at("i", dx));
-            format!("({})", sum(k, &column))
-        })
+        // An end vector spans two lines of the stream (it is unaligned).
+        prefetches(bound, stage, shape, &windows, &[0, n - 1])
+            + &output(&|k, dx| {
+                let column = |c: usize| format!("{load}({})", windows[c].at("i", dx));
+                format!("({})", sum(k, &column))
+            })
     });
     out.push_str(&ends(shape, &indices, vector_end.as_deref()));
     out.push_str(&vector_loop_open(shape));
@@ -228,6 +230,7 @@ pub(crate) fn lane_row(
         "        for (int64_t p{a} = xa; p{a} < xb; p{a} += {n}) {{"
     );
     out.push_str(&indices);
+    out.push_str(&prefetches(bound, stage, shape, &windows, &[0]));
     if hi > 0 {
         let names: Vec<String> = (0..count).map(|k| format!("sn{k}")).collect();
         let _ = writeln!(

@@ -48,6 +48,16 @@ impl View {
         }
     }
 
+    /// The stream that shifted-lanes rows prefetch: the global side of the wavefront's first
+    /// and last steps.
+    fn stream_prefetch(self) -> lanes::StreamPrefetch {
+        match self {
+            View::GlobalToScratch => lanes::StreamPrefetch::LeadingReads,
+            View::ScratchToGlobal => lanes::StreamPrefetch::Writes,
+            View::Global | View::Scratch => lanes::StreamPrefetch::None,
+        }
+    }
+
     /// Whether writes use other strides and another origin (`worg`) than reads.
     fn mixed(self) -> bool {
         matches!(self, View::GlobalToScratch | View::ScratchToGlobal)
@@ -469,6 +479,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             scalar_body,
             relaxed: ctx.relaxed,
             simd: ctx.openmp,
+            prefetch: view.stream_prefetch(),
         };
         let body = match (sums, lane_type) {
             (Some(sums), Some(ty)) => {
