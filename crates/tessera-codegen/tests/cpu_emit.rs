@@ -152,6 +152,18 @@ fn wavefront_source() {
     ));
 }
 
+/// The 3D wavefront's rows compute pairs of planes (`plane_pairs`), the last of an odd count
+/// alone.
+#[test]
+fn wavefront_paired_planes_source() {
+    insta::assert_snapshot!(emit(
+        &jacobi_only(&[12, 10, 40]),
+        "wavefront",
+        None,
+        Some(2)
+    ));
+}
+
 #[test]
 fn only_bands_of_whole_rows_prefetch_the_rows_they_write() {
     let write = "ts_prefetch_box((const char*)nxt[0], ts_es[0], lo, hi, 1);";

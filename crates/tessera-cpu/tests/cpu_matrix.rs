@@ -87,6 +87,16 @@ fn shifted_lanes_at_row_widths_around_the_vector() {
     matrix(jacobi("box2d2r", 2, 2, ScalarType::F32, true), &[&[6, 41]]);
 }
 
+/// The 3D wavefront computes pairs of planes per row loop (`plane_pairs`): odd and even plane
+/// counts, rows with and without whole vectors.
+#[test]
+fn paired_planes_at_odd_and_even_plane_counts() {
+    matrix(
+        jacobi("star3d1r", 3, 1, ScalarType::F32, false),
+        &[&[9, 6, 37], &[8, 5, 20], &[7, 4, 12]],
+    );
+}
+
 #[test]
 fn star_2d_radius_1_f32() {
     matrix(star2d_r1_f32(), &[&[17, 20], &[3, 3]]);

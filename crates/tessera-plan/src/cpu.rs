@@ -143,6 +143,11 @@ pub struct CpuPlan {
     /// column-sum stages only where their rows are long enough
     /// ([`lane_type`](crate::reuse::lane_type)).
     pub lane_shifts: bool,
+    /// `wavefront` in 3D only: shifted-lanes rows (not column sums) compute two planes at a
+    /// time (unroll-and-jam of the streamed axis), so that the plane between them is loaded
+    /// once for both; every fused step then advances an even number of planes
+    /// (`stream_rows`).
+    pub plane_pairs: bool,
 }
 
 impl fmt::Display for CpuPlan {
@@ -170,7 +175,7 @@ impl fmt::Display for CpuPlan {
         }
         write!(
             f,
-            " threads={}{}{}{}{}",
+            " threads={}{}{}{}{}{}",
             self.threads,
             if self.exact { " exact" } else { "" },
             if self.column_sums { " column-sums" } else { "" },
@@ -179,7 +184,8 @@ impl fmt::Display for CpuPlan {
             } else {
                 ""
             },
-            if self.lane_shifts { " lane-shifts" } else { "" }
+            if self.lane_shifts { " lane-shifts" } else { "" },
+            if self.plane_pairs { " plane-pairs" } else { "" }
         )
     }
 }
@@ -276,6 +282,15 @@ pub fn plan_cpu(
     } else {
         Vec::new()
     };
+    let lane_shifts = strategy != CpuStrategy::Naive
+        && (bound.program().stages.ids())
+            .any(|s| lane_type(bound, s, column_form, &tile).is_some());
+    let plane_pairs = strategy == CpuStrategy::Wavefront
+        && dims == 3
+        && (bound.program().stages.ids()).any(|s| {
+            lane_type(bound, s, column_form, &tile).is_some()
+                && !(column_form && column_sums(bound, s, &tile).is_some())
+        });
     let (scratch_extents, stream_rows, ring_front) = match strategy {
         CpuStrategy::Overlapped => (
             scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile)),
@@ -295,7 +310,10 @@ pub fn plan_cpu(
             let front = ring_front(bound, time_tile, &tile, lead);
             extents[dims - 1] += front;
             pad_rows(bound, &mut extents);
-            let rows = wavefront_rows(bound.extents[0], &extents[1..]);
+            let mut rows = wavefront_rows(bound.extents[0], &extents[1..]);
+            if plane_pairs {
+                rows = rows.next_multiple_of(2);
+            }
             extents[0] = ring_rows(rows, stream_skew(bound));
             pad_ring_slices(bound, &mut extents);
             (extents, rows, front)
@@ -305,9 +323,6 @@ pub fn plan_cpu(
     let scratch_cells: u128 = scratch_extents.iter().map(|&e| e as u128).product();
     let reach = max_reach(bound) as u128;
     let largest = (bound.cell_count() as u128).max(scratch_cells) + reach * 2 + 1;
-    let lane_shifts = strategy != CpuStrategy::Naive
-        && (bound.program().stages.ids())
-            .any(|s| lane_type(bound, s, column_form, &tile).is_some());
     Ok(CpuPlan {
         strategy,
         tile,
@@ -321,6 +336,7 @@ pub fn plan_cpu(
         column_sums: !sums.is_empty(),
         wide_vectors: sums.iter().any(|s| s.bound_by_multiply_adds()),
         lane_shifts,
+        plane_pairs,
     })
 }
 
@@ -377,7 +393,7 @@ fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine, exact: bool) -> Cpu
         CpuStrategy::Parallel
     } else if !compute_bound
         && wavefront_unsupported(bound).is_none()
-        && (dims < 3 || wavefront_ghost_work(bound, machine) <= 0.25)
+        && (dims < 3 || wavefront_ghost_work(bound, machine) <= MAX_3D_GHOST_WORK)
     {
         CpuStrategy::Wavefront
     } else if dims >= 3 || (compute_bound && overlapped_ghost_work(bound, machine) > 0.6) {
@@ -415,12 +431,21 @@ fn overlapped_ghost_work(bound: &BoundProgram, machine: &CpuMachine) -> f64 {
 /// bands at T=4, 56% ghost work, ran at 0.68 GCells/s against `parallel`'s 0.92).
 fn wavefront_ghost_work(bound: &BoundProgram, machine: &CpuMachine) -> f64 {
     let (depth, tile) = wavefront_shape(bound, machine, None, None);
+    ghost_work(bound, depth, &tile)
+}
+
+/// The redundant work of `depth` fused steps on bands of `tile` (see [`wavefront_ghost_work`]).
+fn ghost_work(bound: &BoundProgram, depth: usize, tile: &[usize]) -> f64 {
     let work: f64 = (1..bound.extents.len())
         .filter(|&a| tile[a] < bound.extents[a])
         .map(|a| (tile[a] + read_radius(bound, a) * (depth - 1)) as f64 / tile[a] as f64)
         .product();
     work - 1.0
 }
+
+/// The most redundant work a 3D wavefront may do (more runs `parallel`, and the automatic
+/// bands take a shallower depth rather than narrower bands past it).
+const MAX_3D_GHOST_WORK: f64 = 0.25;
 
 /// Values moved per point over all stages, a proxy for the work: distinct reads (field and
 /// offset), or a column-sum stage's loads and stores where its buffered form pays (non-exact
@@ -672,7 +697,8 @@ fn field_sizes(bound: &BoundProgram) -> (usize, usize) {
 /// Bytes one thread keeps hot for bands of `tile` fusing `time_tile` steps: the window of
 /// `rows + 2 skew` rows (planes in 3D) that each of the `time_tile - 1` ring buffers and the
 /// input stream are read through. The rest of a ring (at most as much again: its slots are a
-/// power of two) is touched once per pass around the ring and is not counted.
+/// power of two) is touched once per pass around the ring and is not counted. Paired planes
+/// (`plane_pairs`) count as single ones: a 3D step's ring has the same 4 slots either way.
 fn wavefront_bytes(bound: &BoundProgram, time_tile: usize, tile: &[usize]) -> u64 {
     let hull = scratch_extents(
         bound,
@@ -692,6 +718,9 @@ fn wavefront_bytes(bound: &BoundProgram, time_tile: usize, tile: &[usize]) -> u6
     per_cell * time_tile as u64 * window * rest
 }
 
+/// Values moved per point below which a 3D stencil is light enough for deeper fusion.
+const LIGHT_3D_WORK: usize = 10;
+
 /// 2D bands fusing [`DEEP_2D_STEPS`] steps: this many points along the fastest axis, never
 /// narrowed (deeper fusion on narrower bands gained nothing: measured in docs/performance.md,
 /// "Deeper 2D and 1D wavefront").
@@ -702,9 +731,10 @@ const DEEP_2D_STEPS: usize = 24;
 
 /// The wavefront's time tile and bands. In 2D, 24 fused steps over 1024-point bands when their
 /// rings fit in 60% of L2 (radius-1 f32 stencils); otherwise the deepest of a few depths (32,
-/// 16, 8, 4, 2 fused steps in 1D; 16, 8, 4, 2 in 2D; 4, 3, 2 in 3D and up) whose rings fit
-/// with bands no narrower than a floor (128 points along the fastest axis in 2D, else 32; 8
-/// along middle axes). The streamed axis is then split so that every thread gets at least two
+/// 16, 8, 4, 2 fused steps in 1D; 16, 8, 4, 2 in 2D; 5, 4, 3, 2 in 3D and up, 4, 3, 2 for
+/// stencils moving [`LIGHT_3D_WORK`] values per point or more) whose rings fit with bands no
+/// narrower than a floor (128 points along the fastest axis in 2D, else 32; 8 along middle
+/// axes) and, in 3D, whose ghost work stays within [`MAX_3D_GHOST_WORK`]. The streamed axis is then split so that every thread gets at least two
 /// bands. What the request gives is kept.
 fn wavefront_shape(
     bound: &BoundProgram,
@@ -717,6 +747,10 @@ fn wavefront_shape(
         (Some(t), _) => vec![t],
         (None, 1) => vec![32, 16, 8, 4, 2],
         (None, 2) => vec![16, 8, 4, 2],
+        // Light 3D stencils go one step deeper than those with more work per point: paired
+        // planes made j3d7pt fast enough that T=5 beat T=4 by 5-10%, while j3d27pt (column
+        // sums, compute-bound) gained nothing from the extra ghost work.
+        (None, _) if work_per_point(bound, false) < LIGHT_3D_WORK => vec![5, 4, 3, 2],
         (None, _) => vec![4, 3, 2],
     };
     let budget = machine.l2_bytes * 3 / 5;
@@ -734,7 +768,8 @@ fn wavefront_shape(
                 Some(t) => t.to_vec(),
                 None => narrow_bands(bound, depth, budget),
             };
-            let fits = wavefront_bytes(bound, depth, &bands) <= budget;
+            let fits = wavefront_bytes(bound, depth, &bands) <= budget
+                && (dims < 3 || ghost_work(bound, depth, &bands) <= MAX_3D_GHOST_WORK);
             shape = (depth, bands);
             if fits {
                 break;
@@ -1044,11 +1079,14 @@ mod tests {
     fn large_3d_grids_stream_full_rows() {
         let f32 = auto(&jacobi(3, 256, ScalarType::F32, false, false));
         assert_eq!(f32.strategy, CpuStrategy::Wavefront);
-        assert_eq!((f32.time_tile, f32.tile.clone()), (4, vec![256, 32, 256]));
+        assert_eq!((f32.time_tile, f32.tile.clone()), (5, vec![256, 32, 256]));
+        assert!(f32.plane_pairs && f32.stream_rows == 2);
+        // In f64, five steps would need bands of 8 rows (50% ghost work): four on 16 rows.
         let f64 = auto(&jacobi(3, 256, ScalarType::F64, false, false));
         assert_eq!((f64.time_tile, f64.tile.clone()), (4, vec![256, 16, 256]));
+        assert!(f64.plane_pairs && f64.stream_rows == 2);
         let bound = jacobi(3, 256, ScalarType::F32, false, false);
-        assert!((wavefront_ghost_work(&bound, &machine()) - 3.0 / 32.0).abs() < 1e-9);
+        assert!((wavefront_ghost_work(&bound, &machine()) - 4.0 / 32.0).abs() < 1e-9);
     }
 
     #[test]
@@ -1062,14 +1100,15 @@ mod tests {
                     ..CpuRequest::default()
                 };
                 let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
-                // The band's hull (the ring slices' padding is never touched).
+                // The band's hull (the ring slices' padding is never touched): the ring slots
+                // of the intermediate steps fit in L2 (the model's budget is 60% of it).
                 let hull: usize = (1..dims)
                     .map(|a| (plan.tile[a] + 2 * plan.time_tile).min(n))
                     .product();
-                let cells = hull * (plan.stream_rows + 2 * stream_skew(&bound));
-                let bytes = cells * ty.size_bytes() * plan.time_tile;
+                let cells = hull * plan.scratch_extents[0];
+                let bytes = cells * ty.size_bytes() * (plan.time_tile - 1);
                 assert!(
-                    bytes as u64 <= machine().l2_bytes * 3 / 5,
+                    bytes as u64 <= machine().l2_bytes,
                     "{dims}D {ty}: {plan} needs {bytes} bytes of rings"
                 );
                 let bands: usize = (0..dims)

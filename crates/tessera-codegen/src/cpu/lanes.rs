@@ -77,12 +77,17 @@ struct VectorLeaves<'a> {
     strides: &'a [i64],
     vector: String,
     windows: Vec<Window>,
+    /// The plane (of a jammed pair) being printed: its reads are `plane_step` further along
+    /// and its locals are named apart.
+    plane: usize,
+    plane_step: i64,
 }
 
 impl ReadRenderer for VectorLeaves<'_> {
     fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String {
         let last = offset.len() - 1;
-        let row = linear_offset(&offset[..last], self.strides);
+        let row =
+            linear_offset(&offset[..last], self.strides) + self.plane as i64 * self.plane_step;
         let w = match (self.windows.iter()).position(|w| w.field == field && w.row == row) {
             Some(w) => w,
             None => {
@@ -100,7 +105,10 @@ impl ReadRenderer for VectorLeaves<'_> {
     }
 
     fn local(&mut self, local: Id<Local>) -> String {
-        format!("l{}", local.index())
+        match self.plane {
+            0 => format!("l{}", local.index()),
+            j => format!("l{}_{j}", local.index()),
+        }
     }
 
     fn coord(&mut self, _axis: usize) -> String {
@@ -150,6 +158,14 @@ pub(crate) struct RowShape<'a> {
     pub(crate) simd: bool,
     /// Which stream the vectors prefetch ahead of themselves.
     pub(crate) prefetch: StreamPrefetch,
+    /// Planes the row computes together (unroll-and-jam along the slowest axis, 1 or 2):
+    /// plane `j` is the point `j * plane_step` further in the read arrays, `j *
+    /// write_plane_step` in the written ones.
+    pub(crate) planes: usize,
+    /// Linear distance between jammed planes in the read arrays.
+    pub(crate) plane_step: i64,
+    /// Linear distance between jammed planes in the written arrays.
+    pub(crate) write_plane_step: i64,
 }
 
 /// The stream a row's vectors prefetch into L1 ahead of themselves, one line per vector.
@@ -193,12 +209,19 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         strides: shape.strides,
         vector: vector.clone(),
         windows: Vec::new(),
+        plane: 0,
+        plane_step: shape.plane_step,
     };
-    let printed = if shape.relaxed {
-        print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
-    } else {
-        print_stage(Dialect::C, checked, stage, &mut leaves)
-    };
+    let printed: Vec<PrintedStage> = (0..shape.planes)
+        .map(|plane| {
+            leaves.plane = plane;
+            if shape.relaxed {
+                print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
+            } else {
+                print_stage(Dialect::C, checked, stage, &mut leaves)
+            }
+        })
+        .collect();
     let windows = leaves.windows;
     let indices = row_indices(shape);
     let load = format!("ts_load_{suffix}");
@@ -312,11 +335,19 @@ pub(super) fn prefetches(
             let ahead = (READ_AHEAD_BYTES / bytes) as i32;
             let fields: BTreeSet<Id<Field>> = windows.iter().map(|w| w.field).collect();
             for field in fields {
-                let leading = (windows.iter().filter(|w| w.field == field))
-                    .max_by_key(|w| w.row)
+                let rows = || windows.iter().filter(|w| w.field == field);
+                let top = rows()
+                    .map(|w| w.row)
+                    .max()
                     .expect("a field read has a window");
-                for &dx in points {
-                    line(leading.at("i", ahead + dx), 0);
+                // Every jammed plane brings one new row of the stream.
+                let leading = (0..shape.planes as i64).map(|j| top - j * shape.plane_step);
+                for row in leading {
+                    if let Some(window) = rows().find(|w| w.row == row) {
+                        for &dx in points {
+                            line(window.at("i", ahead + dx), 0);
+                        }
+                    }
                 }
             }
         }
@@ -325,11 +356,11 @@ pub(super) fn prefetches(
             let index = if shape.mixed { "iw" } else { "i" };
             for field in bound.checked().program().stages[stage].outputs() {
                 let target = target_array(bound, stage, field);
-                for &dx in points {
-                    line(
-                        format!("{target} + ({index} + {})", ahead + i64::from(dx)),
-                        1,
-                    );
+                for plane in 0..shape.planes as i64 {
+                    for &dx in points {
+                        let step = plane * shape.write_plane_step + ahead + i64::from(dx);
+                        line(format!("{target} + ({index} + {step})"), 1);
+                    }
                 }
             }
         }
@@ -343,6 +374,25 @@ pub(super) fn row_indices(shape: &RowShape) -> String {
     (point_indices(a, shape.mixed).lines())
         .map(|l| format!("            {l}\n"))
         .collect()
+}
+
+/// The indices of point `p<a>` of jammed plane `jp`, as [`row_indices`] gives those of plane 0.
+fn jammed_indices(shape: &RowShape) -> String {
+    let a = shape.strides.len() - 1;
+    let mut out = format!(
+        "            const int64_t i = {} + jp * {};\n",
+        row_index(a, &format!("p{a}")),
+        shape.plane_step
+    );
+    if shape.mixed {
+        let _ = writeln!(
+            out,
+            "            const int64_t iw = {}(p{a} - worg[{a}]) + jp * {};",
+            outer_base(a, "bw", "(int64_t)"),
+            shape.write_plane_step
+        );
+    }
+    out
 }
 
 /// `(int64_t)b<a-1> + (<x> - org[a])`: the read index of point `x` of the row.
@@ -408,15 +458,28 @@ pub(super) fn ends(shape: &RowShape, indices: &str, vector_end: Option<&str>) ->
     } else {
         ""
     };
+    // Jammed planes run the scalar body plane after plane.
+    let (planes, planes_end, scalar_indices) = match shape.planes {
+        1 => (String::new(), "", indices.to_string()),
+        n => (
+            format!("        for (int64_t jp = 0; jp < {n}; jp++) {{\n"),
+            "        }\n",
+            jammed_indices(shape),
+        ),
+    };
     let scalar_loop = |from: &str, to: &str| {
         let mut code = format!(
-            "{pragma}        for (int64_t p{a} = {from}; p{a} < {to}; p{a}++) {{\n{indices}"
+            "{pragma}        for (int64_t p{a} = {from}; p{a} < {to}; p{a}++) {{\n{scalar_indices}"
         );
         for line in shape.scalar_body.lines() {
             let _ = writeln!(code, "            {line}");
         }
         code.push_str("        }\n");
-        code
+        if planes.is_empty() {
+            return code;
+        }
+        let inner: String = code.lines().map(|l| format!("    {l}\n")).collect();
+        format!("{planes}{inner}{planes_end}")
     };
     let Some(vector_end) = vector_end else {
         return format!(
@@ -443,25 +506,37 @@ pub(super) fn stores_over_reads(
     })
 }
 
-/// The lets and stores of one vector of points at index `i` (`iw` for mixed views).
+/// The lets and stores of one vector of points at index `i` (`iw` for mixed views), per
+/// jammed plane.
 fn vector_statements(
     bound: &BoundProgram,
     stage: Id<Stage>,
-    printed: &PrintedStage,
+    printed: &[PrintedStage],
     shape: &RowShape,
 ) -> String {
     let mut out = String::new();
-    for line in &printed.lets {
-        let _ = writeln!(out, "            {line}");
-    }
     let idx = if shape.mixed { "iw" } else { "i" };
-    for (field, value) in &printed.outputs {
-        let target = target_array(bound, stage, *field);
-        let _ = writeln!(
-            out,
-            "            ts_store_{}({target} + {idx}, {value});",
-            shape.ty
-        );
+    for (plane, printed) in printed.iter().enumerate() {
+        for line in &printed.lets {
+            let _ = writeln!(out, "            {line}");
+        }
+        let at = plane_index(idx, plane as i64 * shape.write_plane_step);
+        for (field, value) in &printed.outputs {
+            let target = target_array(bound, stage, *field);
+            let _ = writeln!(
+                out,
+                "            ts_store_{}({target} + {at}, {value});",
+                shape.ty
+            );
+        }
     }
     out
+}
+
+/// `index`, or `(index + step)` when `step` is not 0.
+fn plane_index(index: &str, step: i64) -> String {
+    match step {
+        0 => index.to_string(),
+        k => format!("({index} + {k})"),
+    }
 }

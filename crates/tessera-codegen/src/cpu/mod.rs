@@ -95,6 +95,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         relaxed: !plan.exact,
         column_sums: &column_sums,
         lane_shifts: &lane_shifts,
+        plane_pairs: false,
     };
     let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
     let _ = writeln!(
@@ -155,6 +156,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             relaxed: !plan.exact,
             column_sums: &column_sums,
             lane_shifts: &lane_shifts,
+            plane_pairs: plan.plane_pairs,
         };
         for stage in program.stages.ids() {
             stage::emit_stage_box(&local, View::Scratch, stage, &mut out);

@@ -80,6 +80,8 @@ pub(crate) struct Context<'a> {
     /// Per stage, the element type of its shifted-lanes form when the plan runs it so
     /// ([`tessera_plan::lanes`]).
     pub(crate) lane_shifts: &'a [Option<ScalarType>],
+    /// Shifted-lanes rows compute pairs of planes ([`tessera_plan::cpu::CpuPlan::plane_pairs`]).
+    pub(crate) plane_pairs: bool,
 }
 
 impl Context<'_> {
@@ -251,6 +253,9 @@ struct LoopNest<'a> {
     /// The body loops over the innermost axis itself (column sums): the nest stops one axis
     /// short.
     body_owns_rows: bool,
+    /// Slowest-axis indices (of the domain's stride) each iteration of the outermost loop
+    /// covers: 2 where the body computes pairs of planes.
+    slowest_planes: i64,
 }
 
 impl LoopNest<'_> {
@@ -300,7 +305,7 @@ impl LoopNest<'_> {
         } else {
             format!("ts_align({}, {dlo}, {step})", self.lo[a])
         };
-        let advance = match step {
+        let advance = match step * if a == 0 { self.slowest_planes } else { 1 } {
             1 => format!("p{a}++"),
             n => format!("p{a} += {n}"),
         };
@@ -472,7 +477,12 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             "{attribute}static void ts_s{k}_{part}_{v}({signature}) {{"
         );
         out.push_str(&pointers);
-        let shape = |ty, scalar_body| lanes::RowShape {
+        // Shifted-lanes rows (not column sums) of a plane-pairs plan compute two planes at a
+        // time, the last plane of an odd count alone.
+        let pairs = ctx.plane_pairs && dims >= 2 && sums.is_none() && lane_type.is_some();
+        let plane = domain.stride[0];
+        let write_strides = ctx.write_strides.as_deref().unwrap_or(&ctx.strides);
+        let shape = |ty, scalar_body, planes| lanes::RowShape {
             ty,
             strides: &ctx.strides,
             mixed: view.mixed(),
@@ -480,12 +490,15 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             relaxed: ctx.relaxed,
             simd: ctx.openmp,
             prefetch: view.stream_prefetch(),
+            planes,
+            plane_step: plane * ctx.strides[0],
+            write_plane_step: plane * write_strides[0],
         };
         let body = match (sums, lane_type) {
             (Some(sums), Some(ty)) => {
                 let scalar = stage_body(ctx, stage, border, false);
                 let target = target_array(ctx.bound, stage, sums.output);
-                reuse::lane_row(ctx.bound, stage, sums, &shape(ty, &scalar), &target)
+                reuse::lane_row(ctx.bound, stage, sums, &shape(ty, &scalar, 1), &target)
             }
             (Some(sums), None) => {
                 out.push_str(&reuse::buffers(sums));
@@ -507,7 +520,13 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             }
             (None, Some(ty)) => {
                 let scalar = stage_body(ctx, stage, border, false);
-                lanes::row(ctx.bound, stage, &shape(ty, &scalar))
+                let single = lanes::row(ctx.bound, stage, &shape(ty, &scalar, 1));
+                if pairs {
+                    let pair = lanes::row(ctx.bound, stage, &shape(ty, &scalar, 2));
+                    format!("if (p0 + {plane} < hi[0]) {pair} else {single}")
+                } else {
+                    single
+                }
             }
             (None, None) => stage_body(ctx, stage, border, false),
         };
@@ -522,6 +541,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             row_open: String::new(),
             row_close: String::new(),
             body_owns_rows: sums.is_some() || lane_type.is_some(),
+            slowest_planes: if pairs { 2 } else { 1 },
         };
         nest.emit(&body, out);
         let _ = writeln!(out, "    (void)t;\n}}\n");
@@ -604,6 +624,7 @@ fn reduction_nest<'a>(
         row_open,
         row_close,
         body_owns_rows: false,
+        slowest_planes: 1,
     }
 }
 
