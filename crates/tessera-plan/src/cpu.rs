@@ -282,15 +282,14 @@ pub fn plan_cpu(
     } else {
         Vec::new()
     };
-    let lane_shifts = strategy != CpuStrategy::Naive
-        && (bound.program().stages.ids())
-            .any(|s| lane_type(bound, s, column_form, &tile).is_some());
-    let plane_pairs = strategy == CpuStrategy::Wavefront
-        && dims == 3
-        && (bound.program().stages.ids()).any(|s| {
-            lane_type(bound, s, column_form, &tile).is_some()
-                && !(column_form && column_sums(bound, s, &tile).is_some())
-        });
+    // Per stage on shifted lanes: whether its rows are plain (not column sums).
+    let plain_lane_rows: Vec<bool> = (bound.program().stages.ids())
+        .filter(|&s| lane_type(bound, s, column_form, &tile).is_some())
+        .map(|s| !(column_form && column_sums(bound, s, &tile).is_some()))
+        .collect();
+    let lane_shifts = strategy != CpuStrategy::Naive && !plain_lane_rows.is_empty();
+    let plane_pairs =
+        strategy == CpuStrategy::Wavefront && dims == 3 && plain_lane_rows.contains(&true);
     let (scratch_extents, stream_rows, ring_front) = match strategy {
         CpuStrategy::Overlapped => (
             scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile)),
@@ -734,8 +733,8 @@ const DEEP_2D_STEPS: usize = 24;
 /// 16, 8, 4, 2 fused steps in 1D; 16, 8, 4, 2 in 2D; 5, 4, 3, 2 in 3D and up, 4, 3, 2 for
 /// stencils moving [`LIGHT_3D_WORK`] values per point or more) whose rings fit with bands no
 /// narrower than a floor (128 points along the fastest axis in 2D, else 32; 8 along middle
-/// axes) and, in 3D, whose ghost work stays within [`MAX_3D_GHOST_WORK`]. The streamed axis is then split so that every thread gets at least two
-/// bands. What the request gives is kept.
+/// axes) and, in 3D, whose ghost work stays within [`MAX_3D_GHOST_WORK`]. The streamed axis is
+/// then split so that every thread gets at least two bands. What the request gives is kept.
 fn wavefront_shape(
     bound: &BoundProgram,
     machine: &CpuMachine,

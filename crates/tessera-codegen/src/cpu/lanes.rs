@@ -370,29 +370,20 @@ pub(super) fn prefetches(
 
 /// The indices of point `p<a>` (`i`, and `iw` for mixed views), one statement per line.
 pub(super) fn row_indices(shape: &RowShape) -> String {
-    let a = shape.strides.len() - 1;
-    (point_indices(a, shape.mixed).lines())
-        .map(|l| format!("            {l}\n"))
-        .collect()
+    indented_indices(shape, None)
 }
 
 /// The indices of point `p<a>` of jammed plane `jp`, as [`row_indices`] gives those of plane 0.
 fn jammed_indices(shape: &RowShape) -> String {
+    indented_indices(shape, Some((shape.plane_step, shape.write_plane_step)))
+}
+
+/// [`point_indices`] at the indentation of a row's loop body.
+fn indented_indices(shape: &RowShape, jammed: Option<(i64, i64)>) -> String {
     let a = shape.strides.len() - 1;
-    let mut out = format!(
-        "            const int64_t i = {} + jp * {};\n",
-        row_index(a, &format!("p{a}")),
-        shape.plane_step
-    );
-    if shape.mixed {
-        let _ = writeln!(
-            out,
-            "            const int64_t iw = {}(p{a} - worg[{a}]) + jp * {};",
-            outer_base(a, "bw", "(int64_t)"),
-            shape.write_plane_step
-        );
-    }
-    out
+    (point_indices(a, shape.mixed, jammed).lines())
+        .map(|l| format!("            {l}\n"))
+        .collect()
 }
 
 /// `(int64_t)b<a-1> + (<x> - org[a])`: the read index of point `x` of the row.
@@ -459,13 +450,9 @@ pub(super) fn ends(shape: &RowShape, indices: &str, vector_end: Option<&str>) ->
         ""
     };
     // Jammed planes run the scalar body plane after plane.
-    let (planes, planes_end, scalar_indices) = match shape.planes {
-        1 => (String::new(), "", indices.to_string()),
-        n => (
-            format!("        for (int64_t jp = 0; jp < {n}; jp++) {{\n"),
-            "        }\n",
-            jammed_indices(shape),
-        ),
+    let scalar_indices = match shape.planes {
+        1 => indices.to_string(),
+        _ => jammed_indices(shape),
     };
     let scalar_loop = |from: &str, to: &str| {
         let mut code = format!(
@@ -475,11 +462,13 @@ pub(super) fn ends(shape: &RowShape, indices: &str, vector_end: Option<&str>) ->
             let _ = writeln!(code, "            {line}");
         }
         code.push_str("        }\n");
-        if planes.is_empty() {
-            return code;
+        match shape.planes {
+            1 => code,
+            n => {
+                let inner: String = code.lines().map(|l| format!("    {l}\n")).collect();
+                format!("        for (int64_t jp = 0; jp < {n}; jp++) {{\n{inner}        }}\n")
+            }
         }
-        let inner: String = code.lines().map(|l| format!("    {l}\n")).collect();
-        format!("{planes}{inner}{planes_end}")
     };
     let Some(vector_end) = vector_end else {
         return format!(

@@ -329,7 +329,7 @@ impl LoopNest<'_> {
         }
         self.open_loop(a, indent, out);
         let inner = format!("{indent}    ");
-        let indices = point_indices(a, self.write_strides.is_some());
+        let indices = point_indices(a, self.write_strides.is_some(), None);
         out.push_str(&indent_lines(&indices, &inner));
         out.push_str(&indent_lines(body, &inner));
         let _ = writeln!(out, "{indent}}}");
@@ -347,16 +347,22 @@ pub(super) fn linear_offset(offset: &[i32], strides: &[i64]) -> i64 {
 /// The linear indices of point `p<a>` on the innermost axis `a`: `i`, and `iw` for the write
 /// arrays of a mixed view. They stay affine in the 64-bit loop variable (no truncation), so
 /// that the compiler sees contiguous accesses and vectorizes without gathers.
-pub(super) fn point_indices(a: usize, mixed: bool) -> String {
+///
+/// With `jammed` (the read and write distances between jammed planes), the indices are those
+/// of plane `jp`.
+pub(super) fn point_indices(a: usize, mixed: bool, jammed: Option<(i64, i64)>) -> String {
+    let plane = |step: Option<i64>| step.map_or(String::new(), |s| format!(" + jp * {s}"));
     let mut out = format!(
-        "const int64_t i = {}(p{a} - org[{a}]);\n",
-        outer_base(a, "b", "(int64_t)")
+        "const int64_t i = {}(p{a} - org[{a}]){};\n",
+        outer_base(a, "b", "(int64_t)"),
+        plane(jammed.map(|j| j.0))
     );
     if mixed {
         let _ = writeln!(
             out,
-            "const int64_t iw = {}(p{a} - worg[{a}]);",
-            outer_base(a, "bw", "(int64_t)")
+            "const int64_t iw = {}(p{a} - worg[{a}]){};",
+            outer_base(a, "bw", "(int64_t)"),
+            plane(jammed.map(|j| j.1))
         );
     }
     out
