@@ -358,6 +358,22 @@ fn column_sums_bound_by_multiply_adds_prefer_wide_vectors() {
 }
 
 #[test]
+fn buffered_column_sums_keep_few_columns_in_registers() {
+    let pinned = |source: &str| interior_function(source).contains("TS_IN_REGISTER(c8);");
+    // A general 27-point box: 9 columns in registers, 27 multiply-adds from them.
+    let general = emit_relaxed(&box3d(&[9, 10, 11]), "parallel");
+    assert!(pinned(&general));
+    insta::assert_snapshot!(interior_function(&general));
+    // The 125-point box would leave no register for its 125 weights: loads folded as gcc likes.
+    let wide = linear(&[9, 10, 11], &box_offsets(3, 2), &|o| {
+        1.0 + f64::from(25 * o[0] + 5 * o[1] + o[2]) / 100.0
+    });
+    assert!(!interior_function(&emit_relaxed(&wide, "parallel")).contains("TS_IN_REGISTER"));
+    // Naive runs the plain loop.
+    assert!(!pinned(&emit_relaxed(&box3d(&[9, 10, 11]), "naive")));
+}
+
+#[test]
 fn float_stages_shifting_along_x_run_shifted_lanes() {
     let lanes = |source: &str| interior_function(source).contains("TS_SHUFFLE(");
     // A general 3x3 box: three aligned loads per vector, six shuffles, scalar head and tail.

@@ -259,6 +259,39 @@ fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
     }
 }
 
+/// The buffered column sums of a 27-point box keep each column in a register on the whole
+/// vectors of a row chunk and finish it with the scalar loop: rows of around one and two
+/// vectors, f32 and f64, every strategy with tiles as wide as the rows.
+#[test]
+fn column_sums_in_registers_at_rows_around_whole_vectors() {
+    let mut backend = backend();
+    backend.compile.optimization_flags = Some(vec!["-O3".into(), "-march=native".into()]);
+    let box3d_f64 = jacobi("box3d1r", 3, 1, ScalarType::F64, true);
+    for (program, vector, tolerance) in [(box3d_r1_f32(), 16, 1e-5), (box3d_f64, 8, 1e-13)] {
+        // The first pass covers the whole row (the interior and one point at each end).
+        for width in [vector - 1, vector, vector + 1, 2 * vector + 3] {
+            let size = vec![5, 6, width];
+            let bound = bind_sizes(&program, &size);
+            let stage = bound.program().stages.ids().next().expect("one stage");
+            let sums = tessera_plan::reuse::column_sums(&bound, stage, &size).expect("box");
+            assert!(sums.keeps_columns_in_registers());
+            assert!(!tessera_plan::reuse::sums_on_lanes(&bound, stage, &size));
+            let fields = inputs(&bound, 5);
+            let expected = reference(&bound, &fields, STEPS);
+            for mut options in [
+                exact("parallel", None, None, 2),
+                exact("overlapped", Some(vec![2, 2, width]), Some(2), 2),
+                exact("wavefront", Some(vec![2, 3, width]), Some(3), 2),
+            ] {
+                options.exact = false;
+                let actual = run_cpu(&backend, &bound, &fields, STEPS, &options);
+                let what = format!("{} {size:?} {options:?}", program.name);
+                assert_close(&what, &expected, &actual, tolerance);
+            }
+        }
+    }
+}
+
 /// Non-exact mode (contraction, balanced sums, reciprocals, column sums for the box-shaped
 /// stages) stays within a few ulps per step of the reference for every strategy (`-O3` as in
 /// production). Its bits may depend on the

@@ -19,6 +19,9 @@ use tessera_ir::{BinaryOp, ExprId, ExprKind, Id, ScalarType, Stage, Statement, U
 /// Bytes per vector of the shifted-lanes loops (one AVX-512 register).
 pub const VECTOR_BYTES: usize = 64;
 
+/// Vector registers of the target the vector loops are written for (AVX-512: 32).
+pub const VECTOR_REGISTERS: usize = 32;
+
 /// The lanes per vector for elements of `ty`.
 pub fn lanes(ty: ScalarType) -> usize {
     VECTOR_BYTES / ty.size_bytes()

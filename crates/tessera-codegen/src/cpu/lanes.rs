@@ -21,8 +21,9 @@ use super::layout::{WriteMode, target_array, write_mode};
 use super::stage::{linear_offset, outer_base, point_indices};
 use crate::cfamily::{Dialect, PrintedStage, ReadRenderer, print_stage, print_stage_relaxed};
 
-/// Definitions shared by every shifted-lanes function: the vector and shuffle-mask types, the
-/// shuffle macro (GCC and Clang spell it differently) and unaligned loads and stores.
+/// Definitions shared by every vector function (shifted lanes, column sums): the vector and
+/// shuffle-mask types, the shuffle macro (GCC and Clang spell it differently), unaligned loads
+/// and stores, and `TS_IN_REGISTER`.
 pub(crate) const PRELUDE: &str = "\
 typedef float ts_vf32 __attribute__((vector_size(64)));
 typedef int32_t ts_mf32 __attribute__((vector_size(64)));
@@ -32,6 +33,14 @@ typedef int64_t ts_mf64 __attribute__((vector_size(64)));
 #define TS_SHUFFLE(M, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
 #else
 #define TS_SHUFFLE(M, a, b, ...) __builtin_shuffle(a, b, (M){__VA_ARGS__})
+#endif
+/* Keeps a loaded vector in a register: gcc would otherwise fold its load into every
+   multiply-add that uses it (one load per use, each split across two cache lines when
+   unaligned), which makes load-heavy loops such as column sums bound by their loads. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__AVX512F__)
+#define TS_IN_REGISTER(v) __asm__(\"\" : \"+v\"(v))
+#else
+#define TS_IN_REGISTER(v) (void)(v)
 #endif
 static inline ts_vf32 ts_load_f32(const float* p) { ts_vf32 v; memcpy(&v, p, sizeof v); return v; }
 static inline void ts_store_f32(float* p, ts_vf32 v) { memcpy(p, &v, sizeof v); }

@@ -56,7 +56,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
     );
     out.push_str(&Dialect::C.preamble());
     out.push_str(SUPPORT);
-    if plan.lane_shifts {
+    if plan.lane_shifts || plan.column_sums {
         out.push_str(lanes::PRELUDE);
     }
     let _ = writeln!(

@@ -4,14 +4,16 @@
 //!   per aligned vector of a row, the sums of its columns in registers, and the taps at
 //!   `x + dx` shuffled out of the sums of neighbouring vectors (one pass, no buffer);
 //! - otherwise per row chunk: a first loop stores the partial sums of the columns into
-//!   `ts_cs<k>` buffers on the stack, a second combines them.
+//!   `ts_cs<k>` buffers on the stack, a second combines them. Where it loads less
+//!   ([`ColumnSums::keeps_columns_in_registers`]), the first loop runs on whole vectors with
+//!   each column loaded once into a register, and the scalar loop finishes the chunk.
 
 use std::fmt::Write as _;
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Constant, Field, Id, Stage};
 use tessera_plan::lanes::lanes;
-use tessera_plan::reuse::ColumnSums;
+use tessera_plan::reuse::{ColumnSums, SumTerms};
 
 use super::lanes::{
     RowShape, Window, after_last, before_first, ends, prefetches, row_bounds, row_indices, shuffle,
@@ -60,26 +62,58 @@ pub(crate) fn row(
         out,
         "for (int64_t x0 = lo[{a}]; x0 < hi[{a}]; x0 += {chunk}) {{\n    const int64_t x1 = hi[{a}] - x0 < {chunk} ? hi[{a}] : x0 + {chunk};"
     );
+    let reads: Vec<String> = (sums.columns.iter())
+        .map(|(field, offset)| read(*field, offset))
+        .collect();
+    let sum_of = |terms: &SumTerms| {
+        let products: Vec<String> = (terms.iter())
+            .map(|&(c, w)| format!("{} * c{c}", literal(w)))
+            .collect();
+        balanced_sum(&products)
+    };
+    let first = if simd && sums.keeps_columns_in_registers() {
+        // Whole vectors first, each column loaded once into a register (`TS_IN_REGISTER`).
+        let (v, suffix) = (lanes(sums.ty), sums.ty);
+        let _ = writeln!(
+            out,
+            "    int64_t pv = x0{};\n    for (; pv + {v} <= x1{}; pv += {v}) {{\n        const int64_t i = (int64_t)b{b} + (pv - org[{a}]);",
+            signed(lo),
+            signed(hi)
+        );
+        for (c, at) in reads.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "        ts_v{suffix} c{c} = ts_load_{suffix}(&{at});\n        TS_IN_REGISTER(c{c});"
+            );
+        }
+        for (k, terms) in sums.sums.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "        ts_store_{suffix}(ts_cs{k} + (pv - x0{}), {});",
+                signed(-lo),
+                sum_of(terms)
+            );
+        }
+        out.push_str("    }\n");
+        "pv".to_string()
+    } else {
+        format!("x0{}", signed(lo))
+    };
     out.push_str(pragma);
     let _ = writeln!(
         out,
-        "    for (int64_t p{a} = x0{}; p{a} < x1{}; p{a}++) {{\n        const int64_t i = (int64_t)b{b} + (p{a} - org[{a}]);",
-        signed(lo),
+        "    for (int64_t p{a} = {first}; p{a} < x1{}; p{a}++) {{\n        const int64_t i = (int64_t)b{b} + (p{a} - org[{a}]);",
         signed(hi)
     );
-    for (c, (field, offset)) in sums.columns.iter().enumerate() {
-        let _ = writeln!(out, "        const {t} c{c} = {};", read(*field, offset));
+    for (c, at) in reads.iter().enumerate() {
+        let _ = writeln!(out, "        const {t} c{c} = {at};");
     }
     for (k, terms) in sums.sums.iter().enumerate() {
-        let products: Vec<String> = terms
-            .iter()
-            .map(|&(c, w)| format!("{} * c{c}", literal(w)))
-            .collect();
         let _ = writeln!(
             out,
             "        ts_cs{k}[p{a} - x0{}] = {};",
             signed(-lo),
-            balanced_sum(&products)
+            sum_of(terms)
         );
     }
     out.push_str("    }\n");
