@@ -85,15 +85,17 @@ impl ColumnSums {
     /// itself, gcc folds a column's load into every multiply-add that uses it: one load per
     /// product, each split across two cache lines when the row is not aligned. Kept in
     /// registers, the columns and the partial sums leave fewer registers for the weights, and
-    /// the weights that do not fit are reloaded (aligned, from the stack) once per use; this
-    /// pays where it loads less: a 27-point box loads 9 columns and 9 weights instead of 27
-    /// columns, a 125-point box would reload 125 weights on top of its 25 columns.
+    /// the weights that do not fit are reloaded (aligned, from the stack) once per use. It
+    /// takes the registers where that saves at least a third of the loads, as measured on the
+    /// AMD EPYC machine (docs/performance.md): the 27-point box (9 columns and 9 weights
+    /// instead of 27 loads) gains 17-20%, the 5x5 box (10 instead of 25) 9-13%; the 7x7 box
+    /// (40 instead of 49) runs as fast either way, the 9x9 box (78 instead of 81) 5% slower.
     pub fn keeps_columns_in_registers(&self) -> bool {
         let products: usize = self.sums.iter().map(Vec::len).sum();
         // Two registers for the temporaries of the sums' trees.
         let live = self.columns.len() + self.sums.len() + 2;
         let weight_reloads = products.saturating_sub(VECTOR_REGISTERS.saturating_sub(live));
-        self.columns.len() + weight_reloads < products
+        3 * (self.columns.len() + weight_reloads) <= 2 * products
     }
 
     /// Whether the loops are bound by their multiply-adds rather than their loads and stores:
