@@ -71,52 +71,51 @@ pub(crate) fn row(
             .collect();
         balanced_sum(&products)
     };
-    let first = if simd && sums.keeps_columns_in_registers() {
-        // Whole vectors first, each column loaded once into a register (`TS_IN_REGISTER`).
-        let (v, suffix) = (lanes(sums.ty), sums.ty);
-        let _ = writeln!(
-            out,
-            "    int64_t pv = x0{};\n    for (; pv + {v} <= x1{}; pv += {v}) {{\n        const int64_t i = (int64_t)b{b} + (pv - org[{a}]);",
-            signed(lo),
-            signed(hi)
-        );
+    // The first pass's body at the point `p`: a whole vector, its columns pinned in
+    // registers (`TS_IN_REGISTER`), or one point.
+    let first_body = |p: &str, vector: bool| {
+        let suffix = sums.ty;
+        let mut body = format!("        const int64_t i = (int64_t)b{b} + ({p} - org[{a}]);\n");
         for (c, at) in reads.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "        ts_v{suffix} c{c} = ts_load_{suffix}(&{at});\n        TS_IN_REGISTER(c{c});"
-            );
+            let _ = if vector {
+                writeln!(
+                    body,
+                    "        ts_v{suffix} c{c} = ts_load_{suffix}(&{at});\n        TS_IN_REGISTER(c{c});"
+                )
+            } else {
+                writeln!(body, "        const {t} c{c} = {at};")
+            };
         }
         for (k, terms) in sums.sums.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "        ts_store_{suffix}(ts_cs{k} + (pv - x0{}), {});",
-                signed(-lo),
-                sum_of(terms)
-            );
+            let (j, sum) = (format!("{p} - x0{}", signed(-lo)), sum_of(terms));
+            let _ = if vector {
+                writeln!(body, "        ts_store_{suffix}(ts_cs{k} + ({j}), {sum});")
+            } else {
+                writeln!(body, "        ts_cs{k}[{j}] = {sum};")
+            };
         }
-        out.push_str("    }\n");
+        body
+    };
+    let first = if simd && sums.keeps_columns_in_registers() {
+        let v = lanes(sums.ty);
+        let _ = write!(
+            out,
+            "    int64_t pv = x0{};\n    for (; pv + {v} <= x1{}; pv += {v}) {{\n{}    }}\n",
+            signed(lo),
+            signed(hi),
+            first_body("pv", true)
+        );
         "pv".to_string()
     } else {
         format!("x0{}", signed(lo))
     };
     out.push_str(pragma);
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "    for (int64_t p{a} = {first}; p{a} < x1{}; p{a}++) {{\n        const int64_t i = (int64_t)b{b} + (p{a} - org[{a}]);",
-        signed(hi)
+        "    for (int64_t p{a} = {first}; p{a} < x1{}; p{a}++) {{\n{}    }}\n",
+        signed(hi),
+        first_body(&format!("p{a}"), false)
     );
-    for (c, at) in reads.iter().enumerate() {
-        let _ = writeln!(out, "        const {t} c{c} = {at};");
-    }
-    for (k, terms) in sums.sums.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "        ts_cs{k}[p{a} - x0{}] = {};",
-            signed(-lo),
-            sum_of(terms)
-        );
-    }
-    out.push_str("    }\n");
     out.push_str(pragma);
     let (index, base, origin) = if mixed {
         ("iw", format!("bw{b}"), "worg")
