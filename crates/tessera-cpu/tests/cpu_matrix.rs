@@ -194,13 +194,31 @@ fn deep_2d_wavefront_bands() {
     }
 }
 
+/// Runs `bound` in non-exact mode under each of `configurations` (`-O3` as in production) and
+/// asserts each result within `tolerance` of the reference, from inputs of `seed`.
+fn assert_relaxed_close(
+    bound: &tessera_analysis::BoundProgram,
+    seed: u64,
+    configurations: Vec<RunOptions>,
+    tolerance: f64,
+) {
+    let mut backend = backend();
+    backend.compile.optimization_flags = Some(vec!["-O3".into(), "-march=native".into()]);
+    let fields = inputs(bound, seed);
+    let expected = reference(bound, &fields, STEPS);
+    for mut options in configurations {
+        options.exact = false;
+        let actual = run_cpu(&backend, bound, &fields, STEPS, &options);
+        let what = format!("{} {:?} {options:?}", bound.program().name, bound.extents);
+        assert_close(&what, &expected, &actual, tolerance);
+    }
+}
+
 /// Column sums on shifted lanes (rows of at least `MIN_LANE_ROW_VECTORS` vectors) at row
 /// widths around that threshold and around a vector, with tiles as wide as the rows so that
 /// every strategy takes the form: within a few ulps per step of the reference.
 #[test]
 fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
-    let mut backend = backend();
-    backend.compile.optimization_flags = Some(vec!["-O3".into(), "-march=native".into()]);
     let threshold = |vector: usize| tessera_plan::reuse::MIN_LANE_ROW_VECTORS * vector;
     let f32_rows = threshold(16);
     let f64_rows = threshold(8);
@@ -238,8 +256,6 @@ fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
             let sums = tessera_plan::reuse::column_sums(&bound, stage, &wide);
             assert_eq!(sums.is_some(), row >= threshold(vector), "{size:?}");
         }
-        let fields = inputs(&bound, 11);
-        let expected = reference(&bound, &fields, STEPS);
         let dims = size.len();
         let mut tile = vec![2; dims];
         tile[dims - 1] = size[dims - 1];
@@ -250,12 +266,7 @@ fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
         if tessera_plan::cpu::wavefront_unsupported(&bound).is_none() {
             configurations.push(exact("wavefront", Some(tile), Some(4), 3));
         }
-        for mut options in configurations {
-            options.exact = false;
-            let actual = run_cpu(&backend, &bound, &fields, STEPS, &options);
-            let what = format!("{} {size:?} {options:?}", program.name);
-            assert_close(&what, &expected, &actual, tolerance);
-        }
+        assert_relaxed_close(&bound, 11, configurations, tolerance);
     }
 }
 
@@ -264,8 +275,6 @@ fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
 /// vectors, f32 and f64, every strategy with tiles as wide as the rows.
 #[test]
 fn column_sums_in_registers_at_rows_around_whole_vectors() {
-    let mut backend = backend();
-    backend.compile.optimization_flags = Some(vec!["-O3".into(), "-march=native".into()]);
     let box3d_f64 = jacobi("box3d1r", 3, 1, ScalarType::F64, true);
     for (program, vector, tolerance) in [(box3d_r1_f32(), 16, 1e-5), (box3d_f64, 8, 1e-13)] {
         // The first pass covers the whole row (the interior and one point at each end).
@@ -276,18 +285,12 @@ fn column_sums_in_registers_at_rows_around_whole_vectors() {
             let sums = tessera_plan::reuse::column_sums(&bound, stage, &size).expect("box");
             assert!(sums.keeps_columns_in_registers());
             assert!(!tessera_plan::reuse::sums_on_lanes(&bound, stage, &size));
-            let fields = inputs(&bound, 5);
-            let expected = reference(&bound, &fields, STEPS);
-            for mut options in [
+            let configurations = vec![
                 exact("parallel", None, None, 2),
                 exact("overlapped", Some(vec![2, 2, width]), Some(2), 2),
                 exact("wavefront", Some(vec![2, 3, width]), Some(3), 2),
-            ] {
-                options.exact = false;
-                let actual = run_cpu(&backend, &bound, &fields, STEPS, &options);
-                let what = format!("{} {size:?} {options:?}", program.name);
-                assert_close(&what, &expected, &actual, tolerance);
-            }
+            ];
+            assert_relaxed_close(&bound, 5, configurations, tolerance);
         }
     }
 }
@@ -298,8 +301,6 @@ fn column_sums_in_registers_at_rows_around_whole_vectors() {
 /// tiles: the compiler contracts vectorized and scalar remainder loops differently.
 #[test]
 fn relaxed_mode_is_close_to_the_reference() {
-    let mut backend = backend();
-    backend.compile.optimization_flags = Some(vec!["-O3".into(), "-march=native".into()]);
     for (program, size, tolerance) in [
         (box2d_r1_f32(), vec![37, 45], 1e-5),
         (star2d_r2_f64(), vec![29, 33], 1e-13),
@@ -311,8 +312,6 @@ fn relaxed_mode_is_close_to_the_reference() {
         (periodic2d(), vec![7, 601], 1e-13),
     ] {
         let bound = bind_sizes(&program, &size);
-        let fields = inputs(&bound, 3);
-        let expected = reference(&bound, &fields, STEPS);
         let dims = size.len();
         let mut configurations = vec![
             exact("parallel", None, None, 2),
@@ -321,11 +320,6 @@ fn relaxed_mode_is_close_to_the_reference() {
         if tessera_plan::cpu::wavefront_unsupported(&bound).is_none() {
             configurations.push(exact("wavefront", Some(small_tile(dims)), Some(4), 3));
         }
-        for mut options in configurations {
-            options.exact = false;
-            let actual = run_cpu(&backend, &bound, &fields, STEPS, &options);
-            let what = format!("{} {options:?}", program.name);
-            assert_close(&what, &expected, &actual, tolerance);
-        }
+        assert_relaxed_close(&bound, 3, configurations, tolerance);
     }
 }

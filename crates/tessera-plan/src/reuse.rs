@@ -78,7 +78,12 @@ impl ColumnSums {
 
     /// Multiply-adds per point: every weighted column of every sum, every tap.
     pub fn multiply_adds_per_point(&self) -> usize {
-        self.sums.iter().map(Vec::len).sum::<usize>() + self.taps.len()
+        self.first_pass_products() + self.taps.len()
+    }
+
+    /// Weighted columns over all sums: the multiply-adds of the first pass per point.
+    fn first_pass_products(&self) -> usize {
+        self.sums.iter().map(Vec::len).sum()
     }
 
     /// Whether the buffered first pass keeps each column's vector in a register. Left to
@@ -91,7 +96,7 @@ impl ColumnSums {
     /// instead of 27 loads) gains 17-20%, the 5x5 box (10 instead of 25) 9-13%; the 7x7 box
     /// (40 instead of 49) runs as fast either way, the 9x9 box (78 instead of 81) 5% slower.
     pub fn keeps_columns_in_registers(&self) -> bool {
-        let products: usize = self.sums.iter().map(Vec::len).sum();
+        let products = self.first_pass_products();
         // Two registers for the temporaries of the sums' trees.
         let live = self.columns.len() + self.sums.len() + 2;
         let weight_reloads = products.saturating_sub(VECTOR_REGISTERS.saturating_sub(live));
