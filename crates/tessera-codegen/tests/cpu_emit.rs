@@ -273,7 +273,7 @@ fn interior_function(source: &str) -> &str {
 #[test]
 fn separable_stencils_use_rank_one_column_sums() {
     insta::assert_snapshot!(interior_function(&emit_relaxed(
-        &gaussian(&[40, 300]),
+        &gaussian(&[40, 200]),
         "parallel"
     )));
 }
@@ -292,6 +292,9 @@ fn long_rows_take_column_sums_on_lanes() {
     let general = lanes(&emit_relaxed(&box3d(&[5, 6, 600]), "parallel")).expect("lanes form");
     assert!(general.contains("sm0 = ") && !general.contains("sm1 = "));
     assert!(general.contains("se2 = ") && !general.contains("se0 = "));
+    // Its nine columns are pinned in registers, each loaded once for its three sums.
+    assert!(general.contains("TS_IN_REGISTER(q8);"));
+    insta::assert_snapshot!("general_box_on_lanes", general);
     // A general 3x3 box on long rows: the same three loads per vector as its plain lanes loop,
     // but two shuffles (of the sums read at dx = -1 and +1) instead of six.
     let box2d = |width| {
@@ -302,11 +305,17 @@ fn long_rows_take_column_sums_on_lanes() {
     let shuffles = |f: &str| f.matches("TS_SHUFFLE(").count();
     let summed = lanes(&emit_relaxed(&box2d(600), "parallel")).expect("lanes form");
     assert!(summed.contains("sm0 = ") && summed.contains("se2 = "));
-    let plain = interior_function(&emit_relaxed(&box2d(500), "parallel")).to_string();
+    let plain = interior_function(&emit_relaxed(&box2d(100), "parallel")).to_string();
     assert!(!plain.contains("sm0 = ") && shuffles(&summed) < shuffles(&plain));
-    // Rows shorter than MIN_LANE_ROW_VECTORS vectors keep the buffer, as do tiles narrower
+    // A general 9x9 box: its 9 columns and 27 vectors of sums would not fit in the registers.
+    let wide = linear(&[9, 2000], &box_offsets(2, 4), &|o| {
+        1.0 + f64::from(9 * o[0] + o[1]) / 100.0
+    });
+    let wide = lanes(&emit_relaxed(&wide, "parallel")).expect("lanes form");
+    assert!(wide.contains("sn8 = ") && !wide.contains("TS_IN_REGISTER"));
+    // Rows shorter than `min_lane_row` points (128 here) keep the buffer, as do tiles narrower
     // than that.
-    assert!(lanes(&emit_relaxed(&box3d(&[5, 6, 500]), "parallel")).is_none());
+    assert!(lanes(&emit_relaxed(&box3d(&[5, 6, 120]), "parallel")).is_none());
     let long = box3d(&[5, 6, 600]);
     let stage = long.program().stages.ids().next().expect("a stage");
     assert!(!tessera_plan::reuse::sums_on_lanes(

@@ -214,47 +214,63 @@ fn assert_relaxed_close(
     }
 }
 
-/// Column sums on shifted lanes (rows of at least `MIN_LANE_ROW_VECTORS` vectors) at row
-/// widths around that threshold and around a vector, with tiles as wide as the rows so that
-/// every strategy takes the form: within a few ulps per step of the reference.
+/// Column sums on shifted lanes (rows of at least `min_lane_row` points) at row widths around
+/// that threshold and around a vector, with tiles as wide as the rows so that every strategy
+/// takes the form: within a few ulps per step of the reference.
 #[test]
 fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
-    let threshold = |vector: usize| tessera_plan::reuse::MIN_LANE_ROW_VECTORS * vector;
-    let f32_rows = threshold(16);
-    let f64_rows = threshold(8);
+    // The threshold of a program, read at a size whose rows are long enough.
+    let threshold = |program: &tessera_ir::Program, dims: usize| {
+        let bound = bind_sizes(
+            program,
+            &vec![8; dims - 1]
+                .into_iter()
+                .chain([4096])
+                .collect::<Vec<_>>(),
+        );
+        let stage = bound.program().stages.ids().next().expect("one stage");
+        tessera_plan::reuse::min_lane_row(&bound, stage).expect("a lanes form")
+    };
     // (program, size, interior points per row, tolerance)
     let mut cases = Vec::new();
+    let (box3d, box2d) = (box3d_r1_f32(), box2d_r1_f32());
+    let (box3d_rows, box2d_rows) = (threshold(&box3d, 3), threshold(&box2d, 2));
     for extra in [-1i64, 0, 1, 17] {
-        let width = (f32_rows as i64 + extra) as usize;
-        cases.push((box3d_r1_f32(), vec![4, 5, width + 2], width, 1e-5));
+        let width = (box3d_rows as i64 + extra) as usize;
+        cases.push((box3d.clone(), vec![4, 5, width + 2], width, 1e-5));
         // A general 3x3 box takes column sums only on lanes (buffered they would not pay).
-        cases.push((box2d_r1_f32(), vec![6, width + 2], width, 1e-5));
+        let width = (box2d_rows as i64 + extra) as usize;
+        cases.push((box2d.clone(), vec![6, width + 2], width, 1e-5));
     }
+    let gaussian = gaussian2d_f32();
+    let gaussian_rows = threshold(&gaussian, 2);
     cases.push((
-        gaussian2d_f32(),
-        vec![9, f32_rows + 4 + 23],
-        f32_rows + 23,
+        gaussian,
+        vec![9, gaussian_rows + 4 + 23],
+        gaussian_rows + 23,
         1e-5,
     ));
+    let periodic = periodic2d();
+    let periodic_rows = threshold(&periodic, 2);
     for extra in [-1i64, 0, 9] {
         // The periodic border takes 2 points at each end of a row.
-        let width = (f64_rows as i64 + extra) as usize;
-        cases.push((periodic2d(), vec![7, width + 4], width, 1e-13));
+        let width = (periodic_rows as i64 + extra) as usize;
+        cases.push((periodic.clone(), vec![7, width + 4], width, 1e-13));
     }
     for (program, size, row, tolerance) in cases {
         let bound = bind_sizes(&program, &size);
         let stage = bound.program().stages.ids().next().expect("one stage");
         let wide = size.clone();
-        let vector = if program.name == "periodic2d" { 8 } else { 16 };
+        let least = threshold(&program, size.len());
         assert_eq!(
             tessera_plan::reuse::sums_on_lanes(&bound, stage, &wide),
-            row >= threshold(vector),
+            row >= least,
             "{} {size:?}",
             program.name
         );
         if program.name == "box2d1r" {
             let sums = tessera_plan::reuse::column_sums(&bound, stage, &wide);
-            assert_eq!(sums.is_some(), row >= threshold(vector), "{size:?}");
+            assert_eq!(sums.is_some(), row >= least, "{size:?}");
         }
         let dims = size.len();
         let mut tile = vec![2; dims];

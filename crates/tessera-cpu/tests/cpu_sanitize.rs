@@ -62,7 +62,8 @@ fn sanitized_matrix() {
     }
     // Non-exact code: the column sums of box-shaped stages read whole row chunks, or whole
     // vectors on shifted lanes when the rows are long enough.
-    let lane_row = tessera_plan::reuse::MIN_LANE_ROW_VECTORS * 16 + 3;
+    // Boxes of reach 1 on 16 f32 lanes.
+    let lane_row = tessera_plan::reuse::MIN_LANE_ROW_VECTORS_PER_REACH * 16 + 3;
     let relaxed: Vec<(tessera_ir::Program, Vec<usize>, f64)> = vec![
         (box3d_r1_f32(), vec![4, 5, 6], 1e-5),
         (box3d_r1_f32(), vec![3, 4, lane_row], 1e-5),

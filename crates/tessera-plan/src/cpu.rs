@@ -1063,13 +1063,14 @@ mod tests {
             plan_cpu(&bound, &parallel, &machine()).unwrap().ring_front,
             0
         );
-        // A column-sum row starts loading at x = first - 2 (a 5x5 box on 2..N-2): aligned as is.
+        // A buffered column-sum row starts loading at x = first - 2 (a 5x5 box on 2..N-2, rows
+        // too short for lanes): aligned as is.
         let whole_rows = CpuRequest {
             strategy: Some("wavefront".into()),
             tile: Some(vec![64, 1000]),
             ..CpuRequest::default()
         };
-        let plan = plan_cpu(&square_box(300, 2, false), &whole_rows, &machine()).unwrap();
+        let plan = plan_cpu(&square_box(200, 2, false), &whole_rows, &machine()).unwrap();
         assert!(plan.column_sums);
         assert_eq!(plan.ring_front, 0);
     }
@@ -1285,22 +1286,26 @@ mod tests {
             assert!(plan_cpu(bound, &exact, &machine()).unwrap().lane_shifts);
         }
         // The 3x3 box's column sums pay on lanes only (fewer shuffles; buffered they move as
-        // many values as the plain loop): on the wavefront's 1024-point bands, not on the
-        // overlapped strategy's 128-point tiles nor in exact mode.
+        // many values as the plain loop): on rows of at least 128 points (the wavefront's
+        // 1024-point bands, the overlapped strategy's 256-point tiles), not on narrower tiles
+        // nor in exact mode.
         assert!(auto(&box3x3).column_sums && !auto(&star).column_sums);
-        let overlapped = CpuRequest {
+        let overlapped = |tile: Vec<usize>| CpuRequest {
             strategy: Some("overlapped".into()),
+            tile: Some(tile),
             ..CpuRequest::default()
         };
-        let plan = plan_cpu(&box3x3, &overlapped, &machine()).unwrap();
+        let plan = plan_cpu(&box3x3, &overlapped(vec![256, 256]), &machine()).unwrap();
+        assert!(plan.lane_shifts && plan.column_sums, "{plan}");
+        let plan = plan_cpu(&box3x3, &overlapped(vec![256, 64]), &machine()).unwrap();
         assert!(plan.lane_shifts && !plan.column_sums, "{plan}");
         assert!(!plan_cpu(&box3x3, &exact, &machine()).unwrap().column_sums);
-        // Column sums run on lanes where rows hold MIN_LANE_ROW_VECTORS vectors (the
-        // wavefront's bands of 512 points), buffered otherwise; naive is the plain loop.
+        // Column sums run on lanes where rows hold `min_lane_row` points (256 for a 5x5 box:
+        // the wavefront's bands of 512 points), buffered otherwise; naive is the plain loop.
         assert!(auto(&square_box(4096, 2, true)).lane_shifts);
         let narrow = CpuRequest {
             strategy: Some("wavefront".into()),
-            tile: Some(vec![4096, 256]),
+            tile: Some(vec![4096, 128]),
             ..CpuRequest::default()
         };
         let buffered = plan_cpu(&square_box(4096, 2, true), &narrow, &machine()).unwrap();

@@ -13,7 +13,7 @@
 //!   register per distinct offset of a loop, so a 27-point box spills and reloads them).
 //!
 //! Where the stage also has a shifted-lanes form ([`crate::lanes`]) and its rows hold at least
-//! [`MIN_LANE_ROW_VECTORS`] vectors, the sums stay in registers instead: per aligned vector of
+//! [`min_lane_row`] points, the sums stay in registers instead: per aligned vector of
 //! a row, its sums, and the terms at `x + dx` shuffled out of the sums of the neighbouring
 //! vectors (one pass, no buffer; [`sums_on_lanes`]).
 //!
@@ -29,11 +29,16 @@ use tessera_ir::{Field, Id, ScalarType, Stage};
 
 use crate::lanes::{VECTOR_REGISTERS, lanes, shifted_lanes};
 
-/// The shortest row, in vectors, whose column sums run on shifted lanes. Each row pays a fixed
-/// cost there (the sums before its first vector and after its last, and its unaligned ends:
-/// a few vectors' work), so short rows keep the buffered form; measured in
-/// docs/performance.md ("Column sums on shifted lanes").
-pub const MIN_LANE_ROW_VECTORS: usize = 32;
+/// The shortest row whose column sums run on shifted lanes, in vectors per point of the
+/// stage's reach along the fastest axis and per register file its columns fill. Each row pays
+/// a fixed cost there (the sums before its first vector and after its last, their shuffles, and
+/// its unaligned ends), which grows with the reach and, once the columns no longer fit in the
+/// registers, with their reloads; so short rows keep the buffered form. Measured in
+/// docs/performance.md ("Column sums on shifted lanes", "Columns in registers on shifted
+/// lanes"): on 256-point f32 rows the lanes form gains up to 40% at reach 1 (a 3x3 box), is
+/// even at reach 2 (5x5) and loses 12-23% at reach 3 and 4; on 254-point f64 rows it gains 20%
+/// on a 5x5x5 box (25 columns) and loses 40% on a 7x7x7 box (49 columns).
+pub const MIN_LANE_ROW_VECTORS_PER_REACH: usize = 8;
 
 /// The terms of one buffered sum: (column index, weight).
 pub type SumTerms = Vec<(usize, f64)>;
@@ -101,6 +106,17 @@ impl ColumnSums {
         let live = self.columns.len() + self.sums.len() + 2;
         let weight_reloads = products.saturating_sub(VECTOR_REGISTERS.saturating_sub(live));
         3 * (self.columns.len() + weight_reloads) <= 2 * products
+    }
+
+    /// Whether the loop on shifted lanes keeps each column's vector in a register, as the
+    /// buffered first pass may ([`Self::keeps_columns_in_registers`]): where each column feeds
+    /// more than one sum and the columns, the sums of the previous, current and next vector
+    /// and one temporary fit in the registers. Measured on the AMD EPYC machine
+    /// (docs/performance.md): the 27-point box gains 8-25% in 3D, where its columns come from
+    /// three planes in L2; the general 5x5 and 7x7 boxes in 2D run as fast either way.
+    pub fn keeps_lane_columns_in_registers(&self) -> bool {
+        let live = self.columns.len() + 3 * self.sums.len() + 1;
+        self.first_pass_products() > self.columns.len() && live < VECTOR_REGISTERS
     }
 
     /// Whether the loops are bound by their multiply-adds rather than their loads and stores:
@@ -190,17 +206,27 @@ pub fn column_form(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums>
 
 /// Whether the column sums of `stage` (where it has them) run on shifted lanes rather than
 /// through a buffer: the stage has a shifted-lanes form and its rows within tiles of `tile`
-/// points hold at least [`MIN_LANE_ROW_VECTORS`] vectors.
+/// points hold at least [`min_lane_row`] points.
 pub fn sums_on_lanes(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> bool {
-    let Some(ty) = shifted_lanes(bound, stage) else {
+    let Some(least) = min_lane_row(bound, stage) else {
         return false;
     };
     let x = bound.extents.len() - 1;
     let rect = &bound.stage_domain(stage).rect;
     let (lo, hi) = bound.stage_interior(stage)[x];
     let row = rect.hi[x].min(hi) - rect.lo[x].max(lo);
-    let row = usize::try_from(row).unwrap_or(0).min(tile[x]);
-    row >= MIN_LANE_ROW_VECTORS * lanes(ty)
+    usize::try_from(row).unwrap_or(0).min(tile[x]) >= least
+}
+
+/// The shortest row, in points, on which the column sums of `stage` run on shifted lanes
+/// ([`MIN_LANE_ROW_VECTORS_PER_REACH`]), where it has both forms.
+pub fn min_lane_row(bound: &BoundProgram, stage: Id<Stage>) -> Option<usize> {
+    let ty = shifted_lanes(bound, stage)?;
+    let sums = column_form(bound, stage)?;
+    let (left, right) = sums.reach;
+    let reach = usize::try_from(right.max(-left).max(1)).unwrap_or(1);
+    let register_loads = sums.columns.len().div_ceil(VECTOR_REGISTERS);
+    Some(MIN_LANE_ROW_VECTORS_PER_REACH * reach * register_loads * lanes(ty))
 }
 
 /// The column sums of `stage` with tiles of `tile` points where they run through a buffer:

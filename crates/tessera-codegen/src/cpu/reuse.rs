@@ -2,7 +2,9 @@
 //!
 //! - on shifted lanes, when the stage also has a shifted-lanes form ([`tessera_plan::lanes`]):
 //!   per aligned vector of a row, the sums of its columns in registers, and the taps at
-//!   `x + dx` shuffled out of the sums of neighbouring vectors (one pass, no buffer);
+//!   `x + dx` shuffled out of the sums of neighbouring vectors (one pass, no buffer); each
+//!   column pinned in a register where that fits
+//!   ([`ColumnSums::keeps_lane_columns_in_registers`]);
 //! - otherwise per row chunk: a first loop stores the partial sums of the columns into
 //!   `ts_cs<k>` buffers on the stack, a second combines them. Where it loads less
 //!   ([`ColumnSums::keeps_columns_in_registers`]), the first loop runs on whole vectors with
@@ -271,12 +273,17 @@ pub(crate) fn lane_row(
             "            {vector} {};\n            if (p{a} + {n} < xb) {{",
             names.join(", ")
         );
+        let pinned = sums.keeps_lane_columns_in_registers();
         for (c, window) in windows.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "                const {vector} q{c} = {load}({});",
-                window.at("i", n)
-            );
+            let at = window.at("i", n);
+            let _ = if pinned {
+                writeln!(
+                    out,
+                    "                {vector} q{c} = {load}({at});\n                TS_IN_REGISTER(q{c});"
+                )
+            } else {
+                writeln!(out, "                const {vector} q{c} = {load}({at});")
+            };
         }
         for k in 0..count {
             let _ = writeln!(
