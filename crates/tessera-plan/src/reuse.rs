@@ -112,8 +112,9 @@ impl ColumnSums {
     /// buffered first pass may ([`Self::keeps_columns_in_registers`]): where each column feeds
     /// more than one sum and the columns, the sums of the previous, current and next vector
     /// and one temporary fit in the registers. Measured on the AMD EPYC machine
-    /// (docs/performance.md): the 27-point box gains 8-25% in 3D, where its columns come from
-    /// three planes in L2; the general 5x5 and 7x7 boxes in 2D run as fast either way.
+    /// (docs/performance.md): the 27-point box gains 15-25% over unpinned lanes in 3D, where
+    /// its columns come from three planes in L2; the general 5x5 and 7x7 boxes in 2D run as
+    /// fast either way.
     pub fn keeps_lane_columns_in_registers(&self) -> bool {
         let live = self.columns.len() + 3 * self.sums.len() + 1;
         self.first_pass_products() > self.columns.len() && live < VECTOR_REGISTERS
@@ -225,8 +226,8 @@ pub fn min_lane_row(bound: &BoundProgram, stage: Id<Stage>) -> Option<usize> {
     let sums = column_form(bound, stage)?;
     let (left, right) = sums.reach;
     let reach = usize::try_from(right.max(-left).max(1)).unwrap_or(1);
-    let register_loads = sums.columns.len().div_ceil(VECTOR_REGISTERS);
-    Some(MIN_LANE_ROW_VECTORS_PER_REACH * reach * register_loads * lanes(ty))
+    let register_files = sums.columns.len().div_ceil(VECTOR_REGISTERS);
+    Some(MIN_LANE_ROW_VECTORS_PER_REACH * reach * register_files * lanes(ty))
 }
 
 /// The column sums of `stage` with tiles of `tile` points where they run through a buffer:
