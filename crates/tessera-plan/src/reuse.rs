@@ -120,6 +120,15 @@ impl ColumnSums {
         self.first_pass_products() > self.columns.len() && live < VECTOR_REGISTERS
     }
 
+    /// The shortest row, in points of `ty`, on which these sums run on shifted lanes
+    /// ([`MIN_LANE_ROW_VECTORS_PER_REACH`]).
+    fn min_lane_row(&self, ty: ScalarType) -> usize {
+        let (left, right) = self.reach;
+        let reach = usize::try_from(right.max(-left).max(1)).unwrap_or(1);
+        let register_files = self.columns.len().div_ceil(VECTOR_REGISTERS);
+        MIN_LANE_ROW_VECTORS_PER_REACH * reach * register_files * lanes(ty)
+    }
+
     /// Whether the loops are bound by their multiply-adds rather than their loads and stores:
     /// at least 1.5 multiply-adds per value moved. The general form (one sum per x offset)
     /// keeps the plain loop's `|Q| |D|` multiply-adds while moving `|Q| + 2 |D|` values (a
@@ -136,7 +145,7 @@ impl ColumnSums {
 /// column form once per `dx != 0`).
 pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> Option<ColumnSums> {
     column_form(bound, stage).filter(|sums| {
-        sums.pays_buffered() || (sums.columns.len() > 1 && sums_on_lanes(bound, stage, tile))
+        sums.pays_buffered() || (sums.columns.len() > 1 && on_lanes(bound, stage, sums, tile))
     })
 }
 
@@ -209,32 +218,33 @@ pub fn column_form(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums>
 /// through a buffer: the stage has a shifted-lanes form and its rows within tiles of `tile`
 /// points hold at least [`min_lane_row`] points.
 pub fn sums_on_lanes(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> bool {
-    let Some(least) = min_lane_row(bound, stage) else {
-        return false;
-    };
-    let x = bound.extents.len() - 1;
-    let rect = &bound.stage_domain(stage).rect;
-    let (lo, hi) = bound.stage_interior(stage)[x];
-    let row = rect.hi[x].min(hi) - rect.lo[x].max(lo);
-    usize::try_from(row).unwrap_or(0).min(tile[x]) >= least
+    column_form(bound, stage).is_some_and(|sums| on_lanes(bound, stage, &sums, tile))
 }
 
 /// The shortest row, in points, on which the column sums of `stage` run on shifted lanes
 /// ([`MIN_LANE_ROW_VECTORS_PER_REACH`]), where it has both forms.
 pub fn min_lane_row(bound: &BoundProgram, stage: Id<Stage>) -> Option<usize> {
     let ty = shifted_lanes(bound, stage)?;
-    let sums = column_form(bound, stage)?;
-    let (left, right) = sums.reach;
-    let reach = usize::try_from(right.max(-left).max(1)).unwrap_or(1);
-    let register_files = sums.columns.len().div_ceil(VECTOR_REGISTERS);
-    Some(MIN_LANE_ROW_VECTORS_PER_REACH * reach * register_files * lanes(ty))
+    Some(column_form(bound, stage)?.min_lane_row(ty))
+}
+
+/// [`sums_on_lanes`] for the column-sum form `sums` of `stage`.
+fn on_lanes(bound: &BoundProgram, stage: Id<Stage>, sums: &ColumnSums, tile: &[usize]) -> bool {
+    let Some(ty) = shifted_lanes(bound, stage) else {
+        return false;
+    };
+    let x = bound.extents.len() - 1;
+    let rect = &bound.stage_domain(stage).rect;
+    let (lo, hi) = bound.stage_interior(stage)[x];
+    let row = rect.hi[x].min(hi) - rect.lo[x].max(lo);
+    usize::try_from(row).unwrap_or(0).min(tile[x]) >= sums.min_lane_row(ty)
 }
 
 /// The column sums of `stage` with tiles of `tile` points where they run through a buffer:
 /// they pay buffered and do not run on shifted lanes.
 pub fn buffered_sums(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> Option<ColumnSums> {
     column_form(bound, stage)
-        .filter(|sums| sums.pays_buffered() && !sums_on_lanes(bound, stage, tile))
+        .filter(|sums| sums.pays_buffered() && !on_lanes(bound, stage, sums, tile))
 }
 
 /// The element type `stage` runs its interior rows on shifted lanes with, in a plan that uses
