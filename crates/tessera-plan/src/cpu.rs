@@ -728,8 +728,51 @@ const DEEP_2D_WIDTH: usize = 1024;
 /// The fused steps of the deep 2D candidate tried before the others.
 const DEEP_2D_STEPS: usize = 24;
 
-/// The wavefront's time tile and bands. In 2D, 24 fused steps over 1024-point bands when their
-/// rings fit in 60% of L2 (radius-1 f32 stencils); otherwise the deepest of a few depths (32,
+/// Rows (middle-axis points) of the deep 3D candidate's bands, whose rings live in L3.
+///
+/// A light 3D stencil's fused steps run about as fast from L3 as from L2 (the ring-to-ring
+/// loop is not bound by the cache's bandwidth), while its first and last steps, which read
+/// and write memory, cost 2-3 middle steps each: fusing more steps on wider bands amortizes
+/// them better than fitting the rings in L2 does. j3d7pt 256³x50, 2 threads, against the L2
+/// ladder's 16-row bands at T=5 (f32) and T=4 (f64): +5-15% in both (docs/performance.md,
+/// "Rings in L3 for light 3D stencils").
+const DEEP_3D_ROWS: usize = 64;
+
+/// The fused steps of the deep 3D candidate.
+const DEEP_3D_STEPS: usize = 8;
+
+/// The deep candidate tried before the ladder, where the request leaves both the depth and the
+/// bands to the planner: in 2D, [`DEEP_2D_STEPS`] over bands of [`DEEP_2D_WIDTH`] points whose
+/// rings fit in 60% of L2; for light 3D stencils, [`DEEP_3D_STEPS`] over bands of
+/// [`DEEP_3D_ROWS`] rows of up to 512 points whose rings fit in half of each thread's share
+/// of L3, with ghost work within [`MAX_3D_GHOST_WORK`].
+fn deep_wavefront(bound: &BoundProgram, machine: &CpuMachine) -> Option<(usize, Vec<usize>)> {
+    let mut bands = bound.extents.clone();
+    let (depth, budget) = match bands.len() {
+        2 => {
+            bands[1] = bands[1].min(DEEP_2D_WIDTH);
+            (DEEP_2D_STEPS, machine.l2_bytes * 3 / 5)
+        }
+        3 if work_per_point(bound, false) < LIGHT_3D_WORK => {
+            bands[1] = bands[1].min(DEEP_3D_ROWS);
+            bands[2] = bands[2].min(512);
+            let share = machine.l3_bytes / machine.threads.max(1) as u64;
+            (DEEP_3D_STEPS, share / 2)
+        }
+        _ => return None,
+    };
+    let ghost = if bands.len() < 3 {
+        0.0
+    } else {
+        ghost_work(bound, depth, &bands)
+    };
+    (wavefront_bytes(bound, depth, &bands) <= budget && ghost <= MAX_3D_GHOST_WORK)
+        .then_some((depth, bands))
+}
+
+/// The wavefront's time tile and bands: the deep candidate ([`deep_wavefront`]: in 2D, 24 fused
+/// steps over 1024-point bands in L2, radius-1 f32 stencils; light 3D stencils, 8 over 64-row
+/// bands in L3) where it fits; otherwise the deepest of a few depths (32,
 /// 16, 8, 4, 2 fused steps in 1D; 16, 8, 4, 2 in 2D; 5, 4, 3, 2 in 3D and up, 4, 3, 2 for
 /// stencils moving [`LIGHT_3D_WORK`] values per point or more) whose rings fit with bands no
 /// narrower than a floor (128 points along the fastest axis in 2D, else 32; 8 along middle
@@ -753,13 +796,9 @@ fn wavefront_shape(
         (None, _) => vec![4, 3, 2],
     };
     let budget = machine.l2_bytes * 3 / 5;
-    let deep = (dims == 2 && time_tile.is_none() && tile.is_none())
-        .then(|| {
-            let mut bands = bound.extents.clone();
-            bands[1] = bands[1].min(DEEP_2D_WIDTH);
-            (DEEP_2D_STEPS, bands)
-        })
-        .filter(|(depth, bands)| wavefront_bytes(bound, *depth, bands) <= budget);
+    let deep = (time_tile.is_none() && tile.is_none())
+        .then(|| deep_wavefront(bound, machine))
+        .flatten();
     let ladder = || {
         let mut shape = (depths[0], bound.extents.clone());
         for &depth in &depths {
@@ -1077,20 +1116,34 @@ mod tests {
 
     #[test]
     fn large_3d_grids_stream_full_rows() {
-        let f32 = auto(&jacobi(3, 256, ScalarType::F32, false, false));
-        assert_eq!(f32.strategy, CpuStrategy::Wavefront);
-        assert_eq!((f32.time_tile, f32.tile.clone()), (5, vec![256, 32, 256]));
-        assert!(f32.plane_pairs && f32.stream_rows == 2);
-        // In f64, five steps would need bands of 8 rows (50% ghost work): four on 16 rows.
-        let f64 = auto(&jacobi(3, 256, ScalarType::F64, false, false));
-        assert_eq!((f64.time_tile, f64.tile.clone()), (4, vec![256, 16, 256]));
-        assert!(f64.plane_pairs && f64.stream_rows == 2);
+        // Light stencils fuse 8 steps on 64-row bands whose rings live in L3.
+        for ty in [ScalarType::F32, ScalarType::F64] {
+            let plan = auto(&jacobi(3, 256, ty, false, false));
+            assert_eq!(plan.strategy, CpuStrategy::Wavefront);
+            assert_eq!((plan.time_tile, plan.tile.clone()), (8, vec![256, 64, 256]));
+            assert!(plan.plane_pairs && plan.stream_rows == 2);
+        }
         let bound = jacobi(3, 256, ScalarType::F32, false, false);
-        assert!((wavefront_ghost_work(&bound, &machine()) - 4.0 / 32.0).abs() < 1e-9);
+        assert!((wavefront_ghost_work(&bound, &machine()) - 7.0 / 64.0).abs() < 1e-9);
+        // Where half a thread's share of L3 cannot hold those rings, the L2 ladder decides: in
+        // f32 five steps on 32 rows; in f64 five steps would need bands of 8 rows (50% ghost
+        // work), so four on 16 rows.
+        let small_l3 = CpuMachine {
+            l3_bytes: 4 << 20,
+            ..machine()
+        };
+        let plan = |ty| {
+            let bound = jacobi(3, 256, ty, false, false);
+            plan_cpu(&bound, &CpuRequest::default(), &small_l3).expect("plans")
+        };
+        let f32 = plan(ScalarType::F32);
+        assert_eq!((f32.time_tile, f32.tile.clone()), (5, vec![256, 32, 256]));
+        let f64 = plan(ScalarType::F64);
+        assert_eq!((f64.time_tile, f64.tile.clone()), (4, vec![256, 16, 256]));
     }
 
     #[test]
-    fn wavefront_rings_fit_in_the_l2_budget() {
+    fn wavefront_rings_fit_in_their_cache_budget() {
         for ty in [ScalarType::F32, ScalarType::F64] {
             for dims in [1, 2, 3] {
                 let n = [1 << 22, 4096, 256][dims - 1];
@@ -1101,14 +1154,19 @@ mod tests {
                 };
                 let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
                 // The band's hull (the ring slices' padding is never touched): the ring slots
-                // of the intermediate steps fit in L2 (the model's budget is 60% of it).
+                // of the intermediate steps fit in L2 (the model's budget is 60% of it), those
+                // of the deep 3D bands in half of a thread's share of L3.
+                let budget = match dims {
+                    3 => machine().l3_bytes / machine().threads as u64 / 2,
+                    _ => machine().l2_bytes,
+                };
                 let hull: usize = (1..dims)
                     .map(|a| (plan.tile[a] + 2 * plan.time_tile).min(n))
                     .product();
                 let cells = hull * plan.scratch_extents[0];
                 let bytes = cells * ty.size_bytes() * (plan.time_tile - 1);
                 assert!(
-                    bytes as u64 <= machine().l2_bytes,
+                    bytes as u64 <= budget,
                     "{dims}D {ty}: {plan} needs {bytes} bytes of rings"
                 );
                 let bands: usize = (0..dims)
