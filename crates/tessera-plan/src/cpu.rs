@@ -734,8 +734,8 @@ const DEEP_2D_STEPS: usize = 24;
 /// loop is not bound by the cache's bandwidth), while its first and last steps, which read
 /// and write memory, cost 2-3 middle steps each: fusing more steps on wider bands amortizes
 /// them better than fitting the rings in L2 does. j3d7pt 256³x50, 2 threads, against the L2
-/// ladder's 16-row bands at T=5 (f32) and T=4 (f64): +5-15% in both (docs/performance.md,
-/// "Rings in L3 for light 3D stencils").
+/// ladder's 16-row bands at T=5 (f32) and T=4 (f64): f64 +11-15%, f32 +0-10% (even where
+/// the two alternated; docs/performance.md, "Rings in L3 for light 3D stencils").
 const DEEP_3D_ROWS: usize = 64;
 
 /// The fused steps of the deep 3D candidate.
@@ -761,23 +761,24 @@ fn deep_wavefront(bound: &BoundProgram, machine: &CpuMachine) -> Option<(usize, 
         }
         _ => return None,
     };
-    let ghost = if bands.len() < 3 {
-        0.0
-    } else {
-        ghost_work(bound, depth, &bands)
-    };
-    (wavefront_bytes(bound, depth, &bands) <= budget && ghost <= MAX_3D_GHOST_WORK)
-        .then_some((depth, bands))
+    wavefront_fits(bound, depth, &bands, budget).then_some((depth, bands))
+}
+
+/// Whether `depth` fused steps on `bands` keep their rings within `budget` bytes and, in 3D,
+/// their ghost work within [`MAX_3D_GHOST_WORK`].
+fn wavefront_fits(bound: &BoundProgram, depth: usize, bands: &[usize], budget: u64) -> bool {
+    wavefront_bytes(bound, depth, bands) <= budget
+        && (bands.len() < 3 || ghost_work(bound, depth, bands) <= MAX_3D_GHOST_WORK)
 }
 
 /// The wavefront's time tile and bands: the deep candidate ([`deep_wavefront`]: in 2D, 24 fused
 /// steps over 1024-point bands in L2, radius-1 f32 stencils; light 3D stencils, 8 over 64-row
-/// bands in L3) where it fits; otherwise the deepest of a few depths (32,
-/// 16, 8, 4, 2 fused steps in 1D; 16, 8, 4, 2 in 2D; 5, 4, 3, 2 in 3D and up, 4, 3, 2 for
-/// stencils moving [`LIGHT_3D_WORK`] values per point or more) whose rings fit with bands no
+/// bands in L3) where it fits; otherwise the deepest of a few depths (32, 16, 8, 4, 2 fused
+/// steps in 1D; 16, 8, 4, 2 in 2D; 5, 4, 3, 2 in 3D and up, 4, 3, 2 for stencils moving
+/// [`LIGHT_3D_WORK`] values per point or more) that fits ([`wavefront_fits`]) with bands no
 /// narrower than a floor (128 points along the fastest axis in 2D, else 32; 8 along middle
-/// axes) and, in 3D, whose ghost work stays within [`MAX_3D_GHOST_WORK`]. The streamed axis is
-/// then split so that every thread gets at least two bands. What the request gives is kept.
+/// axes). The streamed axis is then split so that every thread gets at least two bands. What
+/// the request gives is kept.
 fn wavefront_shape(
     bound: &BoundProgram,
     machine: &CpuMachine,
@@ -806,8 +807,7 @@ fn wavefront_shape(
                 Some(t) => t.to_vec(),
                 None => narrow_bands(bound, depth, budget),
             };
-            let fits = wavefront_bytes(bound, depth, &bands) <= budget
-                && (dims < 3 || ghost_work(bound, depth, &bands) <= MAX_3D_GHOST_WORK);
+            let fits = wavefront_fits(bound, depth, &bands, budget);
             shape = (depth, bands);
             if fits {
                 break;
