@@ -278,6 +278,57 @@ fn separable_stencils_use_rank_one_column_sums() {
     )));
 }
 
+/// The 27-point box of `j3d27pt`: the weight of `[dz, dy, dx]` is a function of `(dy, dx)`
+/// plus one of `dz`.
+fn j3d27pt(extents: &[i64]) -> BoundProgram {
+    linear(extents, &box_offsets(3, 1), &|o| {
+        let inner = if o[1] == 0 && o[2] == 0 {
+            1.5
+        } else {
+            0.5 + 0.05 * f64::from(3 * (o[1] + 1) + o[2] + 1)
+        };
+        (inner + 0.01 * f64::from(o[0] + 1)) / 21.57
+    })
+}
+
+/// Weights split into a part per group of columns and a part per column that does not depend
+/// on dx: the groups are added up once per vector, the dx-independent part summed once and
+/// shared by the three sums, and together they reproduce every weight of the stage.
+#[test]
+fn additively_split_weights_sum_groups_of_columns() {
+    let bound = j3d27pt(&[5, 6, 600]);
+    let stage = bound.program().stages.ids().next().expect("one stage");
+    let sums = tessera_plan::reuse::column_form(&bound, stage).expect("box");
+    assert!(!sums.shared.is_empty());
+    assert!(sums.groups.iter().any(|g| g.len() > 1));
+    let products: usize = sums.sums.iter().map(Vec::len).sum::<usize>() + sums.shared.len();
+    assert!(products < 27, "{products} products");
+    let form = tessera_analysis::linear_form(&bound, stage).expect("linear");
+    for term in &form.terms {
+        let column = sums
+            .columns
+            .iter()
+            .position(|(_, o)| o[..2] == term.offset[..2])
+            .expect("column");
+        let (sum, _, _) = (sums.taps.iter())
+            .find(|t| t.1 == term.offset[2])
+            .expect("tap");
+        let weight: f64 = (sums.sums[*sum].iter().chain(&sums.shared))
+            .filter(|(g, _)| sums.groups[*g].contains(&column))
+            .map(|(_, w)| w)
+            .sum();
+        let error = (weight - term.coefficient).abs();
+        assert!(
+            error <= 1e-12 * term.coefficient.abs(),
+            "{:?}: {weight} vs {}",
+            term.offset,
+            term.coefficient
+        );
+    }
+    let source = emit_relaxed(&bound, "parallel");
+    insta::assert_snapshot!(interior_function(&source));
+}
+
 #[test]
 fn long_rows_take_column_sums_on_lanes() {
     let lanes = |source: &str| {

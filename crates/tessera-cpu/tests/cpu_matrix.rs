@@ -321,6 +321,10 @@ fn relaxed_mode_is_close_to_the_reference() {
         (box2d_r1_f32(), vec![37, 45], 1e-5),
         (star2d_r2_f64(), vec![29, 33], 1e-13),
         (box3d_r1_f32(), vec![11, 13, 21], 1e-5),
+        // Grouped column sums, buffered (short rows) and on shifted lanes.
+        (j3d27pt(ScalarType::F32), vec![9, 11, 23], 1e-5),
+        (j3d27pt(ScalarType::F32), vec![5, 6, 301], 1e-5),
+        (j3d27pt(ScalarType::F64), vec![5, 7, 203], 1e-13),
         (gaussian2d_f32(), vec![23, 41], 1e-5),
         (periodic2d(), vec![19, 27], 1e-13),
         // Rows longer than one column-sum chunk (512 f32 or 256 f64 points).

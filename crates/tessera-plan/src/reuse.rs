@@ -10,7 +10,15 @@
 //!   then `Σ_dx v[dx] sum[x + dx]`: `|Q| + |D|` multiply-adds instead of `|Q| |D|`;
 //! - otherwise one sum per `dx`, `Σ_q W[q][dx] col_q`, then `Σ_dx sum_dx[x + dx]`: the same
 //!   multiply-adds, but `|Q| + |D|` loads per point instead of `|Q| |D|` (gcc keeps one pointer
-//!   register per distinct offset of a loop, so a 27-point box spills and reloads them).
+//!   register per distinct offset of a loop, so a 27-point box spills and reloads them);
+//! - with fewer products where the weights split into a part per group of columns and a part
+//!   per column that does not depend on `dx` ([`grouped_sums`]: `W[q][dx] = V[g(q)][dx] +
+//!   β[q]`, as in `j3d27pt`, whose weight is a function of `(dy, dx)` plus one of `dz`): the
+//!   columns of each group, and those with one value of `β`, are first added up; the `β` part
+//!   is summed once per point and shared by the sums, which weight the groups by `V`
+//!   (`j3d27pt`: 11 multiplies or multiply-adds and 11 additions per vector of points instead
+//!   of 27 multiply-adds and 2 additions; measured in docs/performance.md, "Grouped column
+//!   sums").
 //!
 //! Where the stage also has a shifted-lanes form ([`crate::lanes`]) and its rows hold at least
 //! [`min_lane_row`] points, the sums stay in registers instead: per aligned vector of
@@ -40,7 +48,7 @@ use crate::lanes::{VECTOR_REGISTERS, lanes, shifted_lanes};
 /// on a 5x5x5 box (25 columns) and loses 40% on a 7x7x7 box (49 columns).
 pub const MIN_LANE_ROW_VECTORS_PER_REACH: usize = 8;
 
-/// The terms of one buffered sum: (column index, weight).
+/// The terms of one buffered sum: (column group index, weight).
 pub type SumTerms = Vec<(usize, f64)>;
 
 /// One term of the second pass: (sum index, dx, weight).
@@ -55,8 +63,12 @@ pub struct ColumnSums {
     pub output: Id<Field>,
     /// The columns: field and offset with the fastest-axis component 0.
     pub columns: Vec<(Id<Field>, Vec<i32>)>,
-    /// Per buffered sum: its terms (column index, weight).
+    /// The column groups the sums weight, each the plain sum of its columns (most often one).
+    pub groups: Vec<Vec<usize>>,
+    /// Per buffered sum: its terms (group index, weight).
     pub sums: Vec<SumTerms>,
+    /// Terms every sum shares (group index, weight): summed once per point, added to each sum.
+    pub shared: SumTerms,
     /// The second pass: (sum index, dx, weight).
     pub taps: Vec<Tap>,
     /// The constant addend.
@@ -81,14 +93,32 @@ impl ColumnSums {
         self.moves_per_point() < self.plain_reads_per_point()
     }
 
-    /// Multiply-adds per point: every weighted column of every sum, every tap.
-    pub fn multiply_adds_per_point(&self) -> usize {
-        self.first_pass_products() + self.taps.len()
+    /// Arithmetic per point: every weighted group of every sum and of the shared terms, every
+    /// addition within a group or of the shared terms to a sum, every tap.
+    pub fn arithmetic_per_point(&self) -> usize {
+        let sharing = if self.shared.is_empty() {
+            0
+        } else {
+            self.sums.len()
+        };
+        self.first_pass_products() + self.group_additions() + sharing + self.taps.len()
     }
 
-    /// Weighted columns over all sums: the multiply-adds of the first pass per point.
+    /// Weighted groups over all sums and the shared terms: the multiply-adds of the first pass
+    /// per point.
     fn first_pass_products(&self) -> usize {
-        self.sums.iter().map(Vec::len).sum()
+        self.sums.iter().map(Vec::len).sum::<usize>() + self.shared.len()
+    }
+
+    /// The additions that form the groups of more than one column, per point.
+    fn group_additions(&self) -> usize {
+        self.groups.iter().map(|g| g.len() - 1).sum()
+    }
+
+    /// The registers of groups of more than one column and of the shared terms' sum.
+    fn added_values(&self) -> usize {
+        let groups = self.groups.iter().filter(|g| g.len() > 1).count();
+        groups + usize::from(!self.shared.is_empty())
     }
 
     /// Whether the buffered first pass keeps each column's vector in a register. Left to
@@ -103,20 +133,20 @@ impl ColumnSums {
     pub fn keeps_columns_in_registers(&self) -> bool {
         let products = self.first_pass_products();
         // Two registers for the temporaries of the sums' trees.
-        let live = self.columns.len() + self.sums.len() + 2;
+        let live = self.columns.len() + self.added_values() + self.sums.len() + 2;
         let weight_reloads = products.saturating_sub(VECTOR_REGISTERS.saturating_sub(live));
         3 * (self.columns.len() + weight_reloads) <= 2 * products
     }
 
     /// Whether the loop on shifted lanes keeps each column's vector in a register, as the
     /// buffered first pass may ([`Self::keeps_columns_in_registers`]): where each column feeds
-    /// more than one sum and the columns, the sums of the previous, current and next vector
-    /// and one temporary fit in the registers. Measured on the AMD EPYC machine
+    /// more than one sum and the columns, their added groups and shared terms, the sums of the
+    /// previous, current and next vector and one temporary fit in the registers. Measured on the AMD EPYC machine
     /// (docs/performance.md): the 27-point box gains 15-25% over unpinned lanes in 3D, where
     /// its columns come from three planes in L2; the general 5x5 and 7x7 boxes in 2D run as
     /// fast either way.
     pub fn keeps_lane_columns_in_registers(&self) -> bool {
-        let live = self.columns.len() + 3 * self.sums.len() + 1;
+        let live = self.columns.len() + self.added_values() + 3 * self.sums.len() + 1;
         self.first_pass_products() > self.columns.len() && live < VECTOR_REGISTERS
     }
 
@@ -129,13 +159,13 @@ impl ColumnSums {
         MIN_LANE_ROW_VECTORS_PER_REACH * reach * register_files * lanes(ty)
     }
 
-    /// Whether the loops are bound by their multiply-adds rather than their loads and stores:
-    /// at least 1.5 multiply-adds per value moved. The general form (one sum per x offset)
+    /// Whether the loops are bound by their arithmetic rather than their loads and stores: at
+    /// least 1.5 operations ([`Self::arithmetic_per_point`]) per value moved. The general form (one sum per x offset)
     /// keeps the plain loop's `|Q| |D|` multiply-adds while moving `|Q| + 2 |D|` values (a
     /// 27-point box: 30 against 15); the rank-one form moves about as many values as it
     /// multiplies (the 5x5 Gaussian: 10 against 11).
     pub fn bound_by_multiply_adds(&self) -> bool {
-        2 * self.multiply_adds_per_point() >= 3 * self.moves_per_point()
+        2 * self.arithmetic_per_point() >= 3 * self.moves_per_point()
     }
 }
 
@@ -187,27 +217,44 @@ pub fn column_form(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums>
     if form.terms.len() != columns.len() * shifts.len() || shifts.len() < 2 {
         return None;
     }
-    let (sums, taps): (Vec<SumTerms>, Vec<Tap>) = match rank_one(&weights) {
+    let singles = || (0..columns.len()).map(|c| vec![c]).collect();
+    let per_shift = || {
+        shifts
+            .iter()
+            .enumerate()
+            .map(|(s, &dx)| (s, dx, 1.0))
+            .collect()
+    };
+    let (groups, sums, shared, taps) = match rank_one(&weights) {
         Some((u, v)) => (
+            singles(),
             vec![u.into_iter().enumerate().collect()],
+            Vec::new(),
             shifts.iter().zip(v).map(|(&dx, w)| (0, dx, w)).collect(),
         ),
-        None => (
-            (0..shifts.len())
-                .map(|s| weights.iter().map(|row| row[s]).enumerate().collect())
-                .collect(),
-            shifts
-                .iter()
-                .enumerate()
-                .map(|(s, &dx)| (s, dx, 1.0))
-                .collect(),
-        ),
+        None => match grouped_sums(&weights) {
+            Some(Grouped {
+                groups,
+                sums,
+                shared,
+            }) => (groups, sums, shared, per_shift()),
+            None => (
+                singles(),
+                (0..shifts.len())
+                    .map(|s| weights.iter().map(|row| row[s]).enumerate().collect())
+                    .collect(),
+                Vec::new(),
+                per_shift(),
+            ),
+        },
     };
     Some(ColumnSums {
         ty,
         output: form.output,
         columns,
+        groups,
         sums,
+        shared,
         taps,
         constant: form.constant,
         reach: (shifts[0], shifts[shifts.len() - 1]),
@@ -269,6 +316,78 @@ fn column_offset(offset: &[i32]) -> Vec<i32> {
     column
 }
 
+/// Whether `a` and `b` agree up to a relative tolerance far below single-precision rounding.
+fn nearly_equal(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+}
+
+/// Column sums over groups of columns ([`grouped_sums`]).
+struct Grouped {
+    groups: Vec<Vec<usize>>,
+    sums: Vec<SumTerms>,
+    shared: SumTerms,
+}
+
+/// The groups, per-shift sums and shared terms of weights (per column, per shift) of the form
+/// `W[q][dx] = V[g(q)][dx] + β[q]`, where that takes fewer products than one term per column
+/// in every sum. The columns whose weights differ by the same amount at every shift form a
+/// group, weighted by the first one's weights (`V`); the rest (`β`, the same at every shift)
+/// goes to one more group per distinct non-zero value, weighted by it in the shared terms.
+fn grouped_sums(weights: &[Vec<f64>]) -> Option<Grouped> {
+    let scale = weights.iter().flatten().fold(0.0f64, |m, w| m.max(w.abs()));
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * scale;
+    // Columns whose weights differ from a group's first by one amount at every shift.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut offsets = vec![0.0; weights.len()];
+    for (c, row) in weights.iter().enumerate() {
+        let same_shape = |group: &&mut Vec<usize>| {
+            let first = &weights[group[0]];
+            let d = row[0] - first[0];
+            row.iter().zip(first).all(|(w, f)| close(w - f, d))
+        };
+        match groups.iter_mut().find(same_shape) {
+            Some(group) => {
+                offsets[c] = row[0] - weights[group[0]][0];
+                group.push(c);
+            }
+            None => groups.push(vec![c]),
+        }
+    }
+    // The columns per distinct non-zero offset, in order of first appearance.
+    let mut levels: Vec<(f64, Vec<usize>)> = Vec::new();
+    for (c, &b) in offsets.iter().enumerate().filter(|(_, b)| !close(**b, 0.0)) {
+        match levels.iter_mut().find(|(v, _)| close(*v, b)) {
+            Some((_, level)) => level.push(c),
+            None => levels.push((b, vec![c])),
+        }
+    }
+    if groups.len() + levels.len() >= weights.len() {
+        return None;
+    }
+    let shifts = weights[0].len();
+    let sums: Vec<SumTerms> = (0..shifts)
+        .map(|s| {
+            let shaped = groups
+                .iter()
+                .enumerate()
+                .map(|(g, cols)| (g, weights[cols[0]][s]));
+            shaped.filter(|&(_, w)| w != 0.0).collect()
+        })
+        .collect();
+    let shared = (levels.iter().enumerate())
+        .map(|(h, (v, _))| (groups.len() + h, *v))
+        .collect();
+    if sums.iter().any(Vec::is_empty) {
+        return None;
+    }
+    groups.extend(levels.into_iter().map(|(_, level)| level));
+    Some(Grouped {
+        groups,
+        sums,
+        shared,
+    })
+}
+
 /// `W = u vᵀ` (with `v` of the first shift 1) when the weights (per column, per shift) have
 /// rank one, up to a relative tolerance far below single-precision rounding.
 fn rank_one(weights: &[Vec<f64>]) -> Option<(Vec<f64>, Vec<f64>)> {
@@ -279,11 +398,9 @@ fn rank_one(weights: &[Vec<f64>]) -> Option<(Vec<f64>, Vec<f64>)> {
     }
     let u: Vec<f64> = weights.iter().map(|row| row[0]).collect();
     let v: Vec<f64> = first.iter().map(|w| w / pivot).collect();
-    let fits = weights.iter().zip(&u).all(|(row, uc)| {
-        row.iter().zip(&v).all(|(&w, vs)| {
-            let model = uc * vs;
-            (w - model).abs() <= 1e-12 * w.abs().max(model.abs())
-        })
-    });
+    let fits = weights
+        .iter()
+        .zip(&u)
+        .all(|(row, uc)| row.iter().zip(&v).all(|(&w, vs)| nearly_equal(w, uc * vs)));
     fits.then_some((u, v))
 }

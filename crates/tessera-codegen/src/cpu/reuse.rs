@@ -1,7 +1,8 @@
 //! Printing of column sums ([`tessera_plan::reuse`]), in one of two forms:
 //!
 //! - on shifted lanes, when the stage also has a shifted-lanes form ([`tessera_plan::lanes`]):
-//!   per aligned vector of a row, the sums of its columns in registers, and the taps at
+//!   per aligned vector of a row, the sums of its columns in registers (groups of columns
+//!   added up first, shared terms summed once, [`ColumnSums::groups`]), and the taps at
 //!   `x + dx` shuffled out of the sums of neighbouring vectors (one pass, no buffer); each
 //!   column pinned in a register where that fits
 //!   ([`ColumnSums::keeps_lane_columns_in_registers`]);
@@ -67,10 +68,15 @@ pub(crate) fn row(
     let reads: Vec<String> = (sums.columns.iter())
         .map(|(field, offset)| read(*field, offset))
         .collect();
-    let sum_of = |terms: &SumTerms| {
-        let products: Vec<String> = (terms.iter())
-            .map(|&(c, w)| format!("{} * c{c}", literal(w)))
-            .collect();
+    let group = |g: usize| group_value(sums, g, &|c| format!("c{c}"));
+    // A sum of weighted groups, after the shared terms' sum `cs` where there is one.
+    let sum_of = |terms: &SumTerms, shared: bool| {
+        let mut products = if shared {
+            vec!["cs".to_string()]
+        } else {
+            Vec::new()
+        };
+        products.extend(weighted_groups(sums, terms, &group));
         balanced_sum(&products)
     };
     // The first pass's body at the point `p`: a whole vector, its columns pinned in
@@ -88,8 +94,20 @@ pub(crate) fn row(
                 writeln!(body, "        const {t} c{c} = {at};")
             };
         }
+        let shared = !sums.shared.is_empty();
+        if shared {
+            let (ty, sum) = (
+                if vector {
+                    format!("ts_v{suffix}")
+                } else {
+                    t.to_string()
+                },
+                sum_of(&sums.shared, false),
+            );
+            let _ = writeln!(body, "        const {ty} cs = {sum};");
+        }
         for (k, terms) in sums.sums.iter().enumerate() {
-            let (j, sum) = (format!("{p} - x0{}", signed(-lo)), sum_of(terms));
+            let (j, sum) = (format!("{p} - x0{}", signed(-lo)), sum_of(terms, shared));
             let _ = if vector {
                 writeln!(body, "        ts_store_{suffix}(ts_cs{k} + ({j}), {sum});")
             } else {
@@ -176,12 +194,19 @@ pub(crate) fn lane_row(
         .collect();
     let (lo, hi) = (windows[0].min(), windows[0].max());
     let literal = |v: f64| Dialect::C.literal(Constant::Float(v), sums.ty);
+    // Sum `k` of the group vectors named by `group`, after the shared terms (their sum's
+    // name, or summed inline).
+    let grouped_sum = |k: usize, group: &dyn Fn(usize) -> String, shared: Option<&str>| {
+        let mut products = match shared {
+            Some(name) => vec![name.to_string()],
+            None => weighted_groups(sums, &sums.shared, group),
+        };
+        products.extend(weighted_groups(sums, &sums.sums[k], group));
+        chained_sum(&products)
+    };
     // Sum `k` of the column vectors named by `column`.
     let sum = |k: usize, column: &dyn Fn(usize) -> String| {
-        let products: Vec<String> = (sums.sums[k].iter())
-            .map(|&(c, w)| format!("{} * {}", literal(w), column(c)))
-            .collect();
-        chained_sum(&products)
+        grouped_sum(k, &|g| group_value(sums, g, column), None)
     };
     // The output of one vector, given the sum `k` at `dx` from it.
     let output = |at: &dyn Fn(usize, i32) -> String| {
@@ -285,12 +310,30 @@ pub(crate) fn lane_row(
                 writeln!(out, "                const {vector} q{c} = {load}({at});")
             };
         }
-        for k in 0..count {
+        // Each group of more than one column is added up once, for all the sums.
+        for g in (0..sums.groups.len()).filter(|&g| sums.groups[g].len() > 1) {
             let _ = writeln!(
                 out,
-                "                sn{k} = {};",
-                sum(k, &|c| format!("q{c}"))
+                "                const {vector} g{g} = {};",
+                group_value(sums, g, &|c| format!("q{c}"))
             );
+        }
+        let group = |g: usize| match sums.groups[g].as_slice() {
+            [c] => format!("q{c}"),
+            _ => format!("g{g}"),
+        };
+        let shared = (!sums.shared.is_empty()).then(|| {
+            let terms = weighted_groups(sums, &sums.shared, &group);
+            let _ = writeln!(
+                out,
+                "                const {vector} qs = {};",
+                chained_sum(&terms)
+            );
+            "qs"
+        });
+        for k in 0..count {
+            let sum = grouped_sum(k, &group, shared);
+            let _ = writeln!(out, "                sn{k} = {sum};");
         }
         out.push_str("            } else {\n");
         // The last vector: only the sums it reads after itself matter.
@@ -328,6 +371,31 @@ pub(crate) fn lane_row(
     }
     out.push_str("        }\n    }\n}");
     out
+}
+
+/// The products `weight * group` of `terms`, given each group's value.
+fn weighted_groups(
+    sums: &ColumnSums,
+    terms: &SumTerms,
+    group: &dyn Fn(usize) -> String,
+) -> Vec<String> {
+    let literal = |v: f64| Dialect::C.literal(Constant::Float(v), sums.ty);
+    terms
+        .iter()
+        .map(|&(g, w)| format!("{} * {}", literal(w), group(g)))
+        .collect()
+}
+
+/// The value of group `g` of `sums` given each column's: the column's, or the sum of its
+/// columns'.
+fn group_value(sums: &ColumnSums, g: usize, column: &dyn Fn(usize) -> String) -> String {
+    match sums.groups[g].as_slice() {
+        [c] => column(*c),
+        columns => {
+            let values: Vec<String> = columns.iter().map(|&c| column(c)).collect();
+            balanced_sum(&values)
+        }
+    }
 }
 
 /// ` + v`, ` - v` or nothing, to add `v` to an expression.

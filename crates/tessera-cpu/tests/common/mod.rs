@@ -161,6 +161,23 @@ pub fn gaussian2d_f32() -> tessera_ir::Program {
         .collect();
     interior_linear("gaussian2d", 2, 2, ScalarType::F32, &terms, 256.0)
 }
+/// The 27-point box of `j3d27pt` (BENCHMARKS.md): the weight of `[dz, dy, dx]` is a function
+/// of `(dy, dx)` plus one of `dz`, so non-exact code sums groups of columns first.
+pub fn j3d27pt(ty: ScalarType) -> tessera_ir::Program {
+    let terms: Vec<(Vec<i32>, f64)> = box_offsets(3, 1)
+        .into_iter()
+        .map(|o| {
+            let plane = 0.01 * f64::from(o[0] + 1);
+            let w = if o[1] == 0 && o[2] == 0 {
+                1.5
+            } else {
+                0.5 + 0.05 * f64::from(3 * (o[1] + 1) + o[2] + 1)
+            };
+            (o, w + plane)
+        })
+        .collect();
+    interior_linear("j3d27pt", 3, 1, ty, &terms, 21.57)
+}
 pub fn clamp2d() -> tessera_ir::Program {
     bordered("clamp2d", 2, 2, Border::Clamp, false)
 }
