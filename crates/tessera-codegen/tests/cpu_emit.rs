@@ -404,7 +404,7 @@ fn column_sums_apply_where_they_save_loads() {
 }
 
 #[test]
-fn column_sums_bound_by_multiply_adds_prefer_wide_vectors() {
+fn column_sums_bound_by_arithmetic_prefer_wide_vectors() {
     let wide = |source: &str| source.contains("TS_WIDE_VECTORS static void ts_s0_in_g");
     // A general 27-point box keeps 27 multiply-adds per point: 512-bit vectors.
     let general = emit_relaxed(&box3d(&[9, 10, 11]), "wavefront");

@@ -131,9 +131,9 @@ pub struct CpuPlan {
     /// than `naive` (the plain per-point loop every strategy is compared with), when some stage
     /// has that form.
     pub column_sums: bool,
-    /// The column-sum stages bound by their multiply-adds
-    /// ([`ColumnSums::bound_by_multiply_adds`](crate::reuse::ColumnSums::bound_by_multiply_adds))
-    /// prefer 512-bit vectors on AVX-512 targets: twice the multiply-adds per instruction.
+    /// The column-sum stages bound by their arithmetic
+    /// ([`ColumnSums::bound_by_arithmetic`](crate::reuse::ColumnSums::bound_by_arithmetic))
+    /// prefer 512-bit vectors on AVX-512 targets: twice the operations per instruction.
     /// Elsewhere the compiler's default width (256 bits under `-march=native` on x86) stays,
     /// because wider vectors slowed the load-bound loops (measured in docs/performance.md).
     pub wide_vectors: bool,
@@ -333,7 +333,7 @@ pub fn plan_cpu(
         stream_rows,
         ring_front,
         column_sums: !sums.is_empty(),
-        wide_vectors: sums.iter().any(|s| s.bound_by_multiply_adds()),
+        wide_vectors: sums.iter().any(|s| s.bound_by_arithmetic()),
         lane_shifts,
         plane_pairs,
     })
@@ -1301,7 +1301,7 @@ mod tests {
     }
 
     #[test]
-    fn only_column_sums_bound_by_multiply_adds_get_wide_vectors() {
+    fn only_column_sums_bound_by_arithmetic_get_wide_vectors() {
         // Rank one: 5 + 5 multiply-adds against 11 values moved.
         let gaussian = square_box(4096, 2, true);
         assert!(!auto(&gaussian).wide_vectors);

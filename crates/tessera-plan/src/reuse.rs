@@ -141,10 +141,10 @@ impl ColumnSums {
     /// Whether the loop on shifted lanes keeps each column's vector in a register, as the
     /// buffered first pass may ([`Self::keeps_columns_in_registers`]): where each column feeds
     /// more than one sum and the columns, their added groups and shared terms, the sums of the
-    /// previous, current and next vector and one temporary fit in the registers. Measured on the AMD EPYC machine
-    /// (docs/performance.md): the 27-point box gains 15-25% over unpinned lanes in 3D, where
-    /// its columns come from three planes in L2; the general 5x5 and 7x7 boxes in 2D run as
-    /// fast either way.
+    /// previous, current and next vector and one temporary fit in the registers. Measured on
+    /// the AMD EPYC machine (docs/performance.md): the 27-point box gains 15-25% over unpinned
+    /// lanes in 3D, where its columns come from three planes in L2; the general 5x5 and 7x7
+    /// boxes in 2D run as fast either way.
     pub fn keeps_lane_columns_in_registers(&self) -> bool {
         let live = self.columns.len() + self.added_values() + 3 * self.sums.len() + 1;
         self.first_pass_products() > self.columns.len() && live < VECTOR_REGISTERS
@@ -160,11 +160,11 @@ impl ColumnSums {
     }
 
     /// Whether the loops are bound by their arithmetic rather than their loads and stores: at
-    /// least 1.5 operations ([`Self::arithmetic_per_point`]) per value moved. The general form (one sum per x offset)
-    /// keeps the plain loop's `|Q| |D|` multiply-adds while moving `|Q| + 2 |D|` values (a
-    /// 27-point box: 30 against 15); the rank-one form moves about as many values as it
-    /// multiplies (the 5x5 Gaussian: 10 against 11).
-    pub fn bound_by_multiply_adds(&self) -> bool {
+    /// least 1.5 operations ([`Self::arithmetic_per_point`]) per value moved. The general form
+    /// (one sum per x offset) keeps the plain loop's `|Q| |D|` multiply-adds while moving
+    /// `|Q| + 2 |D|` values (a 27-point box: 30 against 15); the rank-one form moves about as
+    /// many values as it multiplies (the 5x5 Gaussian: 10 against 11).
+    pub fn bound_by_arithmetic(&self) -> bool {
         2 * self.arithmetic_per_point() >= 3 * self.moves_per_point()
     }
 }
@@ -316,11 +316,6 @@ fn column_offset(offset: &[i32]) -> Vec<i32> {
     column
 }
 
-/// Whether `a` and `b` agree up to a relative tolerance far below single-precision rounding.
-fn nearly_equal(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
-}
-
 /// Column sums over groups of columns ([`grouped_sums`]).
 struct Grouped {
     groups: Vec<Vec<usize>>,
@@ -398,9 +393,11 @@ fn rank_one(weights: &[Vec<f64>]) -> Option<(Vec<f64>, Vec<f64>)> {
     }
     let u: Vec<f64> = weights.iter().map(|row| row[0]).collect();
     let v: Vec<f64> = first.iter().map(|w| w / pivot).collect();
-    let fits = weights
-        .iter()
-        .zip(&u)
-        .all(|(row, uc)| row.iter().zip(&v).all(|(&w, vs)| nearly_equal(w, uc * vs)));
+    let fits = weights.iter().zip(&u).all(|(row, uc)| {
+        row.iter().zip(&v).all(|(&w, vs)| {
+            let model = uc * vs;
+            (w - model).abs() <= 1e-12 * w.abs().max(model.abs())
+        })
+    });
     fits.then_some((u, v))
 }

@@ -96,15 +96,16 @@ pub(crate) fn row(
         }
         let shared = !sums.shared.is_empty();
         if shared {
-            let (ty, sum) = (
-                if vector {
-                    format!("ts_v{suffix}")
-                } else {
-                    t.to_string()
-                },
-                sum_of(&sums.shared, false),
+            let ty = if vector {
+                format!("ts_v{suffix}")
+            } else {
+                t.to_string()
+            };
+            let _ = writeln!(
+                body,
+                "        const {ty} cs = {};",
+                sum_of(&sums.shared, false)
             );
-            let _ = writeln!(body, "        const {ty} cs = {sum};");
         }
         for (k, terms) in sums.sums.iter().enumerate() {
             let (j, sum) = (format!("{p} - x0{}", signed(-lo)), sum_of(terms, shared));

@@ -476,7 +476,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
         let lane_type = ctx.lane_shifts[stage.index()].filter(|_| !border);
         // Column-sum loops bound by their multiply-adds prefer 512-bit vectors; shifted lanes
         // are 512-bit vectors.
-        let wide = sums.is_some_and(ColumnSums::bound_by_multiply_adds) || lane_type.is_some();
+        let wide = sums.is_some_and(ColumnSums::bound_by_arithmetic) || lane_type.is_some();
         let attribute = if wide { "TS_WIDE_VECTORS " } else { "" };
         let _ = writeln!(
             out,
