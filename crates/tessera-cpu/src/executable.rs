@@ -162,10 +162,8 @@ impl CpuExecutable {
                 // Each call leaves its results in its second buffer set: alternate the two and
                 // copy back once at the end if the results are in the spare buffers.
                 let (mut current, mut other) = (user.to_vec(), spare.to_vec());
-                let depth = self.plan.time_tile as u64;
                 let mut done = 0;
-                while done < steps {
-                    let chunk = depth.min(steps - done);
+                for chunk in pass_depths(steps, self.plan.time_tile as u64) {
                     let record = tile_record_len(&self.bound, chunk as usize);
                     let table = self.table(chunk as usize)?;
                     let tiles = table.len() / record;
@@ -191,6 +189,7 @@ impl CpuExecutable {
                     }
                     done += chunk;
                 }
+                debug_assert_eq!(done, steps);
                 if current.as_slice() != user {
                     // SAFETY: as above; the results are in `spare`.
                     unsafe { copy_back(user.as_ptr(), spare.as_ptr(), threads) };
@@ -324,6 +323,15 @@ impl CpuExecutable {
     }
 }
 
+/// The depths of the fused passes that run `steps` steps with passes of at most `depth` steps:
+/// as few passes as `depth` allows, their depths as even as possible (deepest first). A pass
+/// much shallower than the rest (50 steps as 6 x 8 + 2) would run near the memory roofline,
+/// while 8 + 6 x 7 keeps every pass deep.
+fn pass_depths(steps: u64, depth: u64) -> impl Iterator<Item = u64> {
+    let passes = steps.div_ceil(depth.max(1));
+    (0..passes).map(move |i| steps / passes + u64::from(i < steps % passes))
+}
+
 fn check_status(status: c_int) -> Result<(), BackendError> {
     match status {
         0 => Ok(()),
@@ -409,5 +417,29 @@ impl Executable for CpuExecutable {
 
     fn compile_time(&self) -> Duration {
         self.compile_time
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pass_depths;
+
+    #[test]
+    fn pass_depths_are_even_and_cover_the_steps() {
+        let depths = |steps, depth| pass_depths(steps, depth).collect::<Vec<_>>();
+        assert_eq!(depths(50, 8), [8, 7, 7, 7, 7, 7, 7]);
+        assert_eq!(depths(48, 8), [8; 6]);
+        assert_eq!(depths(100, 16), [15, 15, 14, 14, 14, 14, 14]);
+        assert_eq!(depths(3, 8), [3]);
+        assert_eq!(depths(0, 8), Vec::<u64>::new());
+        for steps in 0..200 {
+            for depth in 1..20 {
+                let d = depths(steps, depth);
+                assert_eq!(d.iter().sum::<u64>(), steps);
+                assert_eq!(d.len() as u64, steps.div_ceil(depth));
+                assert!(d.iter().all(|&x| 1 <= x && x <= depth));
+                assert!(d.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1));
+            }
+        }
     }
 }
