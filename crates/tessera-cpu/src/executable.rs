@@ -36,9 +36,32 @@ type FusedFn = unsafe extern "C" fn(
     *const i64,
     i64,
     c_int,
+    *mut c_void,
 ) -> c_int;
+type ScratchOpenFn = unsafe extern "C" fn(c_int) -> *mut c_void;
+type ScratchCloseFn = unsafe extern "C" fn(*mut c_void, c_int);
 type UntilFn = unsafe extern "C" fn(*const f64) -> c_int;
 type CopyBackFn = unsafe extern "C" fn(*const *mut c_void, *const *mut c_void, c_int);
+
+/// The scratch a `wavefront` driver keeps between its calls (each thread's ring buffers),
+/// released with the library's `tessera_scratch_close`.
+struct DriverScratch {
+    pointer: *mut c_void,
+    close: ScratchCloseFn,
+    threads: c_int,
+}
+
+// SAFETY: the scratch is plain memory owned by this value; the driver touches it only during
+// calls made through `&mut CpuExecutable`.
+unsafe impl Send for DriverScratch {}
+
+impl Drop for DriverScratch {
+    fn drop(&mut self) {
+        // SAFETY: `pointer` came from the library's `tessera_scratch_open(threads)` and no call
+        // that uses it is running.
+        unsafe { (self.close)(self.pointer, self.threads) };
+    }
+}
 
 /// A program compiled for the CPU backend.
 pub struct CpuExecutable {
@@ -49,6 +72,9 @@ pub struct CpuExecutable {
     /// The time-tiled driver (`overlapped` or `wavefront` plans) and the copy of its results
     /// from the spare buffers back to the user's.
     fused: Option<(FusedFn, CopyBackFn)>,
+    /// `tessera_scratch_open` and `_close` of `wavefront` plans, and the scratch once opened.
+    scratch_fns: Option<(ScratchOpenFn, ScratchCloseFn)>,
+    scratch: Option<DriverScratch>,
     until: Option<UntilFn>,
     /// Overlapped tile (or wavefront band) records by fused step count.
     tables: HashMap<usize, Vec<i64>>,
@@ -89,6 +115,16 @@ impl CpuExecutable {
             }),
             None => None,
         };
+        let scratch_fns = match plan.strategy {
+            // SAFETY: as above.
+            CpuStrategy::Wavefront => Some(unsafe {
+                (
+                    *library.symbol::<ScratchOpenFn>("tessera_scratch_open")?,
+                    *library.symbol::<ScratchCloseFn>("tessera_scratch_close")?,
+                )
+            }),
+            _ => None,
+        };
         let until = match bound.program().until {
             // SAFETY: as above.
             Some(_) => Some(unsafe { *library.symbol::<UntilFn>("tessera_until")? }),
@@ -101,6 +137,8 @@ impl CpuExecutable {
             run,
             step_reduce,
             fused,
+            scratch_fns,
+            scratch: None,
             until,
             tables: HashMap::new(),
             latest: vec![None; reductions],
@@ -148,6 +186,30 @@ impl CpuExecutable {
         Ok(&self.tables[&steps])
     }
 
+    /// The fused driver's scratch: opened at the first call, null for drivers without one.
+    fn scratch(&mut self) -> Result<*mut c_void, BackendError> {
+        let Some((open, close)) = self.scratch_fns else {
+            return Ok(std::ptr::null_mut());
+        };
+        if self.scratch.is_none() {
+            let threads = self.plan.threads as c_int;
+            // SAFETY: the library's own allocator for `threads` threads.
+            let pointer = unsafe { open(threads) };
+            if pointer.is_null() {
+                check_status(1)?;
+            }
+            self.scratch = Some(DriverScratch {
+                pointer,
+                close,
+                threads,
+            });
+        }
+        Ok(self
+            .scratch
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |s| s.pointer))
+    }
+
     /// Runs `steps` steps from `t` with no reduction due.
     fn run_plain(
         &mut self,
@@ -162,6 +224,7 @@ impl CpuExecutable {
                 // Each call leaves its results in its second buffer set: alternate the two and
                 // copy back once at the end if the results are in the spare buffers.
                 let (mut current, mut other) = (user.to_vec(), spare.to_vec());
+                let scratch = self.scratch()?;
                 let mut done = 0;
                 for chunk in pass_depths(steps, self.plan.time_tile as u64) {
                     let record = tile_record_len(&self.bound, chunk as usize);
@@ -169,7 +232,8 @@ impl CpuExecutable {
                     let tiles = table.len() / record;
                     // SAFETY: pointers to live buffers of the grid's size per field (both sets
                     // agree outside the written domains), a table of `tiles` records for
-                    // `chunk` steps, as the generated code expects.
+                    // `chunk` steps and the driver's own scratch (or null where it has none), as
+                    // the generated code expects.
                     let status = unsafe {
                         fused(
                             current.as_ptr(),
@@ -179,6 +243,7 @@ impl CpuExecutable {
                             table.as_ptr(),
                             tiles as i64,
                             threads,
+                            scratch,
                         )
                     };
                     check_status(status)?;

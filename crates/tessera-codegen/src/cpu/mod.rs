@@ -8,14 +8,17 @@
 //! - `int tessera_step_reduce(void* const* user, void* const* spare, int64_t t, const int32_t* due, double* partials, int threads)`:
 //!   one step that also computes the reductions flagged in `due` (by reduction index) into row
 //!   partials (see [`layout::partial_layout`]);
-//! - `int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads)`
-//!   (`overlapped` plans): `steps` fused steps per tile, tiles described by records of
+//! - `int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads, void* scratch)`
+//!   (`overlapped` plans; `scratch` is unused): `steps` fused steps per tile, tiles described by records of
 //!   [`layout::push_tile_record`]; the new values of every updated field are left in
 //!   `spare[f]` (`user[f]` keeps the old ones: the caller swaps the two for the next call);
-//! - `int tessera_run_wavefront(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads)`
+//! - `int tessera_run_wavefront(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads, void* scratch)`
 //!   (`wavefront` plans): `steps` fused steps per band, bands described by the same records,
 //!   streamed along the slowest axis through per-step ring buffers (see `wavefront`); results
-//!   in `spare` as for `overlapped`;
+//!   in `spare` as for `overlapped`; the rings stay in `scratch` between calls;
+//! - `void* tessera_scratch_open(int threads)` and `void tessera_scratch_close(void* scratch, int threads)`
+//!   (`wavefront` plans): the scratch of one executable, for `threads` threads (NULL when out of
+//!   memory); calls that share one run one at a time;
 //! - `void tessera_copy_back(void* const* user, void* const* spare, int threads)`: copies every
 //!   updated field from `spare` to `user` (after an odd number of fused calls);
 //! - `int tessera_until(const double* values)` when the program has a stop condition.
@@ -487,9 +490,11 @@ fn emit_run_overlapped(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
     let updated = updated_fields(bound);
     let scratch_cells: usize = plan.scratch_extents.iter().product();
     out.push_str(
-        "int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads) {\n",
+        "int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads, void* scratch) {\n",
     );
     out.push_str(&open);
+    // The tile buffers come from malloc, which keeps them for the next pass.
+    out.push_str("    (void)scratch;\n");
     axis_constant(out, "ones", &vec!["1"; dims].join(", "));
     let _ = writeln!(
         out,
