@@ -191,23 +191,21 @@ impl CpuExecutable {
         let Some((open, close)) = self.scratch_fns else {
             return Ok(std::ptr::null_mut());
         };
-        if self.scratch.is_none() {
-            let threads = self.plan.threads as c_int;
-            // SAFETY: the library's own allocator for `threads` threads.
-            let pointer = unsafe { open(threads) };
-            if pointer.is_null() {
-                check_status(1)?;
-            }
-            self.scratch = Some(DriverScratch {
-                pointer,
-                close,
-                threads,
-            });
+        if let Some(scratch) = &self.scratch {
+            return Ok(scratch.pointer);
         }
-        Ok(self
-            .scratch
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |s| s.pointer))
+        let threads = self.plan.threads as c_int;
+        // SAFETY: the library's own allocator for `threads` threads.
+        let pointer = unsafe { open(threads) };
+        if pointer.is_null() {
+            check_status(1)?;
+        }
+        self.scratch = Some(DriverScratch {
+            pointer,
+            close,
+            threads,
+        });
+        Ok(pointer)
     }
 
     /// Runs `steps` steps from `t` with no reduction due.
