@@ -1,6 +1,7 @@
 //! Binding: a checked program plus parameter values gives concrete extents and regions, checked
 //! against the grid.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use tessera_ir::{
@@ -124,6 +125,35 @@ impl BoundProgram {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    /// Bytes one point moves per step in the traffic model every report uses: each field
+    /// some stage reads is read once, each field some stage writes is written once (so
+    /// `sum(element size of fields read) + sum(element size of fields written)`). It ignores
+    /// caches' help (neighbours reused from cache are free) and their cost (write-allocate),
+    /// and after-step reductions; temporal blocking over `T` steps can beat it `T`-fold.
+    pub fn traffic_bytes_per_point(&self) -> usize {
+        let program = self.program();
+        let mut read = BTreeSet::new();
+        let mut written = BTreeSet::new();
+        for (id, stage) in program.stages.iter() {
+            read.extend(self.checked().stage_footprints(id).iter().map(|(f, _)| *f));
+            written.extend(stage.outputs());
+        }
+        read.iter()
+            .chain(&written)
+            .map(|&field| program.fields[field].ty.size_bytes())
+            .sum()
+    }
+
+    /// Bytes every field of the program holds at one point (the grid's storage per point,
+    /// one buffer per field).
+    pub fn storage_bytes_per_point(&self) -> usize {
+        self.program()
+            .fields
+            .values()
+            .map(|f| f.ty.size_bytes())
+            .sum()
     }
 }
 

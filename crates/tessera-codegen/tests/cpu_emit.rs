@@ -6,7 +6,8 @@ use tessera_analysis::{BoundProgram, bind, check};
 use tessera_codegen::cpu::emit_c;
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{BinaryOp, Border, Constant, Range, Region, ScalarType, SizeExpr, SizeOp, Span};
-use tessera_plan::cpu::{CpuMachine, CpuRequest, plan_cpu};
+use tessera_plan::cpu::{CpuMachine, plan_cpu};
+use tessera_plan::{Arithmetic, PlanRequest, Strategy};
 
 /// A builder with extent parameters `N0, N1, ...` (defaults `extents`) and their grid.
 fn builder(
@@ -89,14 +90,15 @@ fn emit(
     bound: &BoundProgram,
     strategy: &str,
     tile: Option<Vec<usize>>,
-    time_tile: Option<usize>,
+    time_tile: Option<u32>,
 ) -> String {
-    let request = CpuRequest {
-        strategy: Some(strategy.into()),
+    let request = PlanRequest {
+        strategy: Strategy::from_name(strategy),
         tile,
         time_tile,
         threads: Some(2),
-        exact: true,
+        arithmetic: Arithmetic::Exact,
+        ..PlanRequest::default()
     };
     emit_c(
         bound,
@@ -181,9 +183,9 @@ fn only_bands_of_whole_rows_prefetch_the_rows_they_write() {
 
 #[test]
 fn wavefront_refuses_multi_stage_programs() {
-    let request = CpuRequest {
-        strategy: Some("wavefront".into()),
-        ..CpuRequest::default()
+    let request = PlanRequest {
+        strategy: Some(Strategy::Wavefront),
+        ..PlanRequest::default()
     };
     let error = plan_cpu(&program(&[8, 10]), &request, &machine()).unwrap_err();
     assert_eq!(
@@ -249,11 +251,10 @@ fn box3d(extents: &[i64]) -> BoundProgram {
 }
 
 fn emit_relaxed(bound: &BoundProgram, strategy: &str) -> String {
-    let request = CpuRequest {
-        strategy: Some(strategy.into()),
+    let request = PlanRequest {
+        strategy: Strategy::from_name(strategy),
         threads: Some(2),
-        exact: false,
-        ..CpuRequest::default()
+        ..PlanRequest::default()
     };
     emit_c(
         bound,

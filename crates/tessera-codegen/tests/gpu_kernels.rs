@@ -163,7 +163,7 @@ fn tiles_over_the_device_limits_are_refused_with_a_suggestion() {
     let error = validate(&too_many, &limits).unwrap_err().to_string();
     assert!(
         error.contains("2048 threads exceeds the 1024 threads per block")
-            && error.contains("e.g. --block 32x32x1"),
+            && error.contains("e.g. --tile 32x32"),
         "{error}"
     );
     let too_big = lowered(

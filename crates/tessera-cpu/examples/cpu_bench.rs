@@ -16,16 +16,19 @@
 //! is the full step count on the same fields, after a 2-step warm-up run; the strategies' runs
 //! are interleaved, so that drifting load affects them alike; the time is the backend's compute
 //! time, which excludes setting up the spare buffers), the effective bandwidth
-//! of the best run under the traffic model (one read and one write of every updated field, one
-//! read of every read-only field, per point and step), the roofline bound (triad bandwidth /
-//! bytes per point) and the fraction of it reached. Triad bandwidth is measured before and
+//! of the best run under the traffic model (`BoundProgram::traffic_bytes_per_point`: one read
+//! of every field a stage reads and one write of every field a stage writes, per point and
+//! step), the roofline bound (triad bandwidth / bytes per point) and the fraction of it
+//! reached. Triad bandwidth is measured before and
 //! after the rows; the roofline uses the first measurement.
 
 use std::sync::Arc;
 
-use tessera_analysis::{BoundProgram, FieldRole, bind, parse_param_value};
+use tessera_analysis::{BoundProgram, bind, parse_param_value};
 use tessera_cpu::CpuBackend;
-use tessera_runtime::{Backend, Buffer, FieldSet, RunOptions};
+use tessera_plan::{Arithmetic, PlanRequest, Strategy};
+use tessera_runtime::random::SplitMix64;
+use tessera_runtime::{Backend, Buffer, FieldSet};
 
 /// The rows of docs/performance.md: file, `--set` pairs, steps.
 const DEFAULT_ROWS: &[&str] = &[
@@ -89,36 +92,14 @@ fn load(spec: &str) -> Row {
     }
 }
 
-/// Bytes per point and step: one read and one write per updated field, one read per read-only
-/// field.
-fn bytes_per_point(bound: &BoundProgram) -> f64 {
-    let checked = bound.checked();
-    checked
-        .program()
-        .fields
-        .iter()
-        .map(|(id, f)| match checked.role(id) {
-            FieldRole::Updated => 2 * f.ty.size_bytes(),
-            FieldRole::ReadOnly => f.ty.size_bytes(),
-            FieldRole::Unused => 0,
-        })
-        .sum::<usize>() as f64
-}
-
-/// Seeded values in [0, 1) (a xorshift generator), the same for every strategy.
+/// Seeded values in [0, 1), the same for every strategy.
 fn inputs(bound: &BoundProgram) -> FieldSet {
     let mut fields = FieldSet::zeros(bound);
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = SplitMix64::new(1);
     for buffer in &mut fields.buffers {
         match buffer {
-            Buffer::F32(v) => v.iter_mut().for_each(|x| *x = next() as f32),
-            Buffer::F64(v) => v.iter_mut().for_each(|x| *x = next()),
+            Buffer::F32(v) => v.iter_mut().for_each(|x| *x = rng.next_f64() as f32),
+            Buffer::F64(v) => v.iter_mut().for_each(|x| *x = rng.next_f64()),
             _ => {}
         }
     }
@@ -164,31 +145,38 @@ fn main() {
     let backend = CpuBackend::default();
     for spec in &specs {
         let row = load(spec);
-        let bytes = bytes_per_point(&row.bound);
+        let bytes = row.bound.traffic_bytes_per_point() as f64;
         let roofline = before.triad_gb_s / bytes;
         // Prepare every strategy, then interleave their timed runs so that drifting machine
         // load affects all of them alike.
         let mut runs = Vec::new();
         for name in &strategies {
             let mut parts = name.split(':');
-            let strategy = parts.next().filter(|s| *s != "auto").map(str::to_string);
+            let strategy = parts
+                .next()
+                .filter(|s| *s != "auto")
+                .map(|s| Strategy::from_name(s).expect("a strategy name"));
             let tile = parts.next().map(tile_list).or_else(|| env_list("TILE"));
             let time_tile = parts
                 .next()
                 .or(std::env::var("T").ok().as_deref())
                 .map(|t| t.parse().expect("T"));
             let name = name.as_str();
-            let options = RunOptions {
+            let options = PlanRequest {
                 strategy,
-                exact,
+                arithmetic: if exact {
+                    Arithmetic::Exact
+                } else {
+                    Arithmetic::Relaxed
+                },
                 tile,
                 time_tile,
                 threads: std::env::var("THREADS")
                     .ok()
                     .map(|t| t.parse().expect("THREADS")),
-                ..RunOptions::default()
+                ..PlanRequest::default()
             };
-            match backend.prepare(&row.bound, &options) {
+            match backend.plan_and_prepare(&row.bound, &options) {
                 Ok(mut exe) => {
                     let mut fields = inputs(&row.bound);
                     exe.run(&mut fields, 0, 2, &mut ()).expect("warm-up");
@@ -202,7 +190,7 @@ fn main() {
                 let report = exe.run(fields, 0, row.steps, &mut ()).expect("runs");
                 let cells = row.bound.updated_points() as f64 * report.steps as f64;
                 rates.push(cells / report.compute_time.as_secs_f64() / 1e9);
-                *plan = report.plan;
+                *plan = report.plan.trim_start_matches("cpu ").to_string();
             }
         }
         for (name, _, _, mut rates, plan) in runs {

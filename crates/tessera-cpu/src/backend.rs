@@ -1,49 +1,24 @@
-//! [`CpuBackend`]: plan, generate, compile, load.
+//! [`CpuBackend`]: plan, generate, compile, load; explain a plan and measure the host's
+//! memory bandwidth.
 
 use std::time::Duration;
 
 use tessera_analysis::BoundProgram;
 use tessera_jit::{CompileOptions, JitError};
-use tessera_plan::cpu::{CpuPlan, CpuRequest, plan_cpu};
-use tessera_runtime::{Backend, BackendError, Executable, RunOptions};
+use tessera_plan::cpu::{CpuPlan, CpuStagePlan, plan_cpu};
+use tessera_plan::{BackendPlan, DeviceSelection, Plan, PlanError, PlanRequest};
+use tessera_runtime::{Backend, BackendError, Bandwidth, Executable, Explanation, Source};
 
 use crate::executable::CpuExecutable;
 
 /// The generated-C backend, named `cpu`.
 #[derive(Clone, Debug, Default)]
 pub struct CpuBackend {
-    /// Compiler, extra flags and cache location (exactness is set from the run options).
+    /// Compiler, extra flags and cache location (exactness is set from the plan).
     pub compile: CompileOptions,
 }
 
 impl CpuBackend {
-    /// The plan `options` give for `program` on this machine.
-    pub fn plan(
-        &self,
-        program: &BoundProgram,
-        options: &RunOptions,
-    ) -> Result<CpuPlan, BackendError> {
-        if options.device.is_some() {
-            return Err(BackendError::InvalidOptions(
-                "the cpu backend has no devices; drop `--device` or choose a GPU backend".into(),
-            ));
-        }
-        if options.f64_accuracy {
-            return Err(BackendError::Unsupported(
-                "the cpu backend has no f64 accuracy mode; use `--backend reference` for it".into(),
-            ));
-        }
-        let request = CpuRequest {
-            strategy: options.strategy.clone(),
-            tile: options.tile.clone(),
-            time_tile: options.time_tile,
-            threads: options.threads,
-            exact: options.exact,
-        };
-        plan_cpu(program, &request, &crate::machine())
-            .map_err(|e| BackendError::InvalidOptions(e.to_string()))
-    }
-
     /// The compiler options for a plan: exactness, `-fno-math-errno` and `-fno-trapping-math`
     /// (which change no value: the kernels never read `errno` or unmask floating-point traps;
     /// without them gcc calls `sqrtf` and `floorf` per point instead of vectorizing them);
@@ -60,37 +35,156 @@ impl CpuBackend {
     }
 }
 
+/// The CPU part of `plan`, checked against `program`.
+fn cpu_plan_of<'p>(program: &BoundProgram, plan: &'p Plan) -> Result<&'p CpuPlan, BackendError> {
+    plan.check_program(program)?;
+    plan.backend.cpu().ok_or_else(|| {
+        PlanError::field(
+            "backend",
+            plan.backend_name(),
+            "this is the cpu backend; run the plan with `--backend` of its own",
+        )
+        .into()
+    })
+}
+
+/// How a stage's rows run, in words.
+fn stage_form(form: &CpuStagePlan) -> String {
+    let mut text = match (form.column_sums, form.lanes) {
+        (true, true) => "column sums on shifted lanes",
+        (true, false) => "column sums through a row buffer",
+        (false, true) => "shifted lanes",
+        (false, false) => "the plain loop",
+    }
+    .to_string();
+    if form.columns_in_registers {
+        text.push_str(", columns in registers");
+    }
+    if form.wide_vectors {
+        text.push_str(", 512-bit vectors preferred");
+    }
+    text
+}
+
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
         "cpu"
     }
 
+    fn plan(&self, program: &BoundProgram, request: &PlanRequest) -> Result<Plan, BackendError> {
+        let cpu = plan_cpu(program, request, &crate::machine())?;
+        Ok(Plan::new(program, BackendPlan::Cpu(cpu)))
+    }
+
+    fn emit(&self, program: &BoundProgram, plan: &Plan) -> Result<Source, BackendError> {
+        let cpu = cpu_plan_of(program, plan)?;
+        Ok(Source {
+            text: tessera_codegen::cpu::emit_c(program, cpu),
+            extension: "c",
+        })
+    }
+
+    fn explain(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        _device: &DeviceSelection,
+    ) -> Result<Explanation, BackendError> {
+        let cpu = cpu_plan_of(program, plan)?;
+        let layout = cpu.layout(program);
+        let mut lines: Vec<String> = (program.program().stages.values().zip(&cpu.stages))
+            .map(|(stage, form)| {
+                format!(
+                    "stage {}: interior rows by {}",
+                    stage.name,
+                    stage_form(form)
+                )
+            })
+            .collect();
+        if !layout.scratch_extents.is_empty() {
+            let cells: usize = layout.scratch_extents.iter().product();
+            let extents: Vec<String> = layout
+                .scratch_extents
+                .iter()
+                .map(|e| e.to_string())
+                .collect();
+            lines.push(format!(
+                "scratch per thread and field: {} points ({cells} cells){}",
+                extents.join("x"),
+                match layout.stream_rows {
+                    0 => String::new(),
+                    rows => format!(", {rows} rows per pipeline iteration"),
+                }
+            ));
+        }
+        lines.push(format!(
+            "indices: {} bits",
+            if layout.index64 { 64 } else { 32 }
+        ));
+        Ok(Explanation {
+            target: String::new(),
+            lines,
+            bytes_per_point: program.traffic_bytes_per_point() as f64,
+            traffic_model: "each field a stage reads counted once, each field a stage writes once; cache reuse assumed perfect".into(),
+            roofline_note: "without temporal blocking, up to T times that with time tiles of T steps".into(),
+        })
+    }
+
+    fn bandwidth(
+        &self,
+        device: &DeviceSelection,
+        threads: Option<usize>,
+    ) -> Result<Bandwidth, BackendError> {
+        if device.name().is_some() {
+            return Err(no_devices());
+        }
+        let measured = tessera_jit::measure_bandwidth(threads).map_err(jit_error)?;
+        Ok(Bandwidth {
+            gb_s: measured.triad_gb_s,
+            how: format!(
+                "STREAM triad, best of {} runs on {} threads",
+                measured.repetitions, measured.threads
+            ),
+        })
+    }
+
     fn prepare(
         &self,
         program: &BoundProgram,
-        options: &RunOptions,
+        plan: &Plan,
+        device: &DeviceSelection,
     ) -> Result<Box<dyn Executable>, BackendError> {
-        let plan = self.plan(program, options)?;
-        let source = tessera_codegen::cpu::emit_c(program, &plan);
+        if device.name().is_some() {
+            return Err(no_devices());
+        }
+        let cpu = cpu_plan_of(program, plan)?;
+        let source = tessera_codegen::cpu::emit_c(program, cpu);
         let (library, info) =
-            tessera_jit::compile(&source, &self.compile_options(&plan)).map_err(jit_error)?;
+            tessera_jit::compile(&source, &self.compile_options(cpu)).map_err(jit_error)?;
         let compile_time = if info.cache_hit {
             Duration::ZERO
         } else {
             Duration::from_secs_f64(info.seconds)
         };
-        let executable =
-            CpuExecutable::new(program.clone(), plan, library, compile_time).map_err(jit_error)?;
+        let executable = CpuExecutable::new(program.clone(), plan.clone(), library, compile_time)
+            .map_err(jit_error)?;
         Ok(Box::new(executable))
     }
+}
+
+/// The error for a device selection on the CPU.
+fn no_devices() -> BackendError {
+    BackendError::InvalidOptions(
+        "the cpu backend has no devices; drop `--device` or choose a GPU backend".into(),
+    )
 }
 
 /// Maps a compilation or loading failure to the backend's error kinds.
 fn jit_error(error: JitError) -> BackendError {
     match error {
-        JitError::CompilerNotFound { .. } | JitError::CompilerUnusable { .. } => {
-            BackendError::Unavailable(error.to_string())
-        }
+        JitError::CompilerNotFound { .. }
+        | JitError::CompilerUnusable { .. }
+        | JitError::CacheIo { .. } => BackendError::Unavailable(error.to_string()),
         JitError::CompileFailed { .. } => BackendError::Compile(error.to_string()),
         other => BackendError::Runtime(other.to_string()),
     }

@@ -5,7 +5,8 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 
 use common::*;
-use tessera_runtime::{Backend, BackendError, RunOptions};
+use tessera_plan::{PlanError, PlanRequest, Strategy};
+use tessera_runtime::{Backend, BackendError};
 
 /// The error of a call that must fail.
 fn refused<T>(result: Result<T, BackendError>) -> BackendError {
@@ -15,9 +16,9 @@ fn refused<T>(result: Result<T, BackendError>) -> BackendError {
     }
 }
 
-fn prepare_error(options: RunOptions) -> BackendError {
+fn prepare_error(options: PlanRequest) -> BackendError {
     let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
-    match backend().prepare(&bound, &options) {
+    match backend().plan_and_prepare(&bound, &options) {
         Ok(_) => panic!("{options:?} was accepted"),
         Err(e) => e,
     }
@@ -25,23 +26,26 @@ fn prepare_error(options: RunOptions) -> BackendError {
 
 #[test]
 fn unknown_strategy_lists_the_strategies() {
-    let e = prepare_error(RunOptions {
-        strategy: Some("diamond".into()),
-        ..RunOptions::default()
+    let e = prepare_error(PlanRequest {
+        strategy: Some(Strategy::Tiled),
+        ..PlanRequest::default()
     });
-    assert!(matches!(e, BackendError::InvalidOptions(_)), "{e:?}");
+    assert!(
+        matches!(e, BackendError::Plan(PlanError::UnknownStrategy { .. })),
+        "{e:?}"
+    );
     assert_eq!(
         e.to_string(),
-        "unknown CPU strategy `diamond`; choose one of: naive, parallel, blocked, overlapped, wavefront"
+        "the cpu backend has no strategy `tiled`; choose one of: naive, parallel, blocked, overlapped, wavefront"
     );
 }
 
 #[test]
 fn zero_tile_is_refused() {
-    let e = prepare_error(RunOptions {
-        strategy: Some("blocked".into()),
+    let e = prepare_error(PlanRequest {
+        strategy: Some(Strategy::Blocked),
         tile: Some(vec![4, 0]),
-        ..RunOptions::default()
+        ..PlanRequest::default()
     });
     assert_eq!(
         e.to_string(),
@@ -51,9 +55,9 @@ fn zero_tile_is_refused() {
 
 #[test]
 fn tile_of_the_wrong_dimension_is_refused() {
-    let e = prepare_error(RunOptions {
+    let e = prepare_error(PlanRequest {
         tile: Some(vec![4]),
-        ..RunOptions::default()
+        ..PlanRequest::default()
     });
     assert!(
         e.to_string()
@@ -64,10 +68,10 @@ fn tile_of_the_wrong_dimension_is_refused() {
 
 #[test]
 fn zero_time_tile_is_refused() {
-    let e = prepare_error(RunOptions {
-        strategy: Some("overlapped".into()),
+    let e = prepare_error(PlanRequest {
+        strategy: Some(Strategy::Overlapped),
         time_tile: Some(0),
-        ..RunOptions::default()
+        ..PlanRequest::default()
     });
     assert_eq!(
         e.to_string(),
@@ -77,9 +81,9 @@ fn zero_time_tile_is_refused() {
 
 #[test]
 fn zero_threads_are_refused() {
-    let e = prepare_error(RunOptions {
+    let e = prepare_error(PlanRequest {
         threads: Some(0),
-        ..RunOptions::default()
+        ..PlanRequest::default()
     });
     assert_eq!(
         e.to_string(),
@@ -92,7 +96,7 @@ fn missing_compiler_is_unavailable() {
     let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
     let mut backend = backend();
     backend.compile.compiler = Some("/nonexistent/tessera-cc".into());
-    let e = refused(backend.prepare(&bound, &RunOptions::default()));
+    let e = refused(backend.plan_and_prepare(&bound, &PlanRequest::default()));
     assert!(matches!(e, BackendError::Unavailable(_)), "{e:?}");
     assert!(e.to_string().contains("/nonexistent/tessera-cc"), "{e}");
 }
@@ -120,7 +124,7 @@ fn failing_compiler_shows_the_saved_source_and_the_log() {
     let mut backend = backend();
     backend.compile.compiler = Some(script.display().to_string());
     backend.compile.cache_dir = Some(dir.path().join("cache"));
-    let e = refused(backend.prepare(&bound, &RunOptions::default()));
+    let e = refused(backend.plan_and_prepare(&bound, &PlanRequest::default()));
     assert!(matches!(e, BackendError::Compile(_)), "{e:?}");
     let message = e.to_string();
     assert!(
@@ -141,7 +145,7 @@ fn fields_of_another_shape_are_refused() {
     let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
     let other = bind_sizes(&star2d_r1_f32(), &[9, 10]);
     let mut exe = backend()
-        .prepare(&bound, &RunOptions::default())
+        .plan_and_prepare(&bound, &PlanRequest::default())
         .expect("prepares");
     let mut fields = random_fields(&other, 1);
     let e = refused(exe.run(&mut fields, 0, 1, &mut ()));

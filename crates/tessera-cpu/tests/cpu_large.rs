@@ -7,7 +7,8 @@ mod common;
 use common::*;
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{BinaryOp, Constant, ScalarType, SizeExpr};
-use tessera_runtime::{Backend, Buffer, FieldSet, RunOptions};
+use tessera_plan::{PlanRequest, Strategy};
+use tessera_runtime::{Backend, Buffer, FieldSet};
 
 #[test]
 #[ignore = "allocates 2 GiB; run explicitly with --ignored"]
@@ -31,11 +32,13 @@ fn u8_field_of_two_to_the_31_plus_17_points() {
         shape: vec![N],
         buffers: vec![Buffer::U8((0..N).map(|i| (i % 251) as u8).collect())],
     };
-    let options = RunOptions {
-        strategy: Some("parallel".into()),
-        ..RunOptions::default()
+    let options = PlanRequest {
+        strategy: Some(Strategy::Parallel),
+        ..PlanRequest::default()
     };
-    let mut exe = backend().prepare(&bound, &options).expect("prepares");
+    let mut exe = backend()
+        .plan_and_prepare(&bound, &options)
+        .expect("prepares");
     exe.run(&mut fields, 0, 3, &mut ()).expect("runs");
     let Buffer::U8(values) = &fields.buffers[0] else {
         unreachable!()

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use tessera_ir::ScalarType;
-use tessera_runtime::RunOptions;
+use tessera_plan::PlanRequest;
 
 const STEPS: u64 = 7;
 
@@ -20,7 +20,7 @@ fn small_tile(dims: usize) -> Vec<usize> {
 
 /// Every strategy, with time tiles 1, 2, 3, more than the steps, and 4 (not dividing 7), on
 /// 1 to 3 threads; tiles smaller and larger than the grid. `wavefront` only where it applies.
-fn configurations(dims: usize, wavefront: bool) -> Vec<RunOptions> {
+fn configurations(dims: usize, wavefront: bool) -> Vec<PlanRequest> {
     let tile = small_tile(dims);
     let mut out = vec![
         exact("naive", None, None, 1),
@@ -199,7 +199,7 @@ fn deep_2d_wavefront_bands() {
 fn assert_relaxed_close(
     bound: &tessera_analysis::BoundProgram,
     seed: u64,
-    configurations: Vec<RunOptions>,
+    configurations: Vec<PlanRequest>,
     tolerance: f64,
 ) {
     let mut backend = backend();
@@ -207,7 +207,7 @@ fn assert_relaxed_close(
     let fields = inputs(bound, seed);
     let expected = reference(bound, &fields, STEPS);
     for mut options in configurations {
-        options.exact = false;
+        options.arithmetic = tessera_plan::Arithmetic::Relaxed;
         let actual = run_cpu(&backend, bound, &fields, STEPS, &options);
         let what = format!("{} {:?} {options:?}", bound.program().name, bound.extents);
         assert_close(&what, &expected, &actual, tolerance);

@@ -84,7 +84,7 @@ fn sanitized_matrix() {
             configurations.push(exact("wavefront", Some(vec![3; dims]), Some(3), 2));
         }
         for mut options in configurations {
-            options.exact = false;
+            options.arithmetic = tessera_plan::Arithmetic::Relaxed;
             let actual = run_cpu(&backend, &bound, &fields, 5, &options);
             assert_close(
                 &format!("{} {options:?}", program.name),

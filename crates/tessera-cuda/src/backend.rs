@@ -11,32 +11,20 @@ use cudarc::driver::{
     CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
-use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{DeviceLimits, KernelProgram, Launch, print_cuda};
-use tessera_gpu_host::{BoundArg, GpuDevice, GpuExecutable, HostDevice, distinct_pair};
-use tessera_runtime::{Backend, BackendError, Executable, RunOptions};
+use tessera_gpu_host::{
+    BoundArg, GpuBackend, GpuDevice, GpuExecutable, HostDevice, KernelRegisters, distinct_pair,
+};
+use tessera_plan::BackendPlan;
+use tessera_plan::gpu::GpuPlan;
+use tessera_runtime::BackendError;
 
 use crate::device::{CudaDevice, select_device};
 use crate::error::CudaError;
 use crate::modules::cached_ptx;
 
 /// The CUDA backend (`--backend cuda`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CudaBackend;
-
-impl Backend for CudaBackend {
-    fn name(&self) -> &'static str {
-        "cuda"
-    }
-
-    fn prepare(
-        &self,
-        program: &BoundProgram,
-        options: &RunOptions,
-    ) -> Result<Box<dyn Executable>, BackendError> {
-        Ok(Box::new(CudaExecutable::new(program, options)?))
-    }
-}
+pub type CudaBackend = GpuBackend<CudaStreamDevice>;
 
 /// A program lowered, compiled and loaded on one CUDA device.
 pub type CudaExecutable = GpuExecutable<CudaStreamDevice>;
@@ -72,6 +60,27 @@ impl CudaStreamDevice {
 
 impl GpuDevice for CudaStreamDevice {
     const BACKEND: &'static str = "cuda";
+
+    fn backend_plan(plan: GpuPlan) -> BackendPlan {
+        BackendPlan::Cuda(plan)
+    }
+
+    fn kernel_registers(
+        program: &KernelProgram,
+        device: Option<&Self>,
+    ) -> Result<(KernelRegisters, String), String> {
+        let arch = device.map_or_else(|| "sm_90".to_string(), |d| d.device.arch.clone());
+        let source = print_cuda(program);
+        let unavailable = |e: &dyn std::fmt::Display| format!("ptxas numbers unavailable: {e}");
+        let ptx =
+            crate::compile_ptx(&source, &arch, program.plan.exact).map_err(|e| unavailable(&e))?;
+        let report = crate::ptxas_report(&ptx, &arch).map_err(|e| unavailable(&e))?;
+        let registers = report
+            .into_iter()
+            .map(|k| (k.name, (k.registers, k.spill_stores)))
+            .collect();
+        Ok((registers, arch))
+    }
 
     fn open(selection: Option<&str>) -> Result<Self, BackendError> {
         let device = select_device(selection)?;

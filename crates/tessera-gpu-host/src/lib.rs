@@ -1,18 +1,26 @@
-//! Executes a kernel program's host side on any device. The GPU runtimes (`tessera-opencl`,
-//! `tessera-cuda`) implement [`GpuDevice`] — opening a device, building kernels, buffers,
-//! launches, transfers and timing — and get the rest from here:
+//! What every GPU runtime shares. The runtimes (`tessera-opencl`, `tessera-cuda`) implement
+//! [`GpuDevice`] — opening a device, building kernels, buffers, launches, transfers and
+//! timing — and get the rest from here:
 //!
-//! - [`plan`]: the [`GpuPlan`](tessera_codegen::kernel::GpuPlan) run options ask for
+//! - [`backend`]: [`GpuBackend`], the `Backend` of every GPU runtime (plan, emit, explain,
+//!   bandwidth, prepare);
+//! - [`plan`]: the [`GpuPlan`](tessera_codegen::kernel::GpuPlan) a request asks for
 //!   ([`plan_for`]) and lowering checked against a device ([`lower_for_device`]);
-//! - [`driver`]: the time loop over a [`HostDevice`] ([`run_steps`]), with `until` evaluated by
-//!   the reference interpreter (`tessera_reference::until_holds`);
+//! - [`host`]: one step of a host program on a [`HostDevice`] ([`run_host_step`]);
 //! - [`executable`]: [`GpuExecutable`], the `Executable` of every GPU backend (field checks,
-//!   uploads, the timed loop, downloads).
+//!   uploads, the passes the schedule driver asks for, downloads), with `until` evaluated by
+//!   the reference interpreter (`tessera_reference::until_holds`).
 
-pub mod driver;
+pub mod backend;
+pub mod device;
 pub mod executable;
+pub mod host;
 pub mod plan;
 
-pub use driver::{BoundArg, HostDevice, HostState, LoopOutcome, run_steps};
-pub use executable::{GpuDevice, GpuExecutable, copy_bandwidth_gb_s, distinct_pair};
+pub use backend::GpuBackend;
+pub use device::{
+    BoundArg, GpuDevice, HostDevice, KernelRegisters, copy_bandwidth_gb_s, distinct_pair,
+};
+pub use executable::{GpuExecutable, GpuRun};
+pub use host::run_host_step;
 pub use plan::{lower_for_device, plan_for};

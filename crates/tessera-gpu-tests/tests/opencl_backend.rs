@@ -6,10 +6,11 @@ use tessera_gpu_tests::availability::require_opencl;
 use tessera_gpu_tests::cases::{bind_example, field_names, random_fields, reference_run};
 use tessera_gpu_tests::compare::{first_difference, report_difference};
 use tessera_opencl::{OpenClBackend, OpenClExecutable};
-use tessera_runtime::{Backend, BackendError, RunOptions};
+use tessera_plan::{Arithmetic, DeviceSelection, PlanError, PlanRequest, Strategy};
+use tessera_runtime::{Backend, BackendError};
 
-fn prepare_error(bound: &tessera_analysis::BoundProgram, options: &RunOptions) -> BackendError {
-    match OpenClBackend.prepare(bound, options) {
+fn prepare_error(bound: &tessera_analysis::BoundProgram, options: &PlanRequest) -> BackendError {
+    match OpenClBackend::default().plan_and_prepare(bound, options) {
         Ok(_) => panic!("prepare should fail with {options:?}"),
         Err(e) => e,
     }
@@ -23,14 +24,21 @@ fn default_plan_and_named_strategies_match_the_reference() {
     let bound = bind_example("reductions2d", &[("NY", 17), ("NX", 23)]);
     let inputs = random_fields(&bound, 3);
     let (expected, expected_report) = reference_run(&bound, &inputs, 4);
-    for strategy in [None, Some("naive"), Some("tiled"), Some("streaming")] {
-        let options = RunOptions {
-            exact: true,
-            strategy: strategy.map(String::from),
+    for strategy in [
+        None,
+        Some(Strategy::Naive),
+        Some(Strategy::Tiled),
+        Some(Strategy::Streaming),
+    ] {
+        let options = PlanRequest {
+            arithmetic: Arithmetic::Exact,
+            strategy,
             tile: Some(vec![4, 16]),
-            ..RunOptions::default()
+            ..PlanRequest::default()
         };
-        let mut executable = OpenClBackend.prepare(&bound, &options).expect("prepares");
+        let mut executable = OpenClBackend::default()
+            .plan_and_prepare(&bound, &options)
+            .expect("prepares");
         let mut fields = inputs.clone();
         let report = executable.run(&mut fields, 0, 4, &mut ()).expect("runs");
         assert_eq!(
@@ -54,18 +62,17 @@ fn steps_in_one_call_equal_steps_in_several_calls() {
     }
     let bound = bind_example("reductions2d", &[("NY", 9), ("NX", 33)]);
     let inputs = random_fields(&bound, 11);
-    let options = RunOptions {
-        exact: true,
-        ..RunOptions::default()
-    };
+    let options = PlanRequest::exact();
     let mut whole = inputs.clone();
-    let report = OpenClBackend
-        .prepare(&bound, &options)
+    let report = OpenClBackend::default()
+        .plan_and_prepare(&bound, &options)
         .unwrap()
         .run(&mut whole, 0, 5, &mut ())
         .unwrap();
     let mut split = inputs.clone();
-    let mut executable = OpenClBackend.prepare(&bound, &options).unwrap();
+    let mut executable = OpenClBackend::default()
+        .plan_and_prepare(&bound, &options)
+        .unwrap();
     let mut reductions = Vec::new();
     for (first, steps) in [(0, 2), (2, 1), (3, 2)] {
         reductions.extend(
@@ -87,29 +94,31 @@ fn bad_options_and_devices_are_refused_with_what_to_do() {
     let bound = bind_example("j2d5pt", &[("NY", 9), ("NX", 9)]);
     let unknown = prepare_error(
         &bound,
-        &RunOptions {
-            strategy: Some("wavefront".into()),
-            ..RunOptions::default()
+        &PlanRequest {
+            strategy: Some(Strategy::Wavefront),
+            ..PlanRequest::default()
         },
     );
     assert!(
-        matches!(unknown, BackendError::InvalidOptions(_))
-            && unknown.to_string().contains("naive, tiled, streaming"),
+        matches!(
+            unknown,
+            BackendError::Plan(PlanError::UnknownStrategy { .. })
+        ) && unknown.to_string().contains("naive, tiled, streaming"),
         "{unknown}"
     );
     let zero = prepare_error(
         &bound,
-        &RunOptions {
+        &PlanRequest {
             tile: Some(vec![0, 32]),
-            ..RunOptions::default()
+            ..PlanRequest::default()
         },
     );
     assert!(zero.to_string().contains("at least 1"), "{zero}");
     let device = prepare_error(
         &bound,
-        &RunOptions {
-            device: Some("no such accelerator".into()),
-            ..RunOptions::default()
+        &PlanRequest {
+            device: DeviceSelection::Named("no such accelerator".into()),
+            ..PlanRequest::default()
         },
     );
     assert!(matches!(device, BackendError::Unavailable(_)), "{device}");
@@ -119,19 +128,21 @@ fn bad_options_and_devices_are_refused_with_what_to_do() {
     );
     let threads = prepare_error(
         &bound,
-        &RunOptions {
+        &PlanRequest {
             threads: Some(2),
-            ..RunOptions::default()
+            ..PlanRequest::default()
         },
     );
     assert!(threads.to_string().contains("--threads"), "{threads}");
     for selection in ["0:0", "0", "pthread", ""] {
-        let options = RunOptions {
-            device: Some(selection.into()),
-            ..RunOptions::default()
+        let options = PlanRequest {
+            device: DeviceSelection::Named(selection.into()),
+            ..PlanRequest::default()
         };
         assert!(
-            OpenClBackend.prepare(&bound, &options).is_ok(),
+            OpenClBackend::default()
+                .plan_and_prepare(&bound, &options)
+                .is_ok(),
             "device `{selection}` should select PoCL's device"
         );
     }
@@ -146,7 +157,7 @@ fn a_grid_larger_than_device_memory_is_refused_before_allocation() {
         "box3d_constant",
         &[("NZ", 8192), ("NY", 8192), ("NX", 8192)],
     );
-    let error = prepare_error(&bound, &RunOptions::default());
+    let error = prepare_error(&bound, &PlanRequest::default());
     let message = error.to_string();
     assert!(
         message.contains("needs") && message.contains("GiB") && message.contains("has"),

@@ -10,8 +10,9 @@ use tessera_gpu_tests::availability::require_opencl;
 use tessera_gpu_tests::cases::{bind_program, field_names, random_fields, reference_run};
 use tessera_gpu_tests::compare::{first_difference, report_difference};
 use tessera_gpu_tests::programs::extra_programs;
-use tessera_opencl::OpenClExecutable;
-use tessera_runtime::Executable;
+use tessera_opencl::OpenClBackend;
+use tessera_plan::{BackendPlan, DeviceSelection, Plan};
+use tessera_runtime::Backend;
 
 fn find(name: &str) -> ExampleProgram {
     example_programs()
@@ -48,7 +49,10 @@ fn check_program(name: &str) {
         for plan in plans_at(s) {
             cases += 1;
             let what = format!("{name} {params:?} {}", plan.describe());
-            let mut executable = match OpenClExecutable::with_plan(&bound, &plan, None) {
+            let plan = Plan::new(&bound, BackendPlan::Opencl(plan));
+            let prepared =
+                OpenClBackend::default().prepare(&bound, &plan, &DeviceSelection::Default);
+            let mut executable = match prepared {
                 Ok(e) => e,
                 Err(e) => {
                     failures.push(format!("{what}: prepare failed: {e}"));

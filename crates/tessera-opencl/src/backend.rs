@@ -11,32 +11,18 @@ use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE, ClMem};
 use opencl3::types::{CL_BLOCKING, cl_mem};
-use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{DeviceLimits, KernelProgram, Launch, print_opencl};
-use tessera_gpu_host::{BoundArg, GpuDevice, GpuExecutable, HostDevice, distinct_pair};
-use tessera_runtime::{Backend, BackendError, Executable, RunOptions};
+use tessera_gpu_host::{BoundArg, GpuBackend, GpuDevice, GpuExecutable, HostDevice, distinct_pair};
+use tessera_plan::BackendPlan;
+use tessera_plan::gpu::GpuPlan;
+use tessera_runtime::BackendError;
 
 use crate::build::{build_options, build_program, context_for};
 use crate::device::{DeviceInfo, select_device};
 use crate::error::OpenClError;
 
 /// The OpenCL backend (`--backend opencl`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct OpenClBackend;
-
-impl Backend for OpenClBackend {
-    fn name(&self) -> &'static str {
-        "opencl"
-    }
-
-    fn prepare(
-        &self,
-        program: &BoundProgram,
-        options: &RunOptions,
-    ) -> Result<Box<dyn Executable>, BackendError> {
-        Ok(Box::new(OpenClExecutable::new(program, options)?))
-    }
-}
+pub type OpenClBackend = GpuBackend<OpenClDevice>;
 
 /// A program lowered, built and ready to run on one OpenCL device.
 pub type OpenClExecutable = GpuExecutable<OpenClDevice>;
@@ -108,6 +94,10 @@ fn gib(bytes: u64) -> f64 {
 
 impl GpuDevice for OpenClDevice {
     const BACKEND: &'static str = "opencl";
+
+    fn backend_plan(plan: GpuPlan) -> BackendPlan {
+        BackendPlan::Opencl(plan)
+    }
 
     fn open(selection: Option<&str>) -> Result<Self, BackendError> {
         let (info, handle) = select_device(selection)?;

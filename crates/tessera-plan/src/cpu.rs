@@ -25,14 +25,18 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
 use tessera_analysis::tiling::{TileRegions, tile_regions};
 use tessera_analysis::{BoundProgram, FieldRole, Rect};
-use tessera_ir::Border;
+use tessera_ir::{Border, Id, Stage};
 
-use crate::reuse::{buffered_sums, column_form, column_sums, lane_type};
+use crate::error::PlanError;
+use crate::request::{Arithmetic, DeviceSelection, PlanRequest, Strategy};
+use crate::reuse::{ColumnSums, column_form, column_sums, lane_type};
 
 /// How the generated C code walks the grid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CpuStrategy {
     /// One thread, plain loops over each stage's domain (the baseline).
     Naive,
@@ -61,34 +65,37 @@ impl CpuStrategy {
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
+        self.strategy().name()
+    }
+
+    /// The same strategy among every backend's.
+    pub fn strategy(self) -> Strategy {
         match self {
-            CpuStrategy::Naive => "naive",
-            CpuStrategy::Parallel => "parallel",
-            CpuStrategy::Blocked => "blocked",
-            CpuStrategy::Overlapped => "overlapped",
-            CpuStrategy::Wavefront => "wavefront",
+            CpuStrategy::Naive => Strategy::Naive,
+            CpuStrategy::Parallel => Strategy::Parallel,
+            CpuStrategy::Blocked => Strategy::Blocked,
+            CpuStrategy::Overlapped => Strategy::Overlapped,
+            CpuStrategy::Wavefront => Strategy::Wavefront,
         }
     }
 
-    /// Looks a strategy up by name.
-    pub fn from_name(name: &str) -> Option<CpuStrategy> {
-        CpuStrategy::ALL.into_iter().find(|s| s.name() == name)
+    /// The CPU strategy `strategy` names, or an error listing the CPU strategies.
+    pub fn from_strategy(strategy: Strategy) -> Result<CpuStrategy, PlanError> {
+        CpuStrategy::ALL
+            .into_iter()
+            .find(|s| s.strategy() == strategy)
+            .ok_or_else(|| PlanError::UnknownStrategy {
+                backend: "cpu",
+                strategy: strategy.name().to_string(),
+                choices: CpuStrategy::ALL.iter().map(|s| s.name()).collect(),
+            })
     }
-}
 
-/// What the user asked for (every field optional: `None` = choose automatically).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CpuRequest {
-    /// Strategy name.
-    pub strategy: Option<String>,
-    /// Spatial tile, slowest axis first.
-    pub tile: Option<Vec<usize>>,
-    /// Fused steps per time tile.
-    pub time_tile: Option<usize>,
-    /// OpenMP threads.
-    pub threads: Option<usize>,
-    /// Bitwise-exact floating point.
-    pub exact: bool,
+    /// Whether a pass computes several fused steps (time tiling); the others compute one step
+    /// at a time, any number of steps per call.
+    pub fn fuses_steps(self) -> bool {
+        matches!(self, CpuStrategy::Overlapped | CpuStrategy::Wavefront)
+    }
 }
 
 /// The facts about the machine that planning uses.
@@ -102,24 +109,65 @@ pub struct CpuMachine {
     pub l3_bytes: u64,
 }
 
-/// A complete CPU plan; code generation is a pure function of (program, plan).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A complete CPU plan: every decision the C generator and the executable follow. Code
+/// generation is a pure function of (program, plan); what follows from the decisions (buffer
+/// extents, index width) is the plan's [`CpuLayout`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CpuPlan {
     /// The strategy.
     pub strategy: CpuStrategy,
     /// Spatial tile per axis, slowest first (for `parallel`: one slowest-axis index per task).
     pub tile: Vec<usize>,
-    /// Fused steps per time tile (1 unless `overlapped`).
-    pub time_tile: usize,
+    /// Fused steps per pass (1 unless the strategy fuses steps).
+    pub time_tile: u32,
     /// OpenMP threads.
     pub threads: usize,
-    /// Bitwise-exact floating point (no contraction).
+    /// Bitwise-exact floating point (no contraction, no reassociation).
     pub exact: bool,
+    /// How each stage's interior rows are computed, in program order.
+    pub stages: Vec<CpuStagePlan>,
+    /// `wavefront` in 3D only: shifted-lanes rows (not column sums) compute two planes at a
+    /// time (unroll-and-jam of the streamed axis), so that the plane between them is loaded
+    /// once for both; every fused step then advances an even number of planes.
+    pub plane_pairs: bool,
+}
+
+/// How one stage's interior rows are computed (its border rows always run the plain loop).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuStagePlan {
+    /// The box-shaped linear stage runs as column sums ([`crate::reuse`]): non-exact plans
+    /// other than `naive` (the plain per-point loop every strategy is compared with), where
+    /// the form pays ([`column_sums`]).
+    pub column_sums: bool,
+    /// The rows run on whole vectors with in-register shifts
+    /// ([`shifted_lanes`](crate::lanes::shifted_lanes)): every plan other than `naive`, exact
+    /// ones included (each lane computes what the scalar loop computes, in the same order);
+    /// column-sum stages only where their rows are long enough ([`lane_type`]). With
+    /// `column_sums`, the sums run on lanes; without, through a buffer.
+    pub lanes: bool,
+    /// Column sums bound by their arithmetic
+    /// ([`ColumnSums::bound_by_arithmetic`]) prefer 512-bit vectors on AVX-512 targets: twice
+    /// the operations per instruction. Elsewhere the compiler's default width (256 bits under
+    /// `-march=native` on x86) stays, because wider vectors slowed the load-bound loops.
+    /// (Shifted lanes are 512-bit vectors and prefer them always.)
+    pub wide_vectors: bool,
+    /// Column sums keep their columns in registers where that loads less
+    /// ([`ColumnSums::keeps_columns_in_registers`] buffered,
+    /// [`ColumnSums::keeps_lane_columns_in_registers`] on lanes).
+    pub columns_in_registers: bool,
+}
+
+/// What follows from a [`CpuPlan`]'s decisions for one program: buffer extents and the index
+/// width. Derived, never stored, so that a plan read from a file cannot disagree with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuLayout {
     /// Linear indices need 64 bits (some index of a grid or scratch buffer reaches 2^31).
     pub index64: bool,
     /// `overlapped`: extents of the per-thread scratch buffers (the largest tile hull).
     /// `wavefront`: extents of one ring buffer (ring rows along the slowest axis, then the
-    /// largest band hull along the others).
+    /// largest band hull along the others). Empty for other strategies.
     pub scratch_extents: Vec<usize>,
     /// `wavefront` only: slowest-axis indices every fused step advances per pipeline iteration
     /// (0 for other strategies).
@@ -127,120 +175,262 @@ pub struct CpuPlan {
     /// `wavefront` only: points of padding in front of every ring row, so that the first point
     /// a band of whole rows computes starts a 64-byte line (0 for other strategies).
     pub ring_front: usize,
-    /// Box-shaped linear stages run as column sums ([`crate::reuse`]): non-exact plans other
-    /// than `naive` (the plain per-point loop every strategy is compared with), when some stage
-    /// has that form.
-    pub column_sums: bool,
-    /// The column-sum stages bound by their arithmetic
-    /// ([`ColumnSums::bound_by_arithmetic`](crate::reuse::ColumnSums::bound_by_arithmetic))
-    /// prefer 512-bit vectors on AVX-512 targets: twice the operations per instruction.
-    /// Elsewhere the compiler's default width (256 bits under `-march=native` on x86) stays,
-    /// because wider vectors slowed the load-bound loops (measured in docs/performance.md).
-    pub wide_vectors: bool,
-    /// Some stage runs its interior rows on whole vectors with in-register shifts
-    /// ([`shifted_lanes`](crate::lanes::shifted_lanes)): every plan other than `naive`, exact
-    /// ones included (each lane computes what the scalar loop computes, in the same order);
-    /// column-sum stages only where their rows are long enough
-    /// ([`lane_type`](crate::reuse::lane_type)).
-    pub lane_shifts: bool,
-    /// `wavefront` in 3D only: shifted-lanes rows (not column sums) compute two planes at a
-    /// time (unroll-and-jam of the streamed axis), so that the plane between them is loaded
-    /// once for both; every fused step then advances an even number of planes
-    /// (`stream_rows`).
-    pub plane_pairs: bool,
 }
 
-impl fmt::Display for CpuPlan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl CpuPlan {
+    /// Some stage runs as column sums.
+    pub fn column_sums(&self) -> bool {
+        self.stages.iter().any(|s| s.column_sums)
+    }
+
+    /// Some stage runs its rows on shifted lanes.
+    pub fn lane_shifts(&self) -> bool {
+        self.stages.iter().any(|s| s.lanes)
+    }
+
+    /// Some stage's column sums prefer 512-bit vectors.
+    pub fn wide_vectors(&self) -> bool {
+        self.stages.iter().any(|s| s.wide_vectors)
+    }
+
+    /// Buffer extents and index width for `bound` under this plan.
+    pub fn layout(&self, bound: &BoundProgram) -> CpuLayout {
+        let dims = bound.extents.len();
+        let depth = self.time_tile as usize;
+        let (scratch_extents, stream_rows, ring_front) = match self.strategy {
+            CpuStrategy::Overlapped => (
+                scratch_extents(bound, depth, &tile_cores(&bound.extents, &self.tile)),
+                0,
+                0,
+            ),
+            CpuStrategy::Wavefront => {
+                let mut extents =
+                    scratch_extents(bound, depth, &tile_cores(&bound.extents, &self.tile));
+                // A buffered column-sum row starts loading at its smallest x offset; on
+                // shifted lanes it loads whole vectors from the row's first point.
+                let lead = (bound.program().stages.ids().zip(&self.stages))
+                    .find(|(_, s)| s.column_sums && !s.lanes)
+                    .and_then(|(stage, _)| column_form(bound, stage))
+                    .map_or(0, |sums| sums.reach.0);
+                let front = ring_front(bound, depth, &self.tile, lead);
+                extents[dims - 1] += front;
+                pad_rows(bound, &mut extents);
+                let mut rows = wavefront_rows(bound.extents[0], &extents[1..]);
+                if self.plane_pairs {
+                    rows = rows.next_multiple_of(2);
+                }
+                extents[0] = ring_rows(rows, stream_skew(bound));
+                pad_ring_slices(bound, &mut extents);
+                (extents, rows, front)
+            }
+            _ => (Vec::new(), 0, 0),
+        };
+        let scratch_cells: u128 = scratch_extents.iter().map(|&e| e as u128).product();
+        let reach = max_reach(bound) as u128;
+        let largest = (bound.cell_count() as u128).max(scratch_cells) + reach * 2 + 1;
+        CpuLayout {
+            index64: largest >= 1 << 31,
+            scratch_extents,
+            stream_rows,
+            ring_front,
+        }
+    }
+
+    /// Checks that this plan (read from a file, say) can run `bound`: every field in range for
+    /// the program's grid and stages, and every stage form one the stage has. Errors name the
+    /// plan field, its value and the limit.
+    pub fn check(&self, bound: &BoundProgram) -> Result<(), PlanError> {
+        self.check_shape(bound)?;
+        let program = bound.program();
+        if self.stages.len() != program.stages.len() {
+            return Err(PlanError::field(
+                "cpu.stages",
+                format!("a list of {}", self.stages.len()),
+                format!(
+                    "program `{}` has {} stages: give one entry per stage, in program order",
+                    program.name,
+                    program.stages.len()
+                ),
+            ));
+        }
+        for ((stage, body), form) in program.stages.iter().zip(&self.stages) {
+            self.check_stage(bound, stage, &body.name, form)?;
+        }
+        let pairs_apply = self.strategy == CpuStrategy::Wavefront
+            && bound.extents.len() == 3
+            && self.stages.iter().any(|s| s.lanes && !s.column_sums);
+        if self.plane_pairs && !pairs_apply {
+            return Err(PlanError::field(
+                "cpu.plane_pairs",
+                true,
+                "plane pairs need the 3D wavefront and a stage on shifted lanes without column sums",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The strategy, tile, time tile and thread count against the grid.
+    fn check_shape(&self, bound: &BoundProgram) -> Result<(), PlanError> {
+        let dims = bound.extents.len();
+        if self.tile.len() != dims {
+            return Err(PlanError::field(
+                "cpu.tile",
+                format!("{:?}", self.tile),
+                format!("the grid has {dims} axes: give one size per axis, slowest first"),
+            ));
+        }
+        for (axis, (&size, &extent)) in self.tile.iter().zip(&bound.extents).enumerate() {
+            if size == 0 || size > extent {
+                return Err(PlanError::field(
+                    format!("cpu.tile[{axis}]"),
+                    size,
+                    format!(
+                        "a tile holds 1 to {extent} points along axis {axis} (the grid's extent)"
+                    ),
+                ));
+            }
+        }
+        if self.time_tile == 0 {
+            return Err(PlanError::field(
+                "cpu.time_tile",
+                0,
+                "a pass fuses at least 1 step",
+            ));
+        }
+        if self.time_tile != 1 && !self.strategy.fuses_steps() {
+            return Err(PlanError::field(
+                "cpu.time_tile",
+                self.time_tile,
+                format!(
+                    "the {} strategy computes one step at a time: it must be 1 (overlapped and wavefront fuse steps)",
+                    self.strategy.name()
+                ),
+            ));
+        }
+        if self.threads == 0 || (self.strategy == CpuStrategy::Naive && self.threads != 1) {
+            return Err(PlanError::field(
+                "cpu.threads",
+                self.threads,
+                match self.strategy {
+                    CpuStrategy::Naive => "the naive strategy runs on 1 thread".to_string(),
+                    _ => "a plan runs on at least 1 thread".to_string(),
+                },
+            ));
+        }
+        if self.strategy == CpuStrategy::Wavefront
+            && let Some(reason) = wavefront_unsupported(bound)
+        {
+            return Err(PlanError::field(
+                "cpu.strategy",
+                "wavefront",
+                format!("the wavefront strategy cannot run this program: {reason}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One stage's form against what the stage has with this plan's tiles.
+    fn check_stage(
+        &self,
+        bound: &BoundProgram,
+        stage: Id<Stage>,
+        name: &str,
+        form: &CpuStagePlan,
+    ) -> Result<(), PlanError> {
+        let field = |what: &str| format!("cpu.stages[{}].{what}", stage.index());
+        let relaxed = !self.exact && self.strategy != CpuStrategy::Naive;
+        if form.column_sums && !relaxed {
+            return Err(PlanError::field(
+                field("column_sums"),
+                true,
+                "column sums reorder additions: exact and naive plans do not use them",
+            ));
+        }
+        if form.column_sums && column_sums(bound, stage, &self.tile).is_none() {
+            return Err(PlanError::field(
+                field("column_sums"),
+                true,
+                format!("stage `{name}` has no column-sum form with these tiles"),
+            ));
+        }
+        let lanes_apply = self.strategy != CpuStrategy::Naive
+            && lane_type(bound, stage, form.column_sums, &self.tile).is_some();
+        if form.lanes && !lanes_apply {
+            return Err(PlanError::field(
+                field("lanes"),
+                true,
+                format!("stage `{name}` cannot run on shifted lanes in this plan"),
+            ));
+        }
+        for (what, set) in [
+            ("wide_vectors", form.wide_vectors),
+            ("columns_in_registers", form.columns_in_registers),
+        ] {
+            if set && !form.column_sums {
+                return Err(PlanError::field(
+                    field(what),
+                    true,
+                    format!("it applies to column sums, and stage `{name}` runs none"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl CpuPlan {
+    /// The plan in one line, with the wavefront's rows and ring slots from `layout` when
+    /// given: `wavefront tile=256x64x256 T=8 rows=2 ring=4 threads=2 lane-shifts`.
+    pub fn summary(&self, layout: Option<&CpuLayout>) -> String {
         let tile: Vec<String> = self.tile.iter().map(usize::to_string).collect();
-        write!(f, "{}", self.strategy.name())?;
+        let mut text = self.strategy.name().to_string();
         if matches!(
             self.strategy,
             CpuStrategy::Blocked | CpuStrategy::Overlapped | CpuStrategy::Wavefront
         ) {
-            write!(f, " tile={}", tile.join("x"))?;
+            text.push_str(&format!(" tile={}", tile.join("x")));
         }
-        if matches!(
-            self.strategy,
-            CpuStrategy::Overlapped | CpuStrategy::Wavefront
-        ) {
-            write!(f, " T={}", self.time_tile)?;
+        if self.strategy.fuses_steps() {
+            text.push_str(&format!(" T={}", self.time_tile));
         }
-        if self.strategy == CpuStrategy::Wavefront {
-            write!(
-                f,
+        if let (CpuStrategy::Wavefront, Some(layout)) = (self.strategy, layout) {
+            text.push_str(&format!(
                 " rows={} ring={}",
-                self.stream_rows, self.scratch_extents[0]
-            )?;
+                layout.stream_rows, layout.scratch_extents[0]
+            ));
         }
-        write!(
-            f,
-            " threads={}{}{}{}{}{}",
-            self.threads,
-            if self.exact { " exact" } else { "" },
-            if self.column_sums { " column-sums" } else { "" },
-            if self.wide_vectors {
-                " wide-vectors"
-            } else {
-                ""
-            },
-            if self.lane_shifts { " lane-shifts" } else { "" },
-            if self.plane_pairs { " plane-pairs" } else { "" }
-        )
+        let flags = [
+            (self.exact, " exact"),
+            (self.column_sums(), " column-sums"),
+            (self.wide_vectors(), " wide-vectors"),
+            (self.lane_shifts(), " lane-shifts"),
+            (self.plane_pairs, " plane-pairs"),
+        ];
+        text.push_str(&format!(" threads={}", self.threads));
+        for (set, flag) in flags {
+            if set {
+                text.push_str(flag);
+            }
+        }
+        text
     }
 }
 
-/// Why a request cannot be planned.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PlanError {
-    /// The request names an unknown strategy or gives a bad parameter.
-    #[error("{0}")]
-    Invalid(String),
+impl fmt::Display for CpuPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary(None))
+    }
 }
 
 /// Validates `request` against `bound` and completes it into a plan.
 pub fn plan_cpu(
     bound: &BoundProgram,
-    request: &CpuRequest,
+    request: &PlanRequest,
     machine: &CpuMachine,
 ) -> Result<CpuPlan, PlanError> {
-    let dims = bound.extents.len();
-    let strategy = match &request.strategy {
-        Some(name) => CpuStrategy::from_name(name).ok_or_else(|| {
-            let names: Vec<&str> = CpuStrategy::ALL.iter().map(|s| s.name()).collect();
-            PlanError::Invalid(format!(
-                "unknown CPU strategy `{name}`; choose one of: {}",
-                names.join(", ")
-            ))
-        })?,
-        None => auto_strategy(bound, machine, request.exact),
-    };
-    if strategy == CpuStrategy::Wavefront
-        && let Some(reason) = wavefront_unsupported(bound)
-    {
-        return Err(PlanError::Invalid(format!(
-            "the wavefront strategy cannot run this program: {reason}; use `overlapped` or `parallel`"
-        )));
-    }
-    if let Some(tile) = &request.tile {
-        if tile.len() != dims {
-            return Err(PlanError::Invalid(format!(
-                "the tile has {} sizes but the grid has {dims} axes; give one size per axis, slowest first (e.g. {})",
-                tile.len(),
-                vec!["64"; dims].join("x")
-            )));
-        }
-        if tile.contains(&0) {
-            return Err(PlanError::Invalid(
-                "a tile size is 0; every tile size must be at least 1".into(),
-            ));
-        }
-    }
-    if request.time_tile == Some(0) {
-        return Err(PlanError::Invalid(
-            "the time tile is 0; fuse at least 1 step per tile".into(),
-        ));
-    }
+    let exact = request_exactness(request)?;
+    let strategy = request_strategy(bound, request, machine, exact)?;
+    let tile = request_tile(bound, request)?;
     if request.threads == Some(0) {
         return Err(PlanError::Invalid(
             "the thread count is 0; use at least 1 thread".into(),
@@ -251,15 +441,17 @@ pub fn plan_cpu(
     } else {
         request.threads.unwrap_or(machine.threads).max(1)
     };
+    let requested_depth = request.time_tile.map(|t| t as usize);
     let wave = (strategy == CpuStrategy::Wavefront)
-        .then(|| wavefront_shape(bound, machine, request.time_tile, request.tile.as_deref()));
+        .then(|| wavefront_shape(bound, machine, requested_depth, tile.as_deref()));
+    let dims = bound.extents.len();
     let time_tile = match (strategy, &wave) {
-        (CpuStrategy::Overlapped, _) => request.time_tile.unwrap_or_else(|| auto_time_tile(dims)),
+        (CpuStrategy::Overlapped, _) => requested_depth.unwrap_or_else(|| auto_time_tile(dims)),
         (_, Some((depth, _))) => *depth,
         _ => 1,
     };
-    let tile = match (&request.tile, strategy) {
-        (Some(tile), _) => tile.clone(),
+    let tile = match (tile, strategy) {
+        (Some(tile), _) => tile,
         (None, CpuStrategy::Naive) => bound.extents.clone(),
         (None, CpuStrategy::Parallel) => {
             let mut tile = bound.extents.clone();
@@ -274,69 +466,135 @@ pub fn plan_cpu(
         (None, CpuStrategy::Overlapped) => auto_overlapped_tile(bound, machine, time_tile),
         (None, CpuStrategy::Wavefront) => wave.map(|(_, bands)| bands).unwrap_or_default(),
     };
-    let column_form = !request.exact && strategy != CpuStrategy::Naive;
-    let sums: Vec<_> = if column_form {
-        (bound.program().stages.ids())
-            .filter_map(|s| column_sums(bound, s, &tile))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    // Per stage on shifted lanes: whether its rows are plain (not column sums).
-    let plain_lane_rows: Vec<bool> = (bound.program().stages.ids())
-        .filter(|&s| lane_type(bound, s, column_form, &tile).is_some())
-        .map(|s| !(column_form && column_sums(bound, s, &tile).is_some()))
-        .collect();
-    let lane_shifts = strategy != CpuStrategy::Naive && !plain_lane_rows.is_empty();
-    let plane_pairs =
-        strategy == CpuStrategy::Wavefront && dims == 3 && plain_lane_rows.contains(&true);
-    let (scratch_extents, stream_rows, ring_front) = match strategy {
-        CpuStrategy::Overlapped => (
-            scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile)),
-            0,
-            0,
-        ),
-        CpuStrategy::Wavefront => {
-            let mut extents = scratch_extents(bound, time_tile, &tile_cores(&bound.extents, &tile));
-            // A buffered column-sum row starts loading at its smallest x offset; on shifted
-            // lanes it loads whole vectors from the row's first point.
-            let buffered = column_form
-                .then(|| {
-                    (bound.program().stages.ids()).find_map(|s| buffered_sums(bound, s, &tile))
-                })
-                .flatten();
-            let lead = buffered.map_or(0, |s| s.reach.0);
-            let front = ring_front(bound, time_tile, &tile, lead);
-            extents[dims - 1] += front;
-            pad_rows(bound, &mut extents);
-            let mut rows = wavefront_rows(bound.extents[0], &extents[1..]);
-            if plane_pairs {
-                rows = rows.next_multiple_of(2);
-            }
-            extents[0] = ring_rows(rows, stream_skew(bound));
-            pad_ring_slices(bound, &mut extents);
-            (extents, rows, front)
-        }
-        _ => (Vec::new(), 0, 0),
-    };
-    let scratch_cells: u128 = scratch_extents.iter().map(|&e| e as u128).product();
-    let reach = max_reach(bound) as u128;
-    let largest = (bound.cell_count() as u128).max(scratch_cells) + reach * 2 + 1;
+    let stages = stage_plans(bound, strategy, exact, &tile);
+    let plane_pairs = strategy == CpuStrategy::Wavefront
+        && dims == 3
+        && stages.iter().any(|s| s.lanes && !s.column_sums);
     Ok(CpuPlan {
         strategy,
         tile,
-        time_tile,
+        time_tile: u32::try_from(time_tile).map_err(|_| {
+            PlanError::Invalid(format!("a time tile of {time_tile} steps is too deep"))
+        })?,
         threads,
-        exact: request.exact,
-        index64: largest >= 1 << 31,
-        scratch_extents,
-        stream_rows,
-        ring_front,
-        column_sums: !sums.is_empty(),
-        wide_vectors: sums.iter().any(|s| s.bound_by_arithmetic()),
-        lane_shifts,
+        exact,
+        stages,
         plane_pairs,
     })
+}
+
+/// Whether the request asks for exact arithmetic (the CPU has no f64 accuracy mode and no
+/// devices).
+fn request_exactness(request: &PlanRequest) -> Result<bool, PlanError> {
+    if let DeviceSelection::Named(_) = request.device {
+        return Err(PlanError::Invalid(
+            "the cpu backend has no devices; drop `--device` or choose a GPU backend".into(),
+        ));
+    }
+    match request.arithmetic {
+        Arithmetic::Relaxed => Ok(false),
+        Arithmetic::Exact => Ok(true),
+        Arithmetic::F64 => Err(PlanError::Unsupported(
+            "the cpu backend has no f64 accuracy mode; use `--backend reference` for it".into(),
+        )),
+    }
+}
+
+/// The strategy asked for, or the automatic choice: among the time-tiling strategies when the
+/// request fixes a time tile deeper than 1.
+fn request_strategy(
+    bound: &BoundProgram,
+    request: &PlanRequest,
+    machine: &CpuMachine,
+    exact: bool,
+) -> Result<CpuStrategy, PlanError> {
+    let fused_depth = request.time_tile.filter(|&t| t > 1);
+    let strategy = match request.strategy {
+        Some(strategy) => CpuStrategy::from_strategy(strategy)?,
+        None if fused_depth.is_some() => match wavefront_unsupported(bound) {
+            None => CpuStrategy::Wavefront,
+            Some(_) => CpuStrategy::Overlapped,
+        },
+        None => auto_strategy(bound, machine, exact),
+    };
+    if strategy == CpuStrategy::Wavefront
+        && let Some(reason) = wavefront_unsupported(bound)
+    {
+        return Err(PlanError::Invalid(format!(
+            "the wavefront strategy cannot run this program: {reason}; use `overlapped` or `parallel`"
+        )));
+    }
+    match request.time_tile {
+        Some(0) => Err(PlanError::Invalid(
+            "the time tile is 0; fuse at least 1 step per tile".into(),
+        )),
+        Some(t) if t > 1 && !strategy.fuses_steps() => Err(PlanError::Invalid(format!(
+            "the {} strategy computes one step at a time; a time tile of {t} needs `overlapped` or `wavefront`",
+            strategy.name()
+        ))),
+        _ => Ok(strategy),
+    }
+}
+
+/// The requested tile, checked against the grid's rank and clamped to its extents.
+fn request_tile(
+    bound: &BoundProgram,
+    request: &PlanRequest,
+) -> Result<Option<Vec<usize>>, PlanError> {
+    let dims = bound.extents.len();
+    let Some(tile) = &request.tile else {
+        return Ok(None);
+    };
+    if tile.len() != dims {
+        return Err(PlanError::Invalid(format!(
+            "the tile has {} sizes but the grid has {dims} axes; give one size per axis, slowest first (e.g. {})",
+            tile.len(),
+            vec!["64"; dims].join("x")
+        )));
+    }
+    if tile.contains(&0) {
+        return Err(PlanError::Invalid(
+            "a tile size is 0; every tile size must be at least 1".into(),
+        ));
+    }
+    Ok(Some(
+        tile.iter()
+            .zip(&bound.extents)
+            .map(|(&t, &e)| t.min(e))
+            .collect(),
+    ))
+}
+
+/// Each stage's form under `strategy`: column sums where the plan may reorder additions and
+/// the form pays, shifted lanes where the stage has them (see [`CpuStagePlan`]).
+fn stage_plans(
+    bound: &BoundProgram,
+    strategy: CpuStrategy,
+    exact: bool,
+    tile: &[usize],
+) -> Vec<CpuStagePlan> {
+    let relaxed = !exact && strategy != CpuStrategy::Naive;
+    bound
+        .program()
+        .stages
+        .ids()
+        .map(|stage| {
+            let sums: Option<ColumnSums> =
+                relaxed.then(|| column_sums(bound, stage, tile)).flatten();
+            let lanes = strategy != CpuStrategy::Naive
+                && lane_type(bound, stage, sums.is_some(), tile).is_some();
+            let registers = |s: &ColumnSums| match lanes {
+                true => s.keeps_lane_columns_in_registers(),
+                false => s.keeps_columns_in_registers(),
+            };
+            CpuStagePlan {
+                column_sums: sums.is_some(),
+                lanes,
+                wide_vectors: sums.as_ref().is_some_and(ColumnSums::bound_by_arithmetic),
+                columns_in_registers: sums.as_ref().is_some_and(registers),
+            }
+        })
+        .collect()
 }
 
 /// The largest absolute read offset of any stage or reduction, as a linear distance bound.
@@ -364,19 +622,8 @@ fn reads_periodic(bound: &BoundProgram) -> bool {
     })
 }
 
-/// Bytes of all fields at one grid point.
-fn bytes_per_point(bound: &BoundProgram) -> u64 {
-    bound
-        .program()
-        .fields
-        .values()
-        .map(|f| f.ty.size_bytes() as u64)
-        .sum::<u64>()
-        .max(1)
-}
-
 fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine, exact: bool) -> CpuStrategy {
-    let grid_bytes = bound.cell_count() as u64 * bytes_per_point(bound) * 2;
+    let grid_bytes = bound.cell_count() as u64 * bound.storage_bytes_per_point().max(1) as u64 * 2;
     // Periodic reads need whole-axis tiles, and grids within the last-level cache gain nothing
     // from time tiling. Memory-bound stencils (fewer than 20 reads per point) stream with the
     // wavefront, in 3D too (measured on j3d7pt 256^3: bands of full rows 32 deep, T=4, ran
@@ -480,7 +727,7 @@ fn auto_time_tile(dims: usize) -> usize {
 fn auto_spatial_tile(bound: &BoundProgram, _machine: &CpuMachine) -> Vec<usize> {
     let dims = bound.extents.len();
     let mut tile = bound.extents.clone();
-    let bytes = bytes_per_point(bound);
+    let bytes = bound.storage_bytes_per_point().max(1) as u64;
     let fast = bound.extents[dims - 1];
     if dims >= 2 {
         let rows = ((256 * 1024) / (bytes * fast as u64).max(1)).max(1) as usize;
@@ -977,6 +1224,7 @@ mod tests {
     use tessera_ir::{BinaryOp, Constant, Range, Region, ScalarType, SizeExpr, SizeOp, Span};
 
     use super::*;
+    use crate::request::{Arithmetic, PlanRequest, Strategy};
 
     /// A star Jacobi of radius 1 on the interior of an `n`^dims grid of `ty`, optionally with a
     /// periodic border and a second (read-only) field.
@@ -1038,7 +1286,7 @@ mod tests {
     }
 
     fn auto(bound: &BoundProgram) -> CpuPlan {
-        plan_cpu(bound, &CpuRequest::default(), &machine()).expect("plans")
+        plan_cpu(bound, &PlanRequest::default(), &machine()).expect("plans")
     }
 
     #[test]
@@ -1052,16 +1300,18 @@ mod tests {
 
     #[test]
     fn large_2d_grids_stream_with_the_wavefront() {
-        let plan = auto(&jacobi(2, 4096, ScalarType::F32, false, false));
+        let bound = jacobi(2, 4096, ScalarType::F32, false, false);
+        let plan = auto(&bound);
         assert_eq!(plan.strategy, CpuStrategy::Wavefront);
         assert_eq!((plan.time_tile, plan.tile.clone()), (24, vec![4096, 1024]));
         // Rows padded to whole lines, at distinct offsets within a page (an odd multiple of
         // 4096 / R bytes); at least K + 2 skew rows.
-        let (slots, row) = (plan.scratch_extents[0], plan.scratch_extents[1]);
+        let layout = plan.layout(&bound);
+        let (slots, row) = (layout.scratch_extents[0], layout.scratch_extents[1]);
         assert!(row >= 1024 + 2 * 23 && row.is_multiple_of(16));
         assert_eq!((row * 4 * slots) % 4096, 0);
         assert_eq!(row * 4 / (4096 / slots) % 2, 1);
-        assert!(slots >= plan.stream_rows + 2);
+        assert!(slots >= layout.stream_rows + 2);
         // The deep bands' rings do not fit in f64, nor with a radius-2 stencil: 16 steps.
         let f64 = auto(&jacobi(2, 4096, ScalarType::F64, false, false));
         assert_eq!((f64.time_tile, f64.tile.clone()), (16, vec![4096, 512]));
@@ -1069,10 +1319,10 @@ mod tests {
         assert_eq!(wide.strategy, CpuStrategy::Wavefront);
         assert_eq!((wide.time_tile, wide.tile.clone()), (16, vec![4096, 512]));
         // A requested depth keeps the 512-point bands.
-        let request = CpuRequest {
-            strategy: Some("wavefront".into()),
+        let request = PlanRequest {
+            strategy: Some(Strategy::Wavefront),
             time_tile: Some(24),
-            ..CpuRequest::default()
+            ..PlanRequest::default()
         };
         let bound = jacobi(2, 4096, ScalarType::F32, false, false);
         let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
@@ -1083,45 +1333,44 @@ mod tests {
     fn full_row_rings_align_the_first_computed_point() {
         // Whole rows: x = 1 (the domain's first point) lands on a 64-byte line.
         for (ty, front) in [(ScalarType::F32, 15), (ScalarType::F64, 7)] {
-            let plan = auto(&jacobi(3, 256, ty, false, false));
-            assert_eq!(plan.ring_front, front);
-            let row = plan.scratch_extents[2];
+            let bound = jacobi(3, 256, ty, false, false);
+            let layout = auto(&bound).layout(&bound);
+            assert_eq!(layout.ring_front, front);
+            let row = layout.scratch_extents[2];
             assert!(row >= 256 + front && (row * ty.size_bytes()).is_multiple_of(64));
         }
         // Bands that split the rows, and other strategies, keep no front.
-        assert_eq!(
-            auto(&jacobi(2, 4096, ScalarType::F32, false, false)).ring_front,
-            0
-        );
-        let parallel = CpuRequest {
-            strategy: Some("parallel".into()),
-            ..CpuRequest::default()
+        let bound = jacobi(2, 4096, ScalarType::F32, false, false);
+        assert_eq!(auto(&bound).layout(&bound).ring_front, 0);
+        let parallel = PlanRequest {
+            strategy: Some(Strategy::Parallel),
+            ..PlanRequest::default()
         };
         let bound = jacobi(3, 256, ScalarType::F32, false, false);
-        assert_eq!(
-            plan_cpu(&bound, &parallel, &machine()).unwrap().ring_front,
-            0
-        );
+        let plan = plan_cpu(&bound, &parallel, &machine()).unwrap();
+        assert_eq!(plan.layout(&bound).ring_front, 0);
         // A buffered column-sum row starts loading at x = first - 2 (a 5x5 box on 2..N-2, rows
         // too short for lanes): aligned as is.
-        let whole_rows = CpuRequest {
-            strategy: Some("wavefront".into()),
+        let whole_rows = PlanRequest {
+            strategy: Some(Strategy::Wavefront),
             tile: Some(vec![64, 1000]),
-            ..CpuRequest::default()
+            ..PlanRequest::default()
         };
-        let plan = plan_cpu(&square_box(200, 2, false), &whole_rows, &machine()).unwrap();
-        assert!(plan.column_sums);
-        assert_eq!(plan.ring_front, 0);
+        let bound = square_box(200, 2, false);
+        let plan = plan_cpu(&bound, &whole_rows, &machine()).unwrap();
+        assert!(plan.column_sums());
+        assert_eq!(plan.layout(&bound).ring_front, 0);
     }
 
     #[test]
     fn large_3d_grids_stream_full_rows() {
         // Light stencils fuse 8 steps on 64-row bands whose rings live in L3.
         for ty in [ScalarType::F32, ScalarType::F64] {
-            let plan = auto(&jacobi(3, 256, ty, false, false));
+            let bound = jacobi(3, 256, ty, false, false);
+            let plan = auto(&bound);
             assert_eq!(plan.strategy, CpuStrategy::Wavefront);
             assert_eq!((plan.time_tile, plan.tile.clone()), (8, vec![256, 64, 256]));
-            assert!(plan.plane_pairs && plan.stream_rows == 2);
+            assert!(plan.plane_pairs && plan.layout(&bound).stream_rows == 2);
         }
         let bound = jacobi(3, 256, ScalarType::F32, false, false);
         assert!((wavefront_ghost_work(&bound, &machine()) - 7.0 / 64.0).abs() < 1e-9);
@@ -1134,7 +1383,7 @@ mod tests {
         };
         let plan = |ty| {
             let bound = jacobi(3, 256, ty, false, false);
-            plan_cpu(&bound, &CpuRequest::default(), &small_l3).expect("plans")
+            plan_cpu(&bound, &PlanRequest::default(), &small_l3).expect("plans")
         };
         let f32 = plan(ScalarType::F32);
         assert_eq!((f32.time_tile, f32.tile.clone()), (5, vec![256, 32, 256]));
@@ -1148,9 +1397,9 @@ mod tests {
             for dims in [1, 2, 3] {
                 let n = [1 << 22, 4096, 256][dims - 1];
                 let bound = jacobi(dims, n, ty, false, false);
-                let request = CpuRequest {
-                    strategy: Some("wavefront".into()),
-                    ..CpuRequest::default()
+                let request = PlanRequest {
+                    strategy: Some(Strategy::Wavefront),
+                    ..PlanRequest::default()
                 };
                 let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
                 // The band's hull (the ring slices' padding is never touched): the ring slots
@@ -1160,11 +1409,12 @@ mod tests {
                     3 => machine().l3_bytes / machine().threads as u64 / 2,
                     _ => machine().l2_bytes,
                 };
+                let depth = plan.time_tile as usize;
                 let hull: usize = (1..dims)
-                    .map(|a| (plan.tile[a] + 2 * plan.time_tile).min(n))
+                    .map(|a| (plan.tile[a] + 2 * depth).min(n))
                     .product();
-                let cells = hull * plan.scratch_extents[0];
-                let bytes = cells * ty.size_bytes() * (plan.time_tile - 1);
+                let cells = hull * plan.layout(&bound).scratch_extents[0];
+                let bytes = cells * ty.size_bytes() * (depth - 1);
                 assert!(
                     bytes as u64 <= budget,
                     "{dims}D {ty}: {plan} needs {bytes} bytes of rings"
@@ -1179,19 +1429,20 @@ mod tests {
 
     #[test]
     fn wavefront_rings_are_whole_pages_with_slots_at_distinct_page_offsets() {
-        let request = CpuRequest {
-            strategy: Some("wavefront".into()),
-            ..CpuRequest::default()
+        let request = PlanRequest {
+            strategy: Some(Strategy::Wavefront),
+            ..PlanRequest::default()
         };
         for ty in [ScalarType::F32, ScalarType::F64] {
             for (dims, n) in [(1, 1 << 22), (2, 4096), (2, 1000), (3, 256), (3, 97)] {
                 let bound = jacobi(dims, n, ty, false, false);
                 let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
-                let ring = plan.scratch_extents[0];
-                let slot: usize = plan.scratch_extents[1..].iter().product::<usize>();
+                let layout = plan.layout(&bound);
+                let ring = layout.scratch_extents[0];
+                let slot: usize = layout.scratch_extents[1..].iter().product::<usize>();
                 let bytes = slot * ty.size_bytes();
                 assert!(
-                    ring.is_power_of_two() && ring >= plan.stream_rows + 2,
+                    ring.is_power_of_two() && ring >= layout.stream_rows + 2,
                     "{plan}"
                 );
                 assert!(
@@ -1264,21 +1515,25 @@ mod tests {
         assert_eq!(work_per_point(&gaussian, false), 11);
         assert_eq!(work_per_point(&gaussian, true), 25);
         assert_eq!(auto(&gaussian).strategy, CpuStrategy::Wavefront);
-        assert!(auto(&gaussian).column_sums);
-        let exact = CpuRequest {
-            exact: true,
-            ..CpuRequest::default()
+        assert!(auto(&gaussian).column_sums());
+        let exact = PlanRequest {
+            arithmetic: Arithmetic::Exact,
+            ..PlanRequest::default()
         };
         let plan = plan_cpu(&gaussian, &exact, &machine()).expect("plans");
         assert_eq!(plan.strategy, CpuStrategy::Overlapped);
-        assert!(!plan.column_sums);
+        assert!(!plan.column_sums());
         // General weights: one sum per x offset, 5 + 5 + 5 values moved.
         assert_eq!(work_per_point(&square_box(64, 2, false), false), 15);
-        let naive = CpuRequest {
-            strategy: Some("naive".into()),
-            ..CpuRequest::default()
+        let naive = PlanRequest {
+            strategy: Some(Strategy::Naive),
+            ..PlanRequest::default()
         };
-        assert!(!plan_cpu(&gaussian, &naive, &machine()).unwrap().column_sums);
+        assert!(
+            !plan_cpu(&gaussian, &naive, &machine())
+                .unwrap()
+                .column_sums()
+        );
     }
 
     #[test]
@@ -1291,9 +1546,9 @@ mod tests {
         assert_eq!(auto(&wide).strategy, CpuStrategy::Parallel);
         // The 5x5 box in exact mode (25 reads): a 41% hull still pays for the L1 reuse.
         let narrow = square_box(4096, 2, false);
-        let exact = CpuRequest {
-            exact: true,
-            ..CpuRequest::default()
+        let exact = PlanRequest {
+            arithmetic: Arithmetic::Exact,
+            ..PlanRequest::default()
         };
         assert!(overlapped_ghost_work(&narrow, &machine()) < 0.6);
         let plan = plan_cpu(&narrow, &exact, &machine()).expect("plans");
@@ -1304,29 +1559,33 @@ mod tests {
     fn only_column_sums_bound_by_arithmetic_get_wide_vectors() {
         // Rank one: 5 + 5 multiply-adds against 11 values moved.
         let gaussian = square_box(4096, 2, true);
-        assert!(!auto(&gaussian).wide_vectors);
+        assert!(!auto(&gaussian).wide_vectors());
         // General weights: 25 + 5 multiply-adds against 15 values moved.
         let general = square_box(4096, 2, false);
         let plan = auto(&general);
-        assert!(plan.column_sums && plan.wide_vectors);
+        assert!(plan.column_sums() && plan.wide_vectors());
         assert!(
             plan.to_string()
                 .ends_with(" column-sums wide-vectors lane-shifts")
         );
         for strategy in ["naive", "parallel"] {
-            let request = CpuRequest {
-                strategy: Some(strategy.into()),
-                exact: strategy == "parallel",
-                ..CpuRequest::default()
+            let request = PlanRequest {
+                strategy: Strategy::from_name(strategy),
+                arithmetic: if strategy == "parallel" {
+                    Arithmetic::Exact
+                } else {
+                    Arithmetic::Relaxed
+                },
+                ..PlanRequest::default()
             };
             assert!(
                 !plan_cpu(&general, &request, &machine())
                     .unwrap()
-                    .wide_vectors
+                    .wide_vectors()
             );
         }
         // Plain loops (no column form) keep the default width.
-        assert!(!auto(&jacobi(2, 4096, ScalarType::F32, false, false)).wide_vectors);
+        assert!(!auto(&jacobi(2, 4096, ScalarType::F32, false, false)).wide_vectors());
     }
 
     #[test]
@@ -1334,45 +1593,45 @@ mod tests {
         // A star and a general 3x3 box read along x: shifted lanes, exact plans included.
         let star = jacobi(2, 4096, ScalarType::F32, false, false);
         let box3x3 = square_box(4096, 1, false);
-        let exact = CpuRequest {
-            exact: true,
-            ..CpuRequest::default()
+        let exact = PlanRequest {
+            arithmetic: Arithmetic::Exact,
+            ..PlanRequest::default()
         };
         for bound in [&star, &box3x3] {
             let plan = auto(bound);
-            assert!(plan.lane_shifts && plan.to_string().ends_with(" lane-shifts"));
-            assert!(plan_cpu(bound, &exact, &machine()).unwrap().lane_shifts);
+            assert!(plan.lane_shifts() && plan.to_string().ends_with(" lane-shifts"));
+            assert!(plan_cpu(bound, &exact, &machine()).unwrap().lane_shifts());
         }
         // The 3x3 box's column sums pay on lanes only (fewer shuffles; buffered they move as
         // many values as the plain loop): on rows of at least 128 points (the wavefront's
         // 1024-point bands, the overlapped strategy's 256-point tiles), not on narrower tiles
         // nor in exact mode.
-        assert!(auto(&box3x3).column_sums && !auto(&star).column_sums);
-        let overlapped = |tile: Vec<usize>| CpuRequest {
-            strategy: Some("overlapped".into()),
+        assert!(auto(&box3x3).column_sums() && !auto(&star).column_sums());
+        let overlapped = |tile: Vec<usize>| PlanRequest {
+            strategy: Some(Strategy::Overlapped),
             tile: Some(tile),
-            ..CpuRequest::default()
+            ..PlanRequest::default()
         };
         let plan = plan_cpu(&box3x3, &overlapped(vec![256, 256]), &machine()).unwrap();
-        assert!(plan.lane_shifts && plan.column_sums, "{plan}");
+        assert!(plan.lane_shifts() && plan.column_sums(), "{plan}");
         let plan = plan_cpu(&box3x3, &overlapped(vec![256, 64]), &machine()).unwrap();
-        assert!(plan.lane_shifts && !plan.column_sums, "{plan}");
-        assert!(!plan_cpu(&box3x3, &exact, &machine()).unwrap().column_sums);
+        assert!(plan.lane_shifts() && !plan.column_sums(), "{plan}");
+        assert!(!plan_cpu(&box3x3, &exact, &machine()).unwrap().column_sums());
         // Column sums run on lanes where rows hold `min_lane_row` points (256 for a 5x5 box:
         // the wavefront's bands of 512 points), buffered otherwise; naive is the plain loop.
-        assert!(auto(&square_box(4096, 2, true)).lane_shifts);
-        let narrow = CpuRequest {
-            strategy: Some("wavefront".into()),
+        assert!(auto(&square_box(4096, 2, true)).lane_shifts());
+        let narrow = PlanRequest {
+            strategy: Some(Strategy::Wavefront),
             tile: Some(vec![4096, 128]),
-            ..CpuRequest::default()
+            ..PlanRequest::default()
         };
         let buffered = plan_cpu(&square_box(4096, 2, true), &narrow, &machine()).unwrap();
-        assert!(buffered.column_sums && !buffered.lane_shifts);
-        let naive = CpuRequest {
-            strategy: Some("naive".into()),
-            ..CpuRequest::default()
+        assert!(buffered.column_sums() && !buffered.lane_shifts());
+        let naive = PlanRequest {
+            strategy: Some(Strategy::Naive),
+            ..PlanRequest::default()
         };
-        assert!(!plan_cpu(&star, &naive, &machine()).unwrap().lane_shifts);
+        assert!(!plan_cpu(&star, &naive, &machine()).unwrap().lane_shifts());
     }
 
     #[test]
@@ -1383,9 +1642,9 @@ mod tests {
             Some("field `K` is read-only")
         );
         assert_eq!(auto(&bound).strategy, CpuStrategy::Overlapped);
-        let request = CpuRequest {
-            strategy: Some("wavefront".into()),
-            ..CpuRequest::default()
+        let request = PlanRequest {
+            strategy: Some(Strategy::Wavefront),
+            ..PlanRequest::default()
         };
         let periodic = jacobi(2, 64, ScalarType::F32, true, false);
         assert_eq!(
@@ -1398,11 +1657,11 @@ mod tests {
 
     #[test]
     fn requested_tiles_and_depths_are_kept() {
-        let request = CpuRequest {
-            strategy: Some("wavefront".into()),
+        let request = PlanRequest {
+            strategy: Some(Strategy::Wavefront),
             tile: Some(vec![100, 64]),
             time_tile: Some(3),
-            ..CpuRequest::default()
+            ..PlanRequest::default()
         };
         let plan = plan_cpu(
             &jacobi(2, 300, ScalarType::F64, false, false),

@@ -6,10 +6,14 @@
 //! ([`KernelResources`]); [`check_kernel`] refuses a kernel over the device's
 //! [`DeviceLimits`] with a suggestion, and computes its [`Occupancy`] otherwise.
 
-use std::fmt;
+use serde::{Deserialize, Serialize};
+
+use crate::error::PlanError;
+use crate::request::{Arithmetic, PlanRequest, Strategy};
 
 /// A GPU code generation strategy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum GpuStrategy {
     /// One thread per point of the two fastest axes; slower axes are looped by each thread;
     /// loads through the read-only cache.
@@ -31,21 +35,38 @@ impl GpuStrategy {
 
     /// The name used on the command line (`--strategy NAME`).
     pub fn name(self) -> &'static str {
+        self.strategy().name()
+    }
+
+    /// The same strategy among every backend's.
+    pub fn strategy(self) -> Strategy {
         match self {
-            GpuStrategy::Naive => "naive",
-            GpuStrategy::Tiled => "tiled",
-            GpuStrategy::Streaming => "streaming",
+            GpuStrategy::Naive => Strategy::Naive,
+            GpuStrategy::Tiled => Strategy::Tiled,
+            GpuStrategy::Streaming => Strategy::Streaming,
         }
     }
 
-    /// Looks a strategy up by name.
-    pub fn from_name(name: &str) -> Option<GpuStrategy> {
-        GpuStrategy::ALL.into_iter().find(|s| s.name() == name)
+    /// The GPU strategy `strategy` names, or an error listing the GPU strategies of
+    /// `backend`.
+    pub fn from_strategy(
+        strategy: Strategy,
+        backend: &'static str,
+    ) -> Result<GpuStrategy, PlanError> {
+        GpuStrategy::ALL
+            .into_iter()
+            .find(|s| s.strategy() == strategy)
+            .ok_or_else(|| PlanError::UnknownStrategy {
+                backend,
+                strategy: strategy.name().to_string(),
+                choices: GpuStrategy::ALL.iter().map(|s| s.name()).collect(),
+            })
     }
 }
 
 /// How a program is lowered to GPU kernels: plain data, hashed into cache keys.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GpuPlan {
     /// The strategy.
     pub strategy: GpuStrategy,
@@ -136,6 +157,89 @@ impl GpuPlan {
         }
         Ok(())
     }
+}
+
+/// The plan `request` asks for on a device with `limits`: the default plan
+/// ([`default_gpu_plan`]) with the request's strategy, block (`tile`, slowest axis first:
+/// `[.., y, x]`), time tile and exactness. `fits` says whether a plan's kernels fit the device
+/// (the lowering's resource check); `backend` names the backend in messages.
+pub fn plan_gpu(
+    dims: usize,
+    request: &PlanRequest,
+    backend: &'static str,
+    limits: &DeviceLimits,
+    fits: impl Fn(&GpuPlan) -> bool,
+) -> Result<GpuPlan, PlanError> {
+    if request.arithmetic == Arithmetic::F64 {
+        return Err(PlanError::Unsupported(
+            "GPU backends have no f64 accuracy mode; use `--backend reference` for it".into(),
+        ));
+    }
+    if request.threads.is_some() {
+        return Err(PlanError::Invalid(format!(
+            "the {backend} backend does not take a thread count; drop `--threads`"
+        )));
+    }
+    let mut plan = default_gpu_plan(dims, limits, fits);
+    if let Some(strategy) = request.strategy {
+        plan.strategy = GpuStrategy::from_strategy(strategy, backend)?;
+    }
+    if let Some(tile) = &request.tile {
+        plan.block = block_of_tile(tile)?;
+    }
+    if let Some(depth) = request.time_tile {
+        plan.time_tile = depth;
+    }
+    plan.exact = request.arithmetic == Arithmetic::Exact;
+    plan.check()?;
+    Ok(plan)
+}
+
+/// The block `[x, y, z]` a `--tile` value (slowest axis first, 1 to 3 sizes) gives.
+fn block_of_tile(tile: &[usize]) -> Result<[u32; 3], PlanError> {
+    if tile.is_empty() || tile.len() > 3 {
+        return Err(PlanError::Invalid(format!(
+            "a GPU block has 1 to 3 sizes (slowest axis first, e.g. `--tile 8x32`), not {}",
+            tile.len()
+        )));
+    }
+    let mut block = [1; 3];
+    for (axis, &size) in tile.iter().rev().enumerate() {
+        block[axis] = u32::try_from(size)
+            .map_err(|_| PlanError::Invalid(format!("block size {size} is too large")))?;
+    }
+    Ok(block)
+}
+
+/// The default plan for a `dims`-dimensional grid on a device: streaming for 3D, tiling for 1D
+/// and 2D, naive for 4D, with 32x8 blocks (256 threads in 1D), exact, shrunk until `fits` says
+/// every kernel fits the device's limits.
+pub fn default_gpu_plan(
+    dims: usize,
+    limits: &DeviceLimits,
+    fits: impl Fn(&GpuPlan) -> bool,
+) -> GpuPlan {
+    let mut plan = match dims {
+        1 => GpuPlan {
+            block: [256, 1, 1],
+            ..GpuPlan::new(GpuStrategy::Tiled)
+        },
+        2 => GpuPlan::new(GpuStrategy::Tiled),
+        3 => GpuPlan::new(GpuStrategy::Streaming),
+        _ => GpuPlan::new(GpuStrategy::Naive),
+    };
+    for axis in 0..3 {
+        plan.block[axis] = plan.block[axis].min(limits.max_block_dims[axis].max(1));
+    }
+    while !fits(&plan) && plan.threads_per_block() > 1 {
+        let largest = if plan.block[1] > 1 && plan.block[1] * 4 >= plan.block[0] {
+            1
+        } else {
+            0
+        };
+        plan.block[largest] = (plan.block[largest] / 2).max(1);
+    }
+    plan
 }
 
 /// What a device allows, as reported by its runtime (CUDA device attributes, OpenCL device
@@ -342,172 +446,6 @@ pub fn check_memory(limits: &DeviceLimits, bytes: u64) -> Result<(), PlanError> 
     Ok(())
 }
 
-/// Why a plan cannot run, with what to change.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PlanError {
-    /// A size parameter is zero.
-    Zero {
-        /// Which parameter.
-        what: String,
-    },
-    /// A block has more threads than the device allows.
-    Threads {
-        /// Kernel name.
-        kernel: String,
-        /// The block shape (x, y, z).
-        block: [u32; 3],
-        /// The device's limit.
-        max: u32,
-        /// Device name.
-        device: String,
-    },
-    /// A block is larger than the device allows along one axis.
-    BlockShape {
-        /// Kernel name.
-        kernel: String,
-        /// 0 = x, 1 = y, 2 = z.
-        axis: usize,
-        /// The block's size along it.
-        size: u32,
-        /// The device's limit.
-        max: u32,
-        /// Device name.
-        device: String,
-    },
-    /// A launch needs more blocks along one axis than the device allows.
-    Grid {
-        /// Kernel name.
-        kernel: String,
-        /// 0 = x, 1 = y, 2 = z.
-        axis: usize,
-        /// Blocks needed.
-        blocks: u64,
-        /// The device's limit.
-        max: u64,
-    },
-    /// A block needs more shared memory than the device gives one block.
-    SharedMemory {
-        /// Kernel name.
-        kernel: String,
-        /// Bytes needed.
-        needs: usize,
-        /// Bytes available per block.
-        has: usize,
-        /// Device name.
-        device: String,
-    },
-    /// Not even one block fits in a multiprocessor's register file.
-    Registers {
-        /// Kernel name.
-        kernel: String,
-        /// Estimated registers per thread.
-        registers: u32,
-        /// Threads per block.
-        threads: u64,
-        /// Registers per multiprocessor.
-        available: u32,
-    },
-    /// The buffers do not fit in device memory.
-    DeviceMemory {
-        /// Bytes needed.
-        needs: u64,
-        /// Bytes the device has.
-        has: u64,
-        /// Device name.
-        device: String,
-    },
-    /// The plan asks for something the strategy cannot do (what, and what to use instead).
-    Unsupported(String),
-}
-
-const AXES: [&str; 3] = ["x", "y", "z"];
-
-fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PlanError::Zero { what } => write!(f, "{what} is 0; it must be at least 1"),
-            PlanError::Threads {
-                kernel,
-                block,
-                max,
-                device,
-            } => {
-                let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
-                write!(
-                    f,
-                    "kernel `{kernel}`: a block of {}x{}x{} = {threads} threads exceeds the {max} threads per block of {device}; use a smaller block, e.g. {}",
-                    block[0],
-                    block[1],
-                    block[2],
-                    suggest_block(*block, u64::from(*max))
-                )
-            }
-            PlanError::BlockShape {
-                kernel,
-                axis,
-                size,
-                max,
-                device,
-            } => write!(
-                f,
-                "kernel `{kernel}`: a block of {size} threads along {} exceeds the limit of {max} of {device}; use at most {max}",
-                AXES[*axis]
-            ),
-            PlanError::Grid {
-                kernel,
-                axis,
-                blocks,
-                max,
-            } => write!(
-                f,
-                "kernel `{kernel}` needs {blocks} blocks along {} but the device allows {max}; use a larger block or more elements per thread along that axis",
-                AXES[*axis]
-            ),
-            PlanError::SharedMemory {
-                kernel,
-                needs,
-                has,
-                device,
-            } => write!(
-                f,
-                "kernel `{kernel}`: the tile needs {needs} bytes of shared memory per block, but {device} gives a block {has} bytes; use a smaller block or fewer elements per thread (about {:.0}% of the current tile)",
-                100.0 * *has as f64 / *needs as f64
-            ),
-            PlanError::Registers {
-                kernel,
-                registers,
-                threads,
-                available,
-            } => write!(
-                f,
-                "kernel `{kernel}`: {threads} threads of about {registers} registers each exceed the {available} registers of a multiprocessor; use a smaller block"
-            ),
-            PlanError::DeviceMemory { needs, has, device } => write!(
-                f,
-                "the program needs {} of device memory, {device} has {}; use a smaller grid or another device",
-                gib(*needs),
-                gib(*has)
-            ),
-            PlanError::Unsupported(message) => f.write_str(message),
-        }
-    }
-}
-
-impl std::error::Error for PlanError {}
-
-/// Halves the largest axes of `block` until it holds at most `max` threads.
-fn suggest_block(mut block: [u32; 3], max: u64) -> String {
-    while block.iter().map(|&b| u64::from(b)).product::<u64>() > max.max(1) {
-        let largest = (0..3).max_by_key(|&a| (block[a], 3 - a)).unwrap_or(0);
-        block[largest] = (block[largest] / 2).max(1);
-    }
-    format!("--block {}x{}x{}", block[0], block[1], block[2])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -550,7 +488,7 @@ mod tests {
         let e = check_kernel(&limits, &kernel([64, 32, 1], 0, 32)).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "kernel `k`: a block of 64x32x1 = 2048 threads exceeds the 1024 threads per block of typical GPU; use a smaller block, e.g. --block 32x32x1"
+            "kernel `k`: a block of 64x32x1 = 2048 threads exceeds the 1024 threads per block of typical GPU; use a smaller block, e.g. --tile 32x32"
         );
         let e = check_kernel(&limits, &kernel([32, 8, 1], 64 * 1024, 32)).unwrap_err();
         assert!(e.to_string().contains("needs 65536 bytes of shared memory per block, but typical GPU gives a block 49152 bytes; use a smaller block"), "{e}");
@@ -593,12 +531,114 @@ mod tests {
                 .contains("use a time tile of 1")
         );
         assert_eq!(
-            GpuStrategy::from_name("streaming"),
-            Some(GpuStrategy::Streaming)
+            GpuStrategy::from_strategy(Strategy::Streaming, "cuda"),
+            Ok(GpuStrategy::Streaming)
+        );
+        assert_eq!(
+            GpuStrategy::from_strategy(Strategy::Wavefront, "opencl")
+                .unwrap_err()
+                .to_string(),
+            "the opencl backend has no strategy `wavefront`; choose one of: naive, tiled, streaming"
         );
         assert_eq!(
             GpuPlan::new(GpuStrategy::Streaming).describe(),
             "streaming block=32x8x1 E=1 chunk=all"
+        );
+    }
+
+    #[test]
+    fn requests_override_the_default_plan() {
+        let limits = DeviceLimits::typical_gpu();
+        let request = PlanRequest {
+            arithmetic: Arithmetic::Exact,
+            strategy: Some(Strategy::Naive),
+            tile: Some(vec![4, 16]),
+            time_tile: Some(1),
+            ..PlanRequest::default()
+        };
+        let plan = plan_gpu(2, &request, "opencl", &limits, |_| true).unwrap();
+        assert_eq!(
+            (plan.strategy, plan.block, plan.exact),
+            (GpuStrategy::Naive, [16, 4, 1], true)
+        );
+        let default = plan_gpu(2, &PlanRequest::default(), "opencl", &limits, |_| true);
+        assert!(!default.unwrap().exact);
+    }
+
+    #[test]
+    fn bad_requests_are_refused_with_the_alternatives() {
+        let limits = DeviceLimits::typical_gpu();
+        let refuse = |request: PlanRequest| {
+            plan_gpu(2, &request, "cuda", &limits, |_| true)
+                .unwrap_err()
+                .to_string()
+        };
+        let cases = [
+            (
+                PlanRequest {
+                    strategy: Some(Strategy::Overlapped),
+                    ..PlanRequest::default()
+                },
+                "choose one of: naive, tiled, streaming",
+            ),
+            (
+                PlanRequest {
+                    tile: Some(vec![1, 2, 3, 4]),
+                    ..PlanRequest::default()
+                },
+                "1 to 3 sizes",
+            ),
+            (
+                PlanRequest {
+                    tile: Some(vec![8, 0]),
+                    ..PlanRequest::default()
+                },
+                "at least 1",
+            ),
+            (
+                PlanRequest {
+                    time_tile: Some(4),
+                    ..PlanRequest::default()
+                },
+                "time tile",
+            ),
+            (
+                PlanRequest {
+                    arithmetic: Arithmetic::F64,
+                    ..PlanRequest::default()
+                },
+                "reference",
+            ),
+            (
+                PlanRequest {
+                    threads: Some(2),
+                    ..PlanRequest::default()
+                },
+                "drop `--threads`",
+            ),
+        ];
+        for (request, expected) in cases {
+            let message = refuse(request);
+            assert!(message.contains(expected), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_default_plan_shrinks_its_block_until_it_fits() {
+        let limits = DeviceLimits::typical_gpu();
+        let plan = default_gpu_plan(2, &limits, |p| p.threads_per_block() <= 64);
+        assert_eq!(
+            (plan.strategy, plan.block),
+            (GpuStrategy::Tiled, [16, 4, 1])
+        );
+        assert_eq!(
+            default_gpu_plan(3, &limits, |_| true).strategy,
+            GpuStrategy::Streaming
+        );
+        assert_eq!(default_gpu_plan(1, &limits, |_| true).block, [256, 1, 1]);
+        assert_eq!(
+            default_gpu_plan(4, &limits, |_| false).threads_per_block(),
+            1
         );
     }
 }

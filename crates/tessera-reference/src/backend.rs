@@ -1,12 +1,18 @@
-//! The `reference` backend: [`ReferenceBackend`], its executable, and direct entry points.
+//! The `reference` backend: [`ReferenceBackend`], its executable and active run, and direct
+//! entry points ([`run_exact`], [`run_f64`]).
 
 use tessera_analysis::BoundProgram;
+use tessera_plan::{
+    Arithmetic, BackendPlan, DeviceSelection, Plan, PlanError, PlanRequest, Precision,
+    ReferencePlan,
+};
 use tessera_runtime::{
-    Backend, BackendError, Executable, FieldSet, Progress, RunOptions, RunReport,
+    ActiveRun, Backend, BackendError, Bandwidth, Buffer, Executable, Explanation, FieldSet, Pass,
+    RunReport, RunTimes, Source,
 };
 
-use crate::precision::{Precision, check_fields, convert_buffer};
-use crate::step::Interpreter;
+use crate::precision::{check_fields, convert_buffer};
+use crate::step::{Interpreter, condition_holds};
 
 /// The reference interpreter as a [`Backend`] named `reference`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -17,62 +23,129 @@ impl Backend for ReferenceBackend {
         "reference"
     }
 
+    fn plan(&self, program: &BoundProgram, request: &PlanRequest) -> Result<Plan, BackendError> {
+        Ok(Plan::new(
+            program,
+            BackendPlan::Reference(reference_plan(request)?),
+        ))
+    }
+
+    fn emit(&self, program: &BoundProgram, plan: &Plan) -> Result<Source, BackendError> {
+        reference_plan_of(program, plan)?;
+        Ok(Source {
+            text: tessera_ir::print_program(program.program()),
+            extension: "tess",
+        })
+    }
+
+    fn explain(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        _device: &DeviceSelection,
+    ) -> Result<Explanation, BackendError> {
+        reference_plan_of(program, plan)?;
+        Ok(Explanation {
+            bytes_per_point: program.traffic_bytes_per_point() as f64,
+            traffic_model: "each field a stage reads counted once, each field a stage writes once"
+                .into(),
+            roofline_note: "the interpreter is far from it".into(),
+            ..Explanation::default()
+        })
+    }
+
+    fn bandwidth(
+        &self,
+        _device: &DeviceSelection,
+        _threads: Option<usize>,
+    ) -> Result<Bandwidth, BackendError> {
+        Err(BackendError::Unsupported(
+            "the reference interpreter is not bound by memory bandwidth".into(),
+        ))
+    }
+
     fn prepare(
         &self,
         program: &BoundProgram,
-        options: &RunOptions,
+        plan: &Plan,
+        device: &DeviceSelection,
     ) -> Result<Box<dyn Executable>, BackendError> {
-        Ok(Box::new(ReferenceExecutable::new(program, options)?))
+        if device.name().is_some() {
+            return Err(refuse("devices", "--device"));
+        }
+        Ok(Box::new(ReferenceExecutable::new(program, plan)?))
+    }
+}
+
+/// The error for a request the reference backend has no use for.
+fn refuse(what: &str, flag: &str) -> BackendError {
+    BackendError::InvalidOptions(format!(
+        "the reference backend does not use {what}; drop `{flag}` or choose another backend"
+    ))
+}
+
+/// The reference plan `request` asks for: exact order unless f64 accuracy is asked for.
+fn reference_plan(request: &PlanRequest) -> Result<ReferencePlan, BackendError> {
+    if request.strategy.is_some() {
+        return Err(refuse("strategies", "--strategy"));
+    }
+    if request.tile.is_some() {
+        return Err(refuse("spatial tiles", "--tile"));
+    }
+    if request.time_tile.is_some() {
+        return Err(refuse("time tiles", "--time-tile"));
+    }
+    if request.device.name().is_some() {
+        return Err(refuse("devices", "--device"));
+    }
+    if request.threads == Some(0) {
+        return Err(BackendError::InvalidOptions(
+            "the thread count must be at least 1".to_string(),
+        ));
+    }
+    let precision = match request.arithmetic {
+        Arithmetic::Relaxed | Arithmetic::Exact => Precision::Exact,
+        Arithmetic::F64 => Precision::F64,
+    };
+    Ok(ReferencePlan {
+        precision,
+        threads: request.threads,
+    })
+}
+
+/// The reference part of `plan`, checked against `program`.
+fn reference_plan_of<'p>(
+    program: &BoundProgram,
+    plan: &'p Plan,
+) -> Result<&'p ReferencePlan, BackendError> {
+    plan.check_program(program)?;
+    match &plan.backend {
+        BackendPlan::Reference(reference) => Ok(reference),
+        other => Err(PlanError::field(
+            "backend",
+            other.name(),
+            "this is the reference backend; run the plan with `--backend` of its own",
+        )
+        .into()),
     }
 }
 
 /// A program prepared for the reference interpreter.
 pub struct ReferenceExecutable {
     bound: BoundProgram,
+    plan: Plan,
     precision: Precision,
     pool: Option<rayon::ThreadPool>,
-    /// Latest value of each reduction (by index), kept across `run` calls of one run and
-    /// cleared when a run starts at step 0.
-    latest: Vec<Option<f64>>,
+    /// The unrounded f64 values of the last f64-accuracy run.
+    unrounded: Option<Vec<Buffer>>,
 }
 
 impl ReferenceExecutable {
-    /// Validates `options` (the reference backend has no strategies, tiles or devices) and
-    /// prepares `program`.
-    pub fn new(program: &BoundProgram, options: &RunOptions) -> Result<Self, BackendError> {
-        let refuse = |what: &str, flag: &str| {
-            Err(BackendError::InvalidOptions(format!(
-                "the reference backend does not use {what}; drop `{flag}` or choose another backend"
-            )))
-        };
-        if options
-            .strategy
-            .as_deref()
-            .is_some_and(|s| s != "reference")
-        {
-            return refuse("strategies", "--strategy");
-        }
-        if options.tile.is_some() {
-            return refuse("spatial tiles", "--tile");
-        }
-        if options.time_tile.is_some() {
-            return refuse("time tiles", "--time-tile");
-        }
-        if options.device.is_some() {
-            return refuse("devices", "--device");
-        }
-        if options.exact && options.f64_accuracy {
-            return Err(BackendError::InvalidOptions(
-                "exact mode and f64 accuracy mode exclude each other; choose one".to_string(),
-            ));
-        }
-        let pool = match options.threads {
+    /// Prepares `program` under `plan` (a reference plan made for it).
+    pub fn new(program: &BoundProgram, plan: &Plan) -> Result<Self, BackendError> {
+        let reference = reference_plan_of(program, plan)?;
+        let pool = match reference.threads {
             None => None,
-            Some(0) => {
-                return Err(BackendError::InvalidOptions(
-                    "the thread count must be at least 1".to_string(),
-                ));
-            }
             Some(n) => Some(
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(n)
@@ -82,73 +155,115 @@ impl ReferenceExecutable {
                     })?,
             ),
         };
-        let precision = if options.f64_accuracy {
-            Precision::F64
-        } else {
-            Precision::Exact
-        };
         Ok(ReferenceExecutable {
             bound: program.clone(),
-            precision,
+            precision: reference.precision,
+            plan: plan.clone(),
             pool,
-            latest: vec![None; program.program().reductions.len()],
+            unrounded: None,
         })
+    }
+
+    /// An executable of `program` in `precision` on the global thread pool.
+    fn with_precision(program: &BoundProgram, precision: Precision) -> Result<Self, BackendError> {
+        let plan = Plan::new(
+            program,
+            BackendPlan::Reference(ReferencePlan {
+                precision,
+                threads: None,
+            }),
+        );
+        ReferenceExecutable::new(program, &plan)
     }
 }
 
 impl Executable for ReferenceExecutable {
-    fn run(
-        &mut self,
-        fields: &mut FieldSet,
-        first_step: u64,
-        steps: u64,
-        progress: &mut dyn Progress,
-    ) -> Result<RunReport, BackendError> {
-        check_fields(&self.bound, fields)?;
-        if first_step == 0 {
-            self.latest.fill(None);
-        }
-        let interpreter = Interpreter {
-            bound: &self.bound,
-            precision: self.precision,
-            observer: None,
-            pool: self.pool.as_ref(),
-        };
-        let mut report = match self.precision {
-            Precision::Exact => interpreter.run_steps(
-                &mut fields.buffers,
-                first_step,
-                steps,
-                &mut self.latest,
-                progress,
-            )?,
-            Precision::F64 => {
-                let mut storage = shadow(self.precision, fields);
-                let report = interpreter.run_steps(
-                    &mut storage,
-                    first_step,
-                    steps,
-                    &mut self.latest,
-                    progress,
-                )?;
-                for (out, shadow) in fields.buffers.iter_mut().zip(storage) {
-                    let ty = out.ty();
-                    *out = convert_buffer(shadow, ty);
-                }
-                report
-            }
-        };
-        report.plan = self.describe();
-        Ok(report)
+    fn program(&self) -> &BoundProgram {
+        &self.bound
     }
 
-    fn describe(&self) -> String {
-        format!("reference {}", self.precision.describe())
+    fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    fn start<'a>(
+        &'a mut self,
+        fields: &'a mut FieldSet,
+    ) -> Result<Box<dyn ActiveRun + 'a>, BackendError> {
+        check_fields(&self.bound, fields)?;
+        let shadow = (self.precision == Precision::F64).then(|| shadow(self.precision, fields));
+        self.unrounded = None;
+        Ok(Box::new(ReferenceRun {
+            executable: self,
+            fields,
+            shadow,
+        }))
+    }
+}
+
+/// A run of the interpreter: on the fields themselves in exact order, on an f64 copy of them
+/// in f64 accuracy mode.
+struct ReferenceRun<'a> {
+    executable: &'a mut ReferenceExecutable,
+    fields: &'a mut FieldSet,
+    shadow: Option<Vec<Buffer>>,
+}
+
+impl ReferenceRun<'_> {
+    /// The fields rounded from the f64 copy, in f64 accuracy mode.
+    fn round_into_fields(&mut self) {
+        if let Some(shadow) = &self.shadow {
+            for (out, values) in self.fields.buffers.iter_mut().zip(shadow) {
+                let ty = out.ty();
+                *out = convert_buffer(values.clone(), ty);
+            }
+        }
+    }
+}
+
+impl ActiveRun for ReferenceRun<'_> {
+    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<f64>, BackendError> {
+        let executable = &*self.executable;
+        let interpreter = Interpreter {
+            bound: &executable.bound,
+            precision: executable.precision,
+            observer: None,
+            pool: executable.pool.as_ref(),
+        };
+        let storage = match &mut self.shadow {
+            Some(shadow) => shadow.as_mut_slice(),
+            None => self.fields.buffers.as_mut_slice(),
+        };
+        let mut values = Vec::new();
+        for t in pass.first_step..=pass.last_step() {
+            let due = if t == pass.last_step() {
+                pass.reductions.as_slice()
+            } else {
+                &[]
+            };
+            values = interpreter.run_step(storage, t, due)?;
+        }
+        Ok(values)
+    }
+
+    fn until_holds(&mut self, latest: &[Option<f64>]) -> Result<bool, BackendError> {
+        condition_holds(&self.executable.bound, self.executable.precision, latest)
+    }
+
+    fn fields(&mut self) -> Result<&FieldSet, BackendError> {
+        self.round_into_fields();
+        Ok(self.fields)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {
+        self.round_into_fields();
+        self.executable.unrounded = self.shadow.take();
+        Ok(RunTimes::default())
     }
 }
 
 /// The interpreter's storage for `fields` in `precision` (f32 fields widened in f64 mode).
-fn shadow(precision: Precision, fields: &FieldSet) -> Vec<tessera_runtime::Buffer> {
+fn shadow(precision: Precision, fields: &FieldSet) -> Vec<Buffer> {
     fields
         .buffers
         .iter()
@@ -163,7 +278,12 @@ pub fn run_exact(
     first_step: u64,
     steps: u64,
 ) -> Result<RunReport, BackendError> {
-    ReferenceExecutable::new(bound, &RunOptions::default())?.run(fields, first_step, steps, &mut ())
+    ReferenceExecutable::with_precision(bound, Precision::Exact)?.run(
+        fields,
+        first_step,
+        steps,
+        &mut (),
+    )
 }
 
 /// Runs `steps` steps from `first_step` in f64 accuracy mode starting from `inputs`, and returns
@@ -174,19 +294,13 @@ pub fn run_f64(
     first_step: u64,
     steps: u64,
 ) -> Result<(Vec<Vec<f64>>, RunReport), BackendError> {
-    check_fields(bound, inputs)?;
-    let mut storage = shadow(Precision::F64, inputs);
-    let mut latest = vec![None; bound.program().reductions.len()];
-    let interpreter = Interpreter {
-        bound,
-        precision: Precision::F64,
-        observer: None,
-        pool: None,
-    };
-    let mut report =
-        interpreter.run_steps(&mut storage, first_step, steps, &mut latest, &mut ())?;
-    report.plan = format!("reference {}", Precision::F64.describe());
-    let values = storage
+    let mut executable = ReferenceExecutable::with_precision(bound, Precision::F64)?;
+    let mut fields = inputs.clone();
+    let report = executable.run(&mut fields, first_step, steps, &mut ())?;
+    let values = executable
+        .unrounded
+        .take()
+        .unwrap_or_default()
         .iter()
         .map(|b| (0..b.len()).map(|i| b.get_f64(i)).collect())
         .collect();

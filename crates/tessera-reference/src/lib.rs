@@ -26,6 +26,5 @@ mod value;
 
 pub use backend::{ReferenceBackend, ReferenceExecutable, run_exact, run_f64};
 pub use init::{initial_fields, initialize};
-pub use precision::Precision;
 pub use step::until_holds;
 pub use trace::{TracedRead, trace_reads};

@@ -2,38 +2,10 @@
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::ScalarType;
+pub(crate) use tessera_plan::Precision;
 use tessera_runtime::{BackendError, Buffer, FieldSet};
 
 use crate::value::{Element, with_element_type};
-
-/// How float arithmetic is evaluated.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Precision {
-    /// Every node in its elaborated type, operation by operation: THE semantics.
-    #[default]
-    Exact,
-    /// Every `f32` node, literal, parameter and field is evaluated and stored as `f64`
-    /// (as if every float type were `f64`); integers are unchanged.
-    F64,
-}
-
-impl Precision {
-    /// The type a node or field of elaborated type `ty` is evaluated and stored in.
-    pub fn ty(self, ty: ScalarType) -> ScalarType {
-        match (self, ty) {
-            (Precision::F64, ScalarType::F32) => ScalarType::F64,
-            _ => ty,
-        }
-    }
-
-    /// A short name for plans and reports.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Precision::Exact => "exact-order",
-            Precision::F64 => "f64-accuracy",
-        }
-    }
-}
 
 /// `buffer` converted to element type `ty` (Rust `as`), or moved as it is when it already has it.
 pub(crate) fn convert_buffer(buffer: Buffer, ty: ScalarType) -> Buffer {
@@ -61,13 +33,13 @@ fn convert_from<T: Element>(values: &[T], ty: ScalarType) -> Buffer {
 pub(crate) fn check_fields(bound: &BoundProgram, fields: &FieldSet) -> Result<(), BackendError> {
     let program = bound.program();
     if fields.shape != bound.extents {
-        return Err(BackendError::Runtime(format!(
+        return Err(BackendError::InvalidOptions(format!(
             "the fields have shape {:?} but the program's grid is {:?}; allocate them with `FieldSet::zeros` of the bound program",
             fields.shape, bound.extents
         )));
     }
     if fields.buffers.len() != program.fields.len() {
-        return Err(BackendError::Runtime(format!(
+        return Err(BackendError::InvalidOptions(format!(
             "{} field buffers were given but the program has {} fields; give one buffer per field, in declaration order",
             fields.buffers.len(),
             program.fields.len()
@@ -75,7 +47,7 @@ pub(crate) fn check_fields(bound: &BoundProgram, fields: &FieldSet) -> Result<()
     }
     for (field, buffer) in program.fields.values().zip(&fields.buffers) {
         if buffer.ty() != field.ty || buffer.len() != bound.cell_count() {
-            return Err(BackendError::Runtime(format!(
+            return Err(BackendError::InvalidOptions(format!(
                 "field `{}` has {} `{}` values but the program needs {} `{}` values",
                 field.name,
                 buffer.len(),

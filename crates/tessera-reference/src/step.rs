@@ -1,14 +1,12 @@
 //! Time steps: stages with Jacobi semantics, in-stage and after-step reductions, the stop
 //! condition.
 
-use std::time::Instant;
-
 use rayon::prelude::*;
 use tessera_analysis::check::visit;
 use tessera_analysis::{BoundProgram, Domain};
 use tessera_ir::{ExprKind, Id, Reduction, ReductionPlacement, Stage, Statement};
 use tessera_runtime::reduce::fold;
-use tessera_runtime::{BackendError, Buffer, Progress, ReductionRecord, RunReport};
+use tessera_runtime::{BackendError, Buffer};
 
 use crate::eval::{Evaluator, ReadObserver};
 use crate::precision::Precision;
@@ -36,61 +34,34 @@ struct RowOutput {
     partials: Vec<f64>,
 }
 
-/// Whether a reduction with `every` is computed in step `t`.
-fn due(every: u64, t: u64) -> bool {
-    (t + 1).is_multiple_of(every.max(1))
-}
-
 impl Interpreter<'_> {
-    /// Runs `steps` steps from `first_step` on `storage`; `latest` holds each reduction's latest
-    /// value (by reduction index) and is updated.
-    pub(crate) fn run_steps(
-        &self,
-        storage: &mut [Buffer],
-        first_step: u64,
-        steps: u64,
-        latest: &mut [Option<f64>],
-        progress: &mut dyn Progress,
-    ) -> Result<RunReport, BackendError> {
-        let start = Instant::now();
-        let mut report = RunReport::default();
-        for done in 0..steps {
-            let t = first_step + done;
-            let records = &mut report.reductions;
-            let computed = match self.pool {
-                Some(pool) => pool.install(|| self.run_step(storage, t, latest, records)),
-                None => self.run_step(storage, t, latest, records),
-            }?;
-            report.steps = done + 1;
-            progress.advance(done + 1, steps);
-            if computed && self.stop_condition_holds(latest)? {
-                report.stopped_early = true;
-                break;
-            }
-        }
-        report.compute_time = start.elapsed();
-        Ok(report)
-    }
-
-    /// Runs step `t`: every stage in order, then the after-step reductions. Returns whether a
-    /// reduction was computed.
+    /// Runs step `t` on `storage`: every stage in order, then the after-step reductions; of
+    /// the reductions, computes those in `due` and returns their values in `due`'s order.
     pub(crate) fn run_step(
         &self,
         storage: &mut [Buffer],
         t: u64,
-        latest: &mut [Option<f64>],
-        records: &mut Vec<ReductionRecord>,
-    ) -> Result<bool, BackendError> {
+        due: &[Id<Reduction>],
+    ) -> Result<Vec<f64>, BackendError> {
+        match self.pool {
+            Some(pool) => pool.install(|| self.step(storage, t, due)),
+            None => self.step(storage, t, due),
+        }
+    }
+
+    /// [`Interpreter::run_step`] on the current thread pool.
+    fn step(
+        &self,
+        storage: &mut [Buffer],
+        t: u64,
+        due: &[Id<Reduction>],
+    ) -> Result<Vec<f64>, BackendError> {
         let program = self.bound.program();
-        let mut computed = false;
+        let mut values = vec![0.0; due.len()];
         let mut record = |id: Id<Reduction>, value: f64| {
-            latest[id.index()] = Some(value);
-            records.push(ReductionRecord {
-                step: t,
-                name: program.reductions[id].name.clone(),
-                value,
-            });
-            computed = true;
+            if let Some(slot) = due.iter().position(|r| *r == id) {
+                values[slot] = value;
+            }
         };
         for stage in program.stages.ids() {
             let reductions: Vec<Id<Reduction>> = self
@@ -98,22 +69,22 @@ impl Interpreter<'_> {
                 .checked()
                 .stage_reductions(stage)
                 .into_iter()
-                .filter(|r| due(program.reductions[*r].every, t))
+                .filter(|r| due.contains(r))
                 .collect();
-            let values = self.run_stage(storage, stage, t, &reductions)?;
-            for (id, value) in reductions.into_iter().zip(values) {
+            let stage_values = self.run_stage(storage, stage, t, &reductions)?;
+            for (id, value) in reductions.into_iter().zip(stage_values) {
                 record(id, value);
             }
         }
         for (id, reduction) in program.reductions.iter() {
             if matches!(reduction.placement, ReductionPlacement::AfterStep { .. })
-                && due(reduction.every, t)
+                && due.contains(&id)
             {
                 let value = self.reduce_after_step(storage, id, t)?;
                 record(id, value);
             }
         }
-        Ok(computed)
+        Ok(values)
     }
 
     /// Runs `stage` at step `t`: evaluates every point of its domain from the pre-stage values,
@@ -227,11 +198,6 @@ impl Interpreter<'_> {
             .collect::<Result<_, BackendError>>()?;
         Ok(fold(reduction.op, partials))
     }
-
-    /// Whether the `until` condition holds; false while a reduction it names has no value yet.
-    fn stop_condition_holds(&self, latest: &[Option<f64>]) -> Result<bool, BackendError> {
-        condition_holds(self.bound, self.precision, latest)
-    }
 }
 
 /// Whether `bound`'s `until` condition holds, given the latest value of each reduction (by
@@ -243,7 +209,7 @@ pub fn until_holds(bound: &BoundProgram, latest: &[Option<f64>]) -> Result<bool,
 }
 
 /// [`until_holds`] in `precision`.
-fn condition_holds(
+pub(crate) fn condition_holds(
     bound: &BoundProgram,
     precision: Precision,
     latest: &[Option<f64>],

@@ -50,8 +50,12 @@ pub fn trace_reads(
         pool: None,
     };
     let mut storage = fields.buffers.clone();
-    let mut latest = vec![None; bound.program().reductions.len()];
-    interpreter.run_step(&mut storage, step, &mut latest, &mut Vec::new())?;
+    let program = bound.program();
+    let due: Vec<_> = (program.reductions.iter())
+        .filter(|(_, r)| tessera_runtime::reduce::due(r.every, step))
+        .map(|(id, _)| id)
+        .collect();
+    interpreter.run_step(&mut storage, step, &due)?;
     let reads = recorder
         .reads
         .into_inner()

@@ -5,8 +5,9 @@ mod common;
 use common::*;
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{BinaryOp, Border, Constant, Field, Id, MathFn, ReduceOp, ScalarType};
+use tessera_plan::{Arithmetic, PlanRequest};
 use tessera_reference::{ReferenceBackend, run_f64};
-use tessera_runtime::{Backend, RunOptions};
+use tessera_runtime::Backend;
 
 /// 1D f32 diffusion with a nonlinear term, 61 points, clamp borders.
 fn program() -> (tessera_analysis::BoundProgram, Id<Field>) {
@@ -42,11 +43,11 @@ fn f64_accuracy_is_close_to_exact_but_not_equal() {
     let mut accurate = exact.clone();
     let inputs = exact.clone();
     let exact_report = run(&p, &mut exact, 200);
-    let options = RunOptions {
-        f64_accuracy: true,
-        ..RunOptions::default()
+    let request = PlanRequest {
+        arithmetic: Arithmetic::F64,
+        ..PlanRequest::default()
     };
-    let mut exe = ReferenceBackend.prepare(&p, &options).unwrap();
+    let mut exe = ReferenceBackend.plan_and_prepare(&p, &request).unwrap();
     let accurate_report = exe.run(&mut accurate, 0, 200, &mut ()).unwrap();
     assert_eq!(exe.describe(), "reference f64-accuracy");
     let (e, a) = (values(&exact, u), values(&accurate, u));

@@ -6,7 +6,8 @@ mod common;
 use common::*;
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{BinaryOp, Border, Constant, ReduceOp, ScalarType};
-use tessera_runtime::{Backend, Progress, ReductionRecord, RunOptions};
+use tessera_plan::PlanRequest;
+use tessera_runtime::{Backend, Observer, ReductionRecord};
 
 /// 1D grid of 5, `u += 1` each step, with the given reductions added by `extra`.
 fn counting(
@@ -179,7 +180,7 @@ fn a_reduction_over_a_single_point_reads_through_borders() {
 }
 
 struct Recorded(Vec<(u64, u64)>);
-impl Progress for Recorded {
+impl Observer for Recorded {
     fn advance(&mut self, done: u64, total: u64) {
         self.0.push((done, total));
     }
@@ -190,7 +191,7 @@ fn progress_is_reported_after_every_step() {
     let (p, _) = counting(|_, _| {});
     let mut f = init(&p);
     let mut exe = tessera_reference::ReferenceBackend
-        .prepare(&p, &RunOptions::default())
+        .plan_and_prepare(&p, &PlanRequest::default())
         .unwrap();
     let mut progress = Recorded(Vec::new());
     exe.run(&mut f, 0, 3, &mut progress).unwrap();

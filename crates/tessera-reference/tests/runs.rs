@@ -5,8 +5,9 @@ mod common;
 use common::*;
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{BinaryOp, Border, Constant, Field, Id, ReduceOp, ScalarType};
+use tessera_plan::{Arithmetic, PlanRequest, Strategy};
 use tessera_reference::{ReferenceBackend, run_exact};
-use tessera_runtime::{Backend, BackendError, RunOptions};
+use tessera_runtime::{Backend, BackendError};
 
 /// 2D f32 heat diffusion on a 13x11 clamp grid with an in-stage and an after-step reduction.
 fn heat() -> (tessera_analysis::BoundProgram, Id<Field>) {
@@ -46,7 +47,7 @@ fn t_steps_in_one_call_equal_t_calls_of_one_step() {
     let mut split = whole.clone();
     let report = run(&p, &mut whole, 9);
     let mut exe = ReferenceBackend
-        .prepare(&p, &RunOptions::default())
+        .plan_and_prepare(&p, &PlanRequest::default())
         .unwrap();
     let mut records = Vec::new();
     for t in 0..9 {
@@ -72,12 +73,12 @@ fn a_thread_count_does_not_change_results() {
     set(&mut a, u, &random(12, 143));
     let mut b = a.clone();
     let ra = run(&p, &mut a, 5);
-    let options = RunOptions {
+    let request = PlanRequest {
         threads: Some(1),
-        ..RunOptions::default()
+        ..PlanRequest::default()
     };
     let rb = ReferenceBackend
-        .prepare(&p, &options)
+        .plan_and_prepare(&p, &request)
         .unwrap()
         .run(&mut b, 0, 5, &mut ())
         .unwrap();
@@ -134,43 +135,42 @@ fn a_4d_grid_runs_a_stencil_along_every_axis() {
 fn options_the_reference_backend_does_not_use_are_refused() {
     let (p, _) = heat();
     assert_eq!(ReferenceBackend.name(), "reference");
-    for options in [
-        RunOptions {
-            strategy: Some("overlapped".into()),
-            ..RunOptions::default()
+    for request in [
+        PlanRequest {
+            strategy: Some(Strategy::Overlapped),
+            ..PlanRequest::default()
         },
-        RunOptions {
+        PlanRequest {
             tile: Some(vec![8, 8]),
-            ..RunOptions::default()
+            ..PlanRequest::default()
         },
-        RunOptions {
+        PlanRequest {
             time_tile: Some(2),
-            ..RunOptions::default()
+            ..PlanRequest::default()
         },
-        RunOptions {
+        PlanRequest {
             threads: Some(0),
-            ..RunOptions::default()
+            ..PlanRequest::default()
         },
-        RunOptions {
-            exact: true,
-            f64_accuracy: true,
-            ..RunOptions::default()
+        PlanRequest {
+            device: tessera_plan::DeviceSelection::Named("0".into()),
+            ..PlanRequest::default()
         },
     ] {
         assert!(
             matches!(
-                ReferenceBackend.prepare(&p, &options),
+                ReferenceBackend.plan(&p, &request),
                 Err(BackendError::InvalidOptions(_))
             ),
-            "{options:?}"
+            "{request:?}"
         );
     }
     let exe = ReferenceBackend
-        .prepare(
+        .plan_and_prepare(
             &p,
-            &RunOptions {
-                exact: true,
-                ..RunOptions::default()
+            &PlanRequest {
+                arithmetic: Arithmetic::Exact,
+                ..PlanRequest::default()
             },
         )
         .unwrap();

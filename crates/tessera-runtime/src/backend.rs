@@ -1,119 +1,191 @@
-//! The interface every backend implements: prepare (compile) once, then run steps on fields.
+//! The interface every backend implements: plan, emit and explain a program; prepare
+//! (compile) it once under a plan; then answer the schedule driver's requests during a run
+//! ([`ActiveRun`]: run this pass, does `until` hold, the fields now).
 
 use std::time::Duration;
 
 use tessera_analysis::BoundProgram;
+use tessera_plan::{DeviceSelection, Plan, PlanError, PlanRequest};
 
 use crate::buffer::FieldSet;
+use crate::driver::{Observer, RunReport, RunState, drive};
+use crate::schedule::Pass;
 
-/// Options that affect how (not what) a backend computes.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunOptions {
-    /// Bitwise-reproducible mode: no FMA contraction, no fast-math, evaluation in the element
-    /// type exactly as written (equal to the reference backend's exact-order mode).
-    pub exact: bool,
-    /// Strategy name (`None` = the backend chooses).
-    pub strategy: Option<String>,
-    /// Spatial tile sizes, slowest axis first (`None` = the backend chooses).
-    pub tile: Option<Vec<usize>>,
-    /// Time-tile depth: steps fused per tile (`None` = the backend chooses).
-    pub time_tile: Option<usize>,
-    /// Device selection for GPU backends (`platform:device` or an index).
-    pub device: Option<String>,
-    /// Thread count for CPU backends (`None` = all cores).
-    pub threads: Option<usize>,
-    /// Evaluate every expression in f64 regardless of declared types (reference accuracy mode).
-    pub f64_accuracy: bool,
-}
-
-/// A value of a reduction at the end of a step.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReductionRecord {
-    /// The step `t` (0-based) after which it was computed.
-    pub step: u64,
-    /// The reduction's name.
-    pub name: String,
-    /// Its value.
-    pub value: f64,
-}
-
-/// What a run did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunReport {
-    /// Steps executed (fewer than asked when the stop condition held).
-    pub steps: u64,
-    /// Reduction values in the order they were computed.
-    pub reductions: Vec<ReductionRecord>,
-    /// Whether the `until` condition ended the run.
-    pub stopped_early: bool,
-    /// Time spent in the time loop (compilation and host/device transfers excluded).
-    pub compute_time: Duration,
-    /// Time spent moving fields between host and device, if any.
-    pub transfer_time: Duration,
-    /// The strategy and parameters actually used, for summaries (`"overlapped tile=64x64 T=4"`).
-    pub plan: String,
-}
-
-/// Receives progress during a run (a progress bar, or nothing).
-pub trait Progress {
-    /// `done` of `total` steps are finished.
-    fn advance(&mut self, done: u64, total: u64);
-}
-
-impl Progress for () {
-    fn advance(&mut self, _done: u64, _total: u64) {}
-}
-
-/// Why a backend could not prepare or run a program.
+/// Why a backend could not plan, prepare or run a program.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
+    /// The request or plan cannot be planned or does not fit the program, backend or device.
+    #[error("{0}")]
+    Plan(#[from] PlanError),
     /// The backend cannot run this program or these options (what it lacks, and what to do).
     #[error("{0}")]
     Unsupported(String),
-    /// The options are invalid (unknown strategy, tile 0, ...).
+    /// The options or the fields given are invalid (wrong shape, a flag the backend lacks).
     #[error("{0}")]
     InvalidOptions(String),
-    /// The backend's toolchain or device is unavailable (no compiler, no driver, no device).
+    /// The backend's toolchain or device is unavailable (no compiler, no driver, no device, an
+    /// unwritable kernel cache).
     #[error("{0}")]
     Unavailable(String),
+    /// The machine lacks the memory the run needs (host scratch or device buffers).
+    #[error("{0}")]
+    Resources(String),
     /// Compiling generated code failed; the message names the saved source and the log.
     #[error("{0}")]
     Compile(String),
-    /// A failure while running (launch failure, allocation failure, device error).
+    /// A failure of Tessera itself while running (a failed launch, a missing symbol).
     #[error("{0}")]
     Runtime(String),
 }
 
-/// A prepared (compiled) program, ready to run steps on fields.
-pub trait Executable {
-    /// Runs steps `first_step .. first_step + steps` on `fields` (the step counter `t` starts at
-    /// `first_step`), in place, and reports reductions. Stops early when the stop condition holds.
-    fn run(
-        &mut self,
-        fields: &mut FieldSet,
-        first_step: u64,
-        steps: u64,
-        progress: &mut dyn Progress,
-    ) -> Result<RunReport, BackendError>;
+/// The source code a backend generates for a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The text.
+    pub text: String,
+    /// The file extension its language uses (`c`, `cu`, `cl`; `tess` for the printed IR).
+    pub extension: &'static str,
+}
 
-    /// A one-line description of the plan (strategy and parameters).
-    fn describe(&self) -> String;
+/// A backend's description of a plan, for `tessera explain`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Explanation {
+    /// What the plan was made for, after the plan in its line (` for NVIDIA H100 (...)`).
+    pub target: String,
+    /// Lines about the plan's kernels or passes (resources, occupancy, traffic per kernel).
+    pub lines: Vec<String>,
+    /// Bytes one updated point moves per step in the backend's traffic model.
+    pub bytes_per_point: f64,
+    /// How the traffic model counts.
+    pub traffic_model: String,
+    /// What the roofline means for this plan (temporal blocking can beat it).
+    pub roofline_note: String,
+}
+
+/// A memory bandwidth and how it was obtained.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bandwidth {
+    /// Gigabytes per second (reads plus writes).
+    pub gb_s: f64,
+    /// How it was measured (`STREAM triad, best of 5 runs on 2 threads`).
+    pub how: String,
+}
+
+/// A way to execute programs: reference, cpu, opencl, cuda.
+pub trait Backend {
+    /// The name used on the command line (`--backend NAME`) and in plans.
+    fn name(&self) -> &'static str;
+
+    /// The plan a run of `program` uses for `request`: the backend's default choices with
+    /// the request's overrides, validated.
+    fn plan(&self, program: &BoundProgram, request: &PlanRequest) -> Result<Plan, BackendError>;
+
+    /// The source code `plan` compiles for `program` (the printed IR for interpreters).
+    fn emit(&self, program: &BoundProgram, plan: &Plan) -> Result<Source, BackendError>;
+
+    /// A description of `plan` for `program` on the device `device` selects.
+    fn explain(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        device: &DeviceSelection,
+    ) -> Result<Explanation, BackendError>;
+
+    /// The memory bandwidth that bounds the backend's runs, measured (`threads`: CPU threads).
+    fn bandwidth(
+        &self,
+        device: &DeviceSelection,
+        threads: Option<usize>,
+    ) -> Result<Bandwidth, BackendError>;
+
+    /// Checks `plan` against `program` and the device (before allocating anything: a plan
+    /// that does not fit is refused naming the plan field, its value and the limit), then
+    /// compiles it.
+    fn prepare(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        device: &DeviceSelection,
+    ) -> Result<Box<dyn Executable>, BackendError>;
+
+    /// Plans `program` for `request` and prepares that plan on the device it selects.
+    fn plan_and_prepare(
+        &self,
+        program: &BoundProgram,
+        request: &PlanRequest,
+    ) -> Result<Box<dyn Executable>, BackendError> {
+        let plan = self.plan(program, request)?;
+        self.prepare(program, &plan, &request.device)
+    }
+}
+
+/// A prepared (compiled) program: starts runs on fields, which the schedule driver
+/// ([`drive`]) then steps.
+pub trait Executable {
+    /// The program it runs.
+    fn program(&self) -> &BoundProgram;
+
+    /// The plan it runs.
+    fn plan(&self) -> &Plan;
+
+    /// One line: the backend, the plan and where it runs (`cuda tiled block=32x8x1 E=1 on
+    /// NVIDIA H100`).
+    fn describe(&self) -> String {
+        let plan = self.plan();
+        format!("{} {}", plan.backend_name(), plan.describe())
+    }
 
     /// Time spent compiling in `prepare` (zero on a cache hit or for interpreters).
     fn compile_time(&self) -> Duration {
         Duration::ZERO
     }
+
+    /// Starts a run on `fields` (checked against the program; copied to the device where the
+    /// backend has one). The run ends with [`ActiveRun::finish`].
+    fn start<'a>(
+        &'a mut self,
+        fields: &'a mut FieldSet,
+    ) -> Result<Box<dyn ActiveRun + 'a>, BackendError>;
+
+    /// Runs steps `first_step .. first_step + steps` on `fields`, in place, through the
+    /// schedule driver, from a fresh [`RunState`] (use [`drive`] to carry reduction values
+    /// from one call to the next).
+    fn run(
+        &mut self,
+        fields: &mut FieldSet,
+        first_step: u64,
+        steps: u64,
+        observer: &mut dyn Observer,
+    ) -> Result<RunReport, BackendError> {
+        let mut state = RunState::new(self.program().program());
+        drive(self, fields, first_step, steps, &mut state, observer)
+    }
 }
 
-/// A way to execute programs: reference, cpu, opencl, cuda.
-pub trait Backend {
-    /// The name used on the command line (`--backend NAME`).
-    fn name(&self) -> &'static str;
+/// A run in progress: the backend's side of the schedule driver.
+pub trait ActiveRun {
+    /// Runs the pass's steps; at its last step also computes the pass's reductions, whose
+    /// values it returns in the pass's order (in the fixed order of [`crate::reduce`]).
+    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<f64>, BackendError>;
 
-    /// Plans and compiles `program` for this backend.
-    fn prepare(
-        &self,
-        program: &BoundProgram,
-        options: &RunOptions,
-    ) -> Result<Box<dyn Executable>, BackendError>;
+    /// Whether the program's `until` condition holds for the latest reduction values (by
+    /// reduction index; every value the condition names is present), in exact semantics.
+    fn until_holds(&mut self, latest: &[Option<f64>]) -> Result<bool, BackendError>;
+
+    /// The fields as the passes so far left them (copied from the device where they live
+    /// there).
+    fn fields(&mut self) -> Result<&FieldSet, BackendError>;
+
+    /// Ends the run with the results in the fields; returns the device's own timing of the
+    /// passes where it has one, and the time spent moving fields.
+    fn finish(self: Box<Self>) -> Result<RunTimes, BackendError>;
+}
+
+/// What a backend measured of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RunTimes {
+    /// The passes' time on the device (`None`: the driver's wall clock counts).
+    pub compute: Option<Duration>,
+    /// Time spent moving fields between host and device.
+    pub transfer: Duration,
 }

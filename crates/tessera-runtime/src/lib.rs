@@ -1,15 +1,21 @@
-//! What every backend shares: field storage ([`FieldSet`]), the [`Backend`] trait, run options,
-//! run reports and the fixed reduction order.
+//! What every backend shares: field storage ([`FieldSet`]), the [`Backend`] and
+//! [`Executable`] traits, the schedule of a run ([`schedule`]) and the one time loop that
+//! executes it for every backend ([`driver`]), run reports, the fixed reduction order and the one seeded generator of inputs ([`random`]).
 //!
 //! Invariant: backends receive only bound programs ([`tessera_analysis::BoundProgram`]): checked,
 //! with concrete sizes and parameter values.
 
 pub mod backend;
 pub mod buffer;
+pub mod driver;
 mod pages;
+pub mod random;
 pub mod reduce;
+pub mod schedule;
 
 pub use backend::{
-    Backend, BackendError, Executable, Progress, ReductionRecord, RunOptions, RunReport,
+    ActiveRun, Backend, BackendError, Bandwidth, Executable, Explanation, RunTimes, Source,
 };
 pub use buffer::{Buffer, FieldSet};
+pub use driver::{Flow, Observer, ReductionRecord, RunReport, RunState, drive};
+pub use schedule::{Pass, Schedule, ScheduleItem};

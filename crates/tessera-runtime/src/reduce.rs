@@ -7,7 +7,7 @@
 //! lexicographic row order, starting from the identity. Values are converted to `f64` before
 //! accumulation. `min`/`max` propagate NaN (any NaN gives NaN).
 
-use tessera_ir::ReduceOp;
+use tessera_ir::{Id, Program, ReduceOp, Reduction, ReductionPlacement};
 
 /// The identity of `op`: 0 for sums, +inf for min, -inf for max.
 pub fn identity(op: ReduceOp) -> f64 {
@@ -49,6 +49,23 @@ pub fn fold(op: ReduceOp, values: impl IntoIterator<Item = f64>) -> f64 {
     values
         .into_iter()
         .fold(identity(op), |acc, v| combine(op, acc, v))
+}
+
+/// Whether a reduction (or a launch) computed every `every` steps is due in step `t` (0-based):
+/// after steps `every - 1`, `2 every - 1`, ...
+pub fn due(every: u64, t: u64) -> bool {
+    (t + 1).is_multiple_of(every.max(1))
+}
+
+/// The order in which a step's reductions are computed and reported: in-stage reductions by
+/// stage (then by declaration), then after-step reductions by declaration.
+pub fn record_order(program: &Program) -> Vec<Id<Reduction>> {
+    let mut order: Vec<Id<Reduction>> = program.reductions.ids().collect();
+    order.sort_by_key(|r| match program.reductions[*r].placement {
+        ReductionPlacement::InStage(stage) => (0, stage.index(), r.index()),
+        ReductionPlacement::AfterStep { .. } => (1, 0, r.index()),
+    });
+    order
 }
 
 #[cfg(test)]

@@ -23,9 +23,9 @@ pub fn backend(name: &str) -> Result<Box<dyn Backend>, Error> {
         "reference" => Ok(Box::new(tessera_reference::ReferenceBackend)),
         "cpu" => Ok(Box::new(tessera_cpu::CpuBackend::default())),
         #[cfg(feature = "opencl")]
-        "opencl" => Ok(Box::new(tessera_opencl::OpenClBackend)),
+        "opencl" => Ok(Box::new(tessera_opencl::OpenClBackend::default())),
         #[cfg(feature = "cuda")]
-        "cuda" => Ok(Box::new(tessera_cuda::CudaBackend)),
+        "cuda" => Ok(Box::new(tessera_cuda::CudaBackend::default())),
         _ => {
             let names = backend_names();
             let mut message = format!("unknown backend `{name}`; ");

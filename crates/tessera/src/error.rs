@@ -32,6 +32,14 @@ pub enum Error {
     /// The backend refused or failed.
     #[error("{0}")]
     Backend(#[from] BackendError),
+    /// A plan file could not be read or is not a plan.
+    #[error("cannot use plan {}: {message}", path.display())]
+    PlanFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// A bad request: unknown backend or field, malformed flag value.
     #[error("{0}")]
     Usage(String),

@@ -2,34 +2,10 @@
 //! with seeded pseudo-random values in `[0, 1)`, so runs are reproducible and not trivially
 //! zero.
 
+use tessera_runtime::random::SplitMix64;
 use tessera_runtime::{Buffer, FieldSet};
 
 use crate::session::Session;
-
-/// A SplitMix64 generator (small, fast, good enough for test data).
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator starting from `seed`.
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform value in `[0, 1)` with 53 random bits.
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// Initial fields for a benchmark: declared initial values, and seeded random values in
 /// `[0, 1)` for floating-point fields that declare none. Returns the fields and the names of

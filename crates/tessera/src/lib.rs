@@ -5,12 +5,14 @@
 //! a backend of `tessera-runtime`) and the home of the `tessera` command-line tool:
 //!
 //! ```no_run
-//! use tessera::{backend, Session};
-//! use tessera_runtime::RunOptions;
+//! use tessera::{DeviceSelection, PlanRequest, Session, backend};
 //!
 //! let session = Session::load("examples/heat.tess".as_ref(), &[("N".into(), "512".into())])?;
 //! let mut fields = session.initial_fields(&[]);
-//! let mut executable = session.prepare(backend("cpu")?.as_ref(), &RunOptions::default())?;
+//! let cpu = backend("cpu")?;
+//! let plan = session.plan(cpu.as_ref(), &PlanRequest::default())?;
+//! println!("{}", plan.to_json());
+//! let mut executable = session.prepare(cpu.as_ref(), &plan, &DeviceSelection::Default)?;
 //! let report = executable.run(&mut fields, 0, session.default_steps(), &mut ())?;
 //! let u = session.field("u")?;
 //! println!("{} steps, u[0] = {}", report.steps, fields.buffer(u.components[0]).get_f64(0));
@@ -20,7 +22,7 @@
 //! - [`Session`]: program text → checked and bound program, fields by name, preparation;
 //! - [`backends`]: the backends compiled in, by name, and the default choice;
 //! - [`files`]: field values from and to `.npy`, `.png` and `.vti` files;
-//! - [`metrics`]: GCells/s, the bytes-per-point model and the roofline bound;
+//! - [`metrics`]: GCells/s and the roofline bound;
 //! - [`inputs`]: seeded random inputs for benchmarks;
 //! - [`Error`]: every failure, with its exit code.
 
@@ -34,3 +36,5 @@ pub mod session;
 pub use backends::{backend, backend_names, default_backend_name};
 pub use error::Error;
 pub use session::{FieldRef, Session};
+pub use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanRequest, Strategy};
+pub use tessera_runtime::{Executable, FieldSet, RunReport};

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use tessera_analysis::{BoundProgram, FieldRole, bind, parse_param_value};
 use tessera_ir::{Diagnostic, Program, ScalarType};
-use tessera_runtime::{Backend, Executable, FieldSet, RunOptions};
+use tessera_plan::{DeviceSelection, Plan, PlanRequest};
+use tessera_runtime::{Backend, Executable, FieldSet};
 
 use crate::error::Error;
 
@@ -221,13 +222,20 @@ impl Session {
         tessera_reference::initial_fields(&self.bound, &mask)
     }
 
-    /// Plans and compiles the program on `backend`.
+    /// The plan `backend` would run the program with for `request`.
+    pub fn plan(&self, backend: &dyn Backend, request: &PlanRequest) -> Result<Plan, Error> {
+        Ok(backend.plan(&self.bound, request)?)
+    }
+
+    /// Compiles the program under `plan` on `backend` (on the device `device` selects), after
+    /// checking that the plan fits the program and the device.
     pub fn prepare(
         &self,
         backend: &dyn Backend,
-        options: &RunOptions,
+        plan: &Plan,
+        device: &DeviceSelection,
     ) -> Result<Box<dyn Executable>, Error> {
-        Ok(backend.prepare(&self.bound, options)?)
+        Ok(backend.prepare(&self.bound, plan, device)?)
     }
 }
 

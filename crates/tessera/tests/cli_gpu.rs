@@ -141,8 +141,9 @@ fn bench_opencl_reports_transfers_apart_and_speed_from_the_device_time() {
     let gcells = report["gcells_per_s"].as_f64().unwrap();
     let expected = 64.0 * 128.0 * 3.0 / seconds / 1e9;
     assert!((gcells - expected).abs() <= 1e-9 * expected, "{report}");
+    assert_eq!(report["backend"], "opencl", "{report}");
     assert!(
-        report["strategy"].as_str().unwrap().starts_with("opencl "),
+        report["strategy"].as_str().unwrap().starts_with("tiled "),
         "{report}"
     );
 

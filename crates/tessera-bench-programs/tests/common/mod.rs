@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::Constant;
+use tessera_plan::PlanRequest;
 use tessera_reference::ReferenceBackend;
-use tessera_runtime::{Backend, Buffer, FieldSet, RunOptions, RunReport};
+use tessera_runtime::{Backend, Buffer, FieldSet, RunReport};
 
 pub use grid::*;
 pub use real::Real;
@@ -113,13 +114,7 @@ impl Bench {
             fields.buffers[index] = buffer;
         }
         let mut executable = ReferenceBackend
-            .prepare(
-                &self.bound,
-                &RunOptions {
-                    exact: true,
-                    ..RunOptions::default()
-                },
-            )
+            .plan_and_prepare(&self.bound, &PlanRequest::exact())
             .expect("the reference backend prepares every benchmark");
         let report = executable
             .run(&mut fields, 0, steps, &mut ())

@@ -40,8 +40,9 @@ use std::fmt::Write as _;
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Id, ReductionPlacement, ScalarType, Stage};
-use tessera_plan::cpu::{CpuPlan, CpuStrategy};
-use tessera_plan::reuse::{ColumnSums, column_sums, lane_type};
+use tessera_plan::cpu::{CpuLayout, CpuPlan, CpuStrategy};
+use tessera_plan::lanes::shifted_lanes;
+use tessera_plan::reuse::{ColumnSums, column_form};
 
 use crate::cfamily::{Dialect, print_expr};
 use layout::{WriteMode, partial_layout, updated_fields, write_mode};
@@ -51,44 +52,38 @@ use stage::{Context, View};
 pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
     let program = bound.program();
     let dims = bound.extents.len();
+    let layout = plan.layout(bound);
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "/* Tessera CPU kernel for program `{}`: {plan}. */",
-        program.name
+        "/* Tessera CPU kernel for program `{}`: {}. */",
+        program.name,
+        plan.summary(Some(&layout))
     );
     out.push_str(&Dialect::C.preamble());
     out.push_str(SUPPORT);
-    if plan.lane_shifts || plan.column_sums {
+    if plan.lane_shifts() || plan.column_sums() {
         out.push_str(lanes::PRELUDE);
     }
     let _ = writeln!(
         out,
         "typedef {} ts_idx;",
-        if plan.index64 { "int64_t" } else { "int32_t" }
+        if layout.index64 { "int64_t" } else { "int32_t" }
     );
     let _ = writeln!(
         out,
         "#define TS_DIMS {dims}\n#define TS_FIELDS {}\n",
         program.fields.len().max(1)
     );
-    let column_sums: Vec<Option<ColumnSums>> = program
-        .stages
-        .ids()
-        .map(|stage| {
-            plan.column_sums
-                .then(|| column_sums(bound, stage, &plan.tile))
+    let column_sums: Vec<Option<ColumnSums>> = (program.stages.ids().zip(&plan.stages))
+        .map(|(stage, form)| {
+            form.column_sums
+                .then(|| column_form(bound, stage))
                 .flatten()
         })
         .collect();
-    let lane_shifts: Vec<Option<ScalarType>> = program
-        .stages
-        .ids()
-        .map(|stage| {
-            plan.lane_shifts
-                .then(|| lane_type(bound, stage, plan.column_sums, &plan.tile))
-                .flatten()
-        })
+    let lane_shifts: Vec<Option<ScalarType>> = (program.stages.ids().zip(&plan.stages))
+        .map(|(stage, form)| form.lanes.then(|| shifted_lanes(bound, stage)).flatten())
         .collect();
     let global = Context {
         bound,
@@ -98,6 +93,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         relaxed: !plan.exact,
         column_sums: &column_sums,
         lane_shifts: &lane_shifts,
+        stage_plans: &plan.stages,
         plane_pairs: false,
     };
     let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
@@ -145,7 +141,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         plan.strategy,
         CpuStrategy::Overlapped | CpuStrategy::Wavefront
     ) {
-        let scratch_strides = row_major_strides(&plan.scratch_extents);
+        let scratch_strides = row_major_strides(&layout.scratch_extents);
         let _ = writeln!(
             out,
             "static const int64_t ts_lst[TS_DIMS] = {{{}}};",
@@ -159,6 +155,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             relaxed: !plan.exact,
             column_sums: &column_sums,
             lane_shifts: &lane_shifts,
+            stage_plans: &plan.stages,
             plane_pairs: plan.plane_pairs,
         };
         for stage in program.stages.ids() {
@@ -166,7 +163,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         }
         emit_copy_back(bound, &mut out);
         if plan.strategy == CpuStrategy::Overlapped {
-            emit_run_overlapped(bound, plan, &mut out);
+            emit_run_overlapped(bound, &layout, &mut out);
         } else {
             // The wavefront's first step reads the global arrays, its last writes them.
             let first = Context {
@@ -183,7 +180,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
                 stage::emit_stage_box(&first, View::GlobalToScratch, stage, &mut out);
                 stage::emit_stage_box(&last, View::ScratchToGlobal, stage, &mut out);
             }
-            wavefront::emit_run_wavefront(bound, plan, &mut out);
+            wavefront::emit_run_wavefront(bound, plan, &layout, &mut out);
         }
     }
     if let Some(until) = &program.until {
@@ -481,14 +478,14 @@ fn emit_step_reduce(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
     out.push_str("    (void)threads;\n    return 0;\n}\n\n");
 }
 
-fn emit_run_overlapped(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
+fn emit_run_overlapped(bound: &BoundProgram, layout: &CpuLayout, out: &mut String) {
     let program = bound.program();
     let dims = bound.extents.len();
     let fields = program.fields.len();
     let stages = program.stages.len();
     let (open, _) = working_arrays(bound);
     let updated = updated_fields(bound);
-    let scratch_cells: usize = plan.scratch_extents.iter().product();
+    let scratch_cells: usize = layout.scratch_extents.iter().product();
     out.push_str(
         "int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads, void* scratch) {\n",
     );

@@ -53,6 +53,7 @@ pub(crate) fn row(
     dims: usize,
     mixed: bool,
     simd: bool,
+    columns_in_registers: bool,
 ) -> String {
     let t = Dialect::C.scalar_type(sums.ty);
     let (lo, hi) = sums.reach;
@@ -117,7 +118,7 @@ pub(crate) fn row(
         }
         body
     };
-    let first = if simd && sums.keeps_columns_in_registers() {
+    let first = if simd && columns_in_registers {
         let v = lanes(sums.ty);
         let _ = write!(
             out,
@@ -180,6 +181,7 @@ pub(crate) fn lane_row(
     sums: &ColumnSums,
     shape: &RowShape,
     target: &str,
+    columns_in_registers: bool,
 ) -> String {
     let a = shape.strides.len() - 1;
     let n = lanes(sums.ty) as i32;
@@ -299,7 +301,7 @@ pub(crate) fn lane_row(
             "            {vector} {};\n            if (p{a} + {n} < xb) {{",
             names.join(", ")
         );
-        let pinned = sums.keeps_lane_columns_in_registers();
+        let pinned = columns_in_registers;
         for (c, window) in windows.iter().enumerate() {
             let at = window.at("i", n);
             let _ = if pinned {

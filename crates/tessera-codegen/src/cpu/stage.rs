@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use tessera_analysis::{BoundProgram, Domain};
 use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, ScalarType, Stage};
+use tessera_plan::cpu::CpuStagePlan;
 use tessera_plan::reuse::ColumnSums;
 
 use super::axis_constant;
@@ -80,6 +81,8 @@ pub(crate) struct Context<'a> {
     /// Per stage, the element type of its shifted-lanes form when the plan runs it so
     /// ([`tessera_plan::lanes`]).
     pub(crate) lane_shifts: &'a [Option<ScalarType>],
+    /// Per stage, the plan's decisions for its rows (wide vectors, columns in registers).
+    pub(crate) stage_plans: &'a [CpuStagePlan],
     /// Shifted-lanes rows compute pairs of planes ([`tessera_plan::cpu::CpuPlan::plane_pairs`]).
     pub(crate) plane_pairs: bool,
 }
@@ -474,9 +477,10 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
     for (part, border) in [("in", false), ("bd", true)] {
         let sums = ctx.column_sums[stage.index()].as_ref().filter(|_| !border);
         let lane_type = ctx.lane_shifts[stage.index()].filter(|_| !border);
-        // Column-sum loops bound by their multiply-adds prefer 512-bit vectors; shifted lanes
-        // are 512-bit vectors.
-        let wide = sums.is_some_and(ColumnSums::bound_by_arithmetic) || lane_type.is_some();
+        let form = ctx.stage_plans[stage.index()];
+        // Column-sum loops the plan marks prefer 512-bit vectors; shifted lanes are 512-bit
+        // vectors.
+        let wide = (sums.is_some() && form.wide_vectors) || lane_type.is_some();
         let attribute = if wide { "TS_WIDE_VECTORS " } else { "" };
         let _ = writeln!(
             out,
@@ -504,7 +508,9 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
             (Some(sums), Some(ty)) => {
                 let scalar = stage_body(ctx, stage, border, false);
                 let target = target_array(ctx.bound, stage, sums.output);
-                reuse::lane_row(ctx.bound, stage, sums, &shape(ty, &scalar, 1), &target)
+                let shape = shape(ty, &scalar, 1);
+                let pinned = form.columns_in_registers;
+                reuse::lane_row(ctx.bound, stage, sums, &shape, &target, pinned)
             }
             (Some(sums), None) => {
                 out.push_str(&reuse::buffers(sums));
@@ -522,6 +528,7 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
                     dims,
                     view.mixed(),
                     ctx.openmp,
+                    form.columns_in_registers,
                 )
             }
             (None, Some(ty)) => {

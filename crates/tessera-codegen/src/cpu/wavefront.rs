@@ -27,7 +27,7 @@
 use std::fmt::Write as _;
 
 use tessera_analysis::{BoundProgram, FieldRole};
-use tessera_plan::cpu::{CpuPlan, stream_skew};
+use tessera_plan::cpu::{CpuLayout, CpuPlan, stream_skew};
 
 use super::{axis_constant, indent, working_arrays};
 
@@ -176,7 +176,12 @@ static void ts_prefetch_box(const char* src, int64_t es, const int64_t* lo, cons
 
 /// Emits the driver's helpers, `tessera_scratch_open`/`_close` (the rings kept between passes)
 /// and `tessera_run_wavefront` (the plan's single stage is stage 0).
-pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
+pub(crate) fn emit_run_wavefront(
+    bound: &BoundProgram,
+    plan: &CpuPlan,
+    layout: &CpuLayout,
+    out: &mut String,
+) {
     let program = bound.program();
     let checked = bound.checked();
     let dims = bound.extents.len();
@@ -194,7 +199,7 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
         .filter(|f| checked.role(*f) != FieldRole::Unused)
         .map(|f| f.index())
         .collect();
-    let ring_cells: usize = plan.scratch_extents.iter().product();
+    let ring_cells: usize = layout.scratch_extents.iter().product();
     let list = |v: &dyn Fn(usize) -> i64| {
         (0..dims)
             .map(|a| v(a).to_string())
@@ -205,7 +210,7 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
     // Ring `s` (1..TS_T) of field `f` is rings[f][s]; each thread maps them all at once, at its
     // first pass, and keeps them for the executable's later passes (mapping and first-touching
     // them anew at every pass cost 15-30% of a 256³ f64 pass).
-    let rings = used.len() * plan.time_tile.saturating_sub(1);
+    let rings = used.len() * (plan.time_tile as usize).saturating_sub(1);
     let _ = writeln!(
         out,
         "/* One thread's rings, kept between passes (state: 0 not mapped yet, 1 mapped, -1 failed). */\n\
@@ -229,8 +234,8 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
         out,
         "    enum {{ TS_T = {}, TS_K = {}, TS_R = {}, TS_SKEW = {} }};",
         plan.time_tile,
-        plan.stream_rows,
-        plan.scratch_extents[0],
+        layout.stream_rows,
+        layout.scratch_extents[0],
         stream_skew(bound)
     );
     out.push_str("    const int64_t plane = ts_lst[0];\n");
@@ -275,8 +280,13 @@ pub(crate) fn emit_run_wavefront(bound: &BoundProgram, plan: &CpuPlan, out: &mut
          \x20           memcpy(org, hull, sizeof org);\n",
     );
     // Ring rows start `ring_front` points before the hull: the first computed point is aligned.
-    if plan.ring_front > 0 {
-        let _ = writeln!(out, "            org[{}] -= {};", dims - 1, plan.ring_front);
+    if layout.ring_front > 0 {
+        let _ = writeln!(
+            out,
+            "            org[{}] -= {};",
+            dims - 1,
+            layout.ring_front
+        );
     }
     out.push_str(
         "            for (int64_t y = hull[0]; y - steps * TS_SKEW < hull[TS_DIMS]; y += TS_K) {\n",

@@ -12,7 +12,7 @@
 //! 1. Allocate every [`BufferDecl`] (`len` elements of `ty`; contents unspecified). Upload each
 //!    field to its [`BufferRole::Field`] buffer (row-major, fastest axis last — the layout of
 //!    `tessera_runtime::Buffer`).
-//! 2. For each step `t` (from the run's first step; `steps_per_iteration` is 1 for now), run
+//! 2. For each step `t` of a pass the run's schedule gives it, run
 //!    [`HostProgram::step`]'s operations in order, skipping those with `every = K` unless
 //!    `(t + 1) % K == 0`:
 //!    - [`HostOp::Launch`]: launch the kernel with `grid` blocks of `block` threads (x, y, z;
@@ -23,8 +23,8 @@
 //!    - [`HostOp::Swap`]: exchange the allocations bound to two buffer ids (ping-pong);
 //!    - [`HostOp::Reduce`]: read the `rows` f64 partials back and fold them in index order
 //!      with `tessera_runtime::reduce::fold` (THE fixed order); record the value for step `t`.
-//! 3. After a step in which a reduction was recorded, evaluate the program's `until` condition
-//!    (once every reduction it names has a value) and stop when it holds.
+//! 3. After a step in which a reduction was recorded, the run's driver evaluates the program's
+//!    `until` condition (once every reduction it names has a value) and stops when it holds.
 //! 4. Download each field from the buffer then bound to its [`BufferRole::Field`] id.
 //!
 //! Kernels never depend on the launch order within an op, only on the op order.
@@ -39,23 +39,16 @@ use std::sync::Arc;
 
 use tessera_analysis::{BoundProgram, CheckedProgram};
 use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ScalarType, Stage, UnaryOp};
-pub use tessera_plan::gpu::{
-    DeviceLimits, GpuPlan, GpuStrategy, Limiter, Occupancy, PlanError, occupancy,
-};
+use tessera_plan::PlanError;
+pub use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy, Limiter, Occupancy, occupancy};
 
 pub use examples::{
     ExampleProgram, TestCase, example_programs, size_sets, test_matrix, test_plans, weighted_sum,
 };
-pub use lower::{default_plan, lower};
+pub use lower::{fits, lower};
 pub use print::{print_cuda, print_opencl};
 pub use resources::{kernel_resources, validate};
 pub use traffic::{KernelTraffic, kernel_traffic};
-
-/// The names of the GPU strategies, as accepted by [`GpuStrategy::from_name`].
-pub fn strategies() -> &'static [&'static str] {
-    const NAMES: [&str; 3] = ["naive", "tiled", "streaming"];
-    &NAMES
-}
 
 /// A program lowered for a GPU: its kernels and the host program that runs them.
 #[derive(Clone, Debug)]
@@ -409,9 +402,6 @@ impl Expr {
 pub struct HostProgram {
     /// Device buffers, addressed by their index ([`BufferId`]).
     pub buffers: Vec<BufferDecl>,
-    /// Steps computed by one pass over `step` (1 until time tiling; `LaunchArg::Step` is the
-    /// first of them).
-    pub steps_per_iteration: u64,
     /// The operations of one iteration, in order.
     pub step: Vec<HostOp>,
 }
@@ -530,29 +520,11 @@ pub struct ReduceReadback {
     pub every: u64,
 }
 
-/// Why a program could not be lowered under a plan.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LowerError(pub PlanError);
-
-impl std::fmt::Display for LowerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for LowerError {}
-
-impl From<PlanError> for LowerError {
-    fn from(error: PlanError) -> Self {
-        LowerError(error)
-    }
-}
-
 /// Lowers and prints a bound program in both dialects (convenience for tests and tools).
 pub fn generate(
     bound: &BoundProgram,
     plan: &GpuPlan,
-) -> Result<(KernelProgram, String, String), LowerError> {
+) -> Result<(KernelProgram, String, String), PlanError> {
     let program = lower(bound, plan)?;
     let (cuda, opencl) = (print_cuda(&program), print_opencl(&program));
     Ok((program, cuda, opencl))

@@ -1,8 +1,7 @@
 //! What a lowered program needs from a device, checked against its limits (Rawat §2).
 
-use tessera_plan::gpu::{
-    DeviceLimits, KernelResources, Occupancy, PlanError, check_kernel, check_memory,
-};
+use tessera_plan::PlanError;
+use tessera_plan::gpu::{DeviceLimits, KernelResources, Occupancy, check_kernel, check_memory};
 
 use super::{HostOp, Kernel, KernelProgram, Launch, ScalarType, Stmt};
 

@@ -11,7 +11,8 @@ use tessera_ir::{
     BinaryOp, Border, Constant, ExprId, Field, Id, MathFn, Param, Range, ReduceOp, Region,
     ScalarType, SizeExpr, SizeOp, Span,
 };
-use tessera_runtime::{Backend, Buffer, FieldSet, RunOptions, RunReport};
+use tessera_plan::{Arithmetic, PlanRequest, Strategy};
+use tessera_runtime::{Backend, Buffer, FieldSet, RunReport};
 
 /// `lo..hi` spans with a `SizeExpr` high bound `N - r`.
 fn inner(n: Id<Param>, r: i64) -> Range {
@@ -587,10 +588,10 @@ pub fn run_cpu(
     bound: &BoundProgram,
     fields: &FieldSet,
     steps: u64,
-    options: &RunOptions,
+    options: &PlanRequest,
 ) -> (FieldSet, RunReport) {
     let mut exe = backend
-        .prepare(bound, options)
+        .plan_and_prepare(bound, options)
         .unwrap_or_else(|e| panic!("prepare {options:?}: {e}"));
     let mut out = fields.clone();
     let report = exe
@@ -670,13 +671,13 @@ pub fn exact(
     tile: Option<Vec<usize>>,
     time_tile: Option<usize>,
     threads: usize,
-) -> RunOptions {
-    RunOptions {
-        exact: true,
-        strategy: Some(strategy.into()),
+) -> PlanRequest {
+    PlanRequest {
+        arithmetic: Arithmetic::Exact,
+        strategy: Strategy::from_name(strategy),
         tile,
-        time_tile,
+        time_tile: time_tile.map(|t| t as u32),
         threads: Some(threads),
-        ..RunOptions::default()
+        ..PlanRequest::default()
     }
 }

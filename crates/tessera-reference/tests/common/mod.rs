@@ -6,8 +6,9 @@ use std::sync::Arc;
 use tessera_analysis::{BoundProgram, bind, check};
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{BinaryOp, Constant, ExprId, Field, Id, Program, Range, Region, SizeExpr, Span};
+use tessera_plan::PlanRequest;
 use tessera_reference::{ReferenceBackend, initial_fields};
-use tessera_runtime::{Backend, Buffer, FieldSet, RunOptions, RunReport};
+use tessera_runtime::{Backend, Buffer, FieldSet, RunReport};
 
 /// Checks and binds `program` with parameter overrides; panics with the diagnostics.
 pub fn bound_with(program: Program, values: &[(&str, Constant)]) -> BoundProgram {
@@ -29,7 +30,7 @@ pub fn run_from(
     steps: u64,
 ) -> RunReport {
     let mut exe = ReferenceBackend
-        .prepare(bound, &RunOptions::default())
+        .plan_and_prepare(bound, &PlanRequest::default())
         .expect("prepare");
     exe.run(fields, first_step, steps, &mut ()).expect("run")
 }

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use tessera::session::parse_set;
-use tessera::{Error, Session};
-use tessera_runtime::RunOptions;
+use tessera::{Arithmetic, DeviceSelection, Error, PlanRequest, Session, Strategy};
 
 /// Tessera: a stencil compiler and runtime.
 #[derive(Debug, Parser)]
@@ -25,6 +25,8 @@ pub enum Command {
     Check(ProgramArgs),
     /// Print the code a backend generates (the IR for `reference`).
     Emit(EmitArgs),
+    /// Print the plan a run would use (`--json`: as a plan file for `run --plan`).
+    Plan(PlanArgs),
     /// Time a program: median of repeated runs, GCells/s, and the roofline bound.
     Bench(BenchArgs),
     /// Describe the plan, footprints, memory traffic and roofline of a program.
@@ -68,21 +70,34 @@ impl ProgramArgs {
     }
 }
 
-/// How to execute: backend and its options.
+/// The `--backend` help: every backend of this build.
+fn backend_help() -> String {
+    format!(
+        "Backend: {} (this build). Default: cpu if a C compiler works, else reference",
+        tessera::backend_names().join(", ")
+    )
+}
+
+/// The strategy names `--strategy` takes.
+fn strategy_parser() -> impl TypedValueParser<Value = Strategy> {
+    PossibleValuesParser::new(Strategy::ALL.map(Strategy::name))
+        .map(|name| Strategy::from_name(&name).expect("a listed strategy"))
+}
+
+/// How to execute: backend, the plan's decisions or a plan file, and the device.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
-    /// Backend: reference, cpu (and opencl when built in). Default: cpu if a C compiler works.
-    #[arg(long, env = "TESSERA_BACKEND")]
+    #[arg(long, env = "TESSERA_BACKEND", value_name = "B", help = backend_help())]
     pub backend: Option<String>,
-    /// Strategy (backend-specific, e.g. naive, parallel, blocked, overlapped, wavefront for cpu; naive, tiled, streaming for cuda and opencl).
-    #[arg(long)]
-    pub strategy: Option<String>,
-    /// Spatial tile, slowest axis first: `32x32`.
+    /// Strategy (cpu: naive, parallel, blocked, overlapped, wavefront; cuda and opencl: naive, tiled, streaming).
+    #[arg(long, value_parser = strategy_parser(), value_name = "S")]
+    pub strategy: Option<Strategy>,
+    /// Spatial tile (cpu) or block (GPUs), slowest axis first: `32x32`.
     #[arg(long, value_parser = parse_tile, value_name = "AxB")]
     pub tile: Option<Tile>,
-    /// Steps fused per time tile.
-    #[arg(long, value_parser = at_least_one, value_name = "T")]
-    pub time_tile: Option<usize>,
+    /// Steps fused per pass.
+    #[arg(long, value_parser = at_least_one_u32, value_name = "T")]
+    pub time_tile: Option<u32>,
     /// Bitwise-reproducible arithmetic (equal to the reference backend).
     #[arg(long)]
     pub exact: bool,
@@ -92,26 +107,26 @@ pub struct ExecArgs {
     /// Device for GPU backends (`platform:device` or an index).
     #[arg(long, value_name = "D")]
     pub device: Option<String>,
+    /// Run exactly this plan (from `tessera plan --json`) instead of planning: it names the
+    /// backend and fixes strategy, tiles, time tile, threads and exactness.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["strategy", "tile", "time_tile", "exact", "threads"])]
+    pub plan: Option<PathBuf>,
 }
 
 impl ExecArgs {
-    /// The backend's name: the flag, `TESSERA_BACKEND`, or the default.
-    pub fn backend_name(&self) -> String {
-        self.backend
-            .clone()
-            .unwrap_or_else(|| tessera::default_backend_name().to_string())
-    }
-
-    /// The run options these flags describe.
-    pub fn options(&self) -> RunOptions {
-        RunOptions {
-            exact: self.exact,
-            strategy: self.strategy.clone(),
+    /// The plan request these flags describe, for the device `device`.
+    pub fn request(&self, device: DeviceSelection) -> PlanRequest {
+        PlanRequest {
+            strategy: self.strategy,
             tile: self.tile.as_ref().map(|t| t.0.clone()),
             time_tile: self.time_tile,
-            device: self.device.clone(),
             threads: self.threads,
-            f64_accuracy: false,
+            arithmetic: if self.exact {
+                Arithmetic::Exact
+            } else {
+                Arithmetic::Relaxed
+            },
+            device,
         }
     }
 }
@@ -126,6 +141,12 @@ fn parse_tile(text: &str) -> Result<Tile, String> {
         .map(at_least_one)
         .collect::<Result<Vec<_>, _>>()
         .map(Tile)
+}
+
+/// Parses a step count that must be at least 1.
+fn at_least_one_u32(text: &str) -> Result<u32, String> {
+    let n = at_least_one(text)?;
+    u32::try_from(n).map_err(|_| format!("`{text}` is too large"))
 }
 
 /// Parses a count that must be at least 1.
@@ -217,24 +238,27 @@ pub struct EmitArgs {
     /// The program and its settings.
     #[command(flatten)]
     pub program: ProgramArgs,
-    /// Whose code: reference (the IR), cpu.
-    #[arg(long, default_value = "reference")]
-    pub backend: String,
-    /// Strategy (backend-specific).
-    #[arg(long)]
-    pub strategy: Option<String>,
-    /// Spatial tile, slowest axis first: `32x32`.
-    #[arg(long, value_parser = parse_tile, value_name = "AxB")]
-    pub tile: Option<Tile>,
-    /// Steps fused per time tile.
-    #[arg(long, value_parser = at_least_one, value_name = "T")]
-    pub time_tile: Option<usize>,
-    /// Exact-mode code.
-    #[arg(long)]
-    pub exact: bool,
+    /// Execution options (the backend defaults to `reference`, whose code is the IR; GPU code
+    /// is planned for a typical device unless `--device` names one).
+    #[command(flatten)]
+    pub exec: ExecArgs,
     /// Write the code into this directory (as `<program>.<ext>`) instead of printing it.
     #[arg(short = 'o', long = "out-dir", value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+}
+
+/// `tessera plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The program and its settings.
+    #[command(flatten)]
+    pub program: ProgramArgs,
+    /// Execution options.
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// Print the plan as JSON, a plan file for `tessera run --plan`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `tessera bench`.

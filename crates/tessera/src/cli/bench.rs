@@ -4,20 +4,23 @@
 
 use std::time::Instant;
 
-use tessera::Error;
 use tessera::inputs::random_inputs;
-use tessera::metrics::{bytes_per_point, gcells_per_s, roofline_gcells_per_s};
+use tessera::metrics::{gcells_per_s, roofline_gcells_per_s};
+use tessera::{DeviceSelection, Error};
+use tessera_runtime::{Backend, Bandwidth};
 
 use super::args::BenchArgs;
+use super::planning;
 
 /// Benchmarks the program and prints a report (text or one JSON object).
 pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
     let session = args.program.load()?;
-    let backend_name = args.exec.backend_name();
-    let backend = tessera::backend(&backend_name)?;
+    let planned = planning::plan_run(&session, &args.exec)?;
+    let backend_name = planned.name;
     let steps = args.steps.unwrap_or_else(|| session.default_steps());
     let start = Instant::now();
-    let mut executable = session.prepare(backend.as_ref(), &args.exec.options())?;
+    let mut executable =
+        session.prepare(planned.backend.as_ref(), &planned.plan, &planned.device)?;
     let prepare_seconds = start.elapsed().as_secs_f64();
     let compile_seconds = executable.compile_time().as_secs_f64();
     let (inputs, randomised) = random_inputs(&session, args.seed);
@@ -26,17 +29,17 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
     let mut seconds = Vec::with_capacity(args.reps);
     let mut transfer_seconds = Vec::with_capacity(args.reps);
     let mut steps_run = steps;
-    let mut plan = executable.describe();
     for _ in 0..args.reps {
         let mut fields = inputs.clone();
         let report = executable.run(&mut fields, 0, steps, &mut ())?;
         seconds.push(report.compute_time.as_secs_f64());
         transfer_seconds.push(report.transfer_time.as_secs_f64());
         steps_run = report.steps;
-        if !report.plan.is_empty() {
-            plan = report.plan;
-        }
     }
+    let described = executable.describe();
+    let plan = described
+        .strip_prefix(backend_name)
+        .map_or(described.as_str(), str::trim_start);
     seconds.sort_by(f64::total_cmp);
     transfer_seconds.sort_by(f64::total_cmp);
     let median = seconds[seconds.len() / 2];
@@ -46,11 +49,17 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
     } else {
         0.0
     };
-    let bytes = bytes_per_point(session.bound());
-    let bandwidth = bandwidth_gb_s(args.bandwidth, args.exec.threads);
+    let bytes = session.bound().traffic_bytes_per_point();
+    let bandwidth = bandwidth_gb_s(
+        planned.backend.as_ref(),
+        args.bandwidth,
+        &planned.device,
+        args.exec.threads,
+    );
     let roofline = bandwidth
         .as_ref()
-        .map(|(b, _)| roofline_gcells_per_s(*b, bytes));
+        .ok()
+        .map(|(b, _)| roofline_gcells_per_s(*b, bytes as f64));
     let fraction = roofline.filter(|r| *r > 0.0).map(|r| gcells / r);
 
     if args.json {
@@ -70,8 +79,8 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
             "compile_seconds": compile_seconds,
             "prepare_seconds": prepare_seconds,
             "bytes_per_point": bytes,
-            "bandwidth_gb_s": bandwidth.as_ref().map(|(b, _)| *b),
-            "bandwidth_source": bandwidth.as_ref().map(|(_, how)| how.clone()),
+            "bandwidth_gb_s": bandwidth.as_ref().ok().map(|(b, _)| *b),
+            "bandwidth_source": bandwidth.as_ref().ok().map(|(_, how)| how.clone()),
             "roofline_gcells_per_s": roofline,
             "fraction_of_roofline": fraction,
             "random_inputs": randomised,
@@ -102,38 +111,35 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
     println!(
         "  traffic model: {bytes} bytes per point per step (fields read once + fields written once)"
     );
-    match (bandwidth, roofline, fraction) {
-        (Some((b, how)), Some(r), Some(f)) => {
-            println!("  bandwidth: {b:.1} GB/s ({how})");
-            println!(
-                "  roofline: {r:.3} GCells/s; reached {:.1}% (time tiling can exceed 100%)",
-                f * 100.0
-            );
-        }
-        _ => println!(
-            "  bandwidth: unknown (no working C compiler to measure it; give --bandwidth GB/s)"
-        ),
+    match &bandwidth {
+        Ok((b, how)) => println!("  bandwidth: {b:.1} GB/s ({how})"),
+        Err(why) => println!("  bandwidth: unknown ({why}; give --bandwidth GB/s)"),
+    }
+    if let (Some(r), Some(f)) = (roofline, fraction) {
+        println!(
+            "  roofline: {r:.3} GCells/s; reached {:.1}% (time tiling can exceed 100%)",
+            f * 100.0
+        );
     }
     Ok(0)
 }
 
-/// The memory bandwidth in GB/s and where it came from: `given`, else a STREAM triad
-/// measurement (`None` when it cannot be measured).
-pub fn bandwidth_gb_s(given: Option<f64>, threads: Option<usize>) -> Option<(f64, String)> {
+/// The memory bandwidth in GB/s and where it came from: `given`, else the backend's
+/// measurement (STREAM triad on the host, a copy on the device), or why there is none.
+pub fn bandwidth_gb_s(
+    backend: &dyn Backend,
+    given: Option<f64>,
+    device: &DeviceSelection,
+    threads: Option<usize>,
+) -> Result<(f64, String), String> {
     if let Some(b) = given {
-        return Some((b, "given".to_string()));
+        return Ok((b, "given".to_string()));
     }
-    match tessera_jit::measure_bandwidth(threads) {
-        Ok(b) => Some((
-            b.triad_gb_s,
-            format!(
-                "STREAM triad, best of {} runs on {} threads",
-                b.repetitions, b.threads
-            ),
-        )),
+    match backend.bandwidth(device, threads) {
+        Ok(Bandwidth { gb_s, how }) => Ok((gb_s, how)),
         Err(e) => {
             tracing::warn!("cannot measure the memory bandwidth: {e}");
-            None
+            Err(e.to_string())
         }
     }
 }

@@ -11,6 +11,8 @@ mod describe;
 mod emit;
 mod explain;
 mod finite;
+mod plan;
+mod planning;
 mod progress;
 mod run;
 
@@ -40,6 +42,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::check(&args),
         Command::Emit(args) => emit::emit(&args),
+        Command::Plan(args) => plan::plan(&args),
         Command::Bench(args) => bench::bench(&args),
         Command::Explain(args) => explain::explain(&args),
         Command::Cache { action } => cache::cache(&action),

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tessera_runtime::Progress;
+use tessera_runtime::Observer;
 
 /// How long a run goes before the bar appears.
 const DELAY: Duration = Duration::from_secs(1);
@@ -15,10 +15,8 @@ pub struct StepBar {
     bar: Option<ProgressBar>,
     start: Instant,
     enabled: bool,
-    /// Steps finished by earlier chunks of the same run.
-    pub offset: u64,
     /// Steps of the whole run.
-    pub total: u64,
+    total: u64,
 }
 
 impl StepBar {
@@ -28,7 +26,6 @@ impl StepBar {
             bar: None,
             start: Instant::now(),
             enabled: std::io::stderr().is_terminal(),
-            offset: 0,
             total,
         }
     }
@@ -41,8 +38,9 @@ impl StepBar {
     }
 }
 
-impl Progress for StepBar {
-    fn advance(&mut self, done: u64, _total: u64) {
+impl StepBar {
+    /// Shows `done` steps of the run.
+    pub fn show(&mut self, done: u64) {
         if !self.enabled {
             return;
         }
@@ -56,7 +54,13 @@ impl Progress for StepBar {
             self.bar = Some(bar);
         }
         if let Some(bar) = &self.bar {
-            bar.set_position(self.offset + done);
+            bar.set_position(done);
         }
+    }
+}
+
+impl Observer for StepBar {
+    fn advance(&mut self, done: u64, _total: u64) {
+        self.show(done);
     }
 }

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use tessera::files::{self, Format};
 use tessera::metrics::gcells_per_s;
 use tessera::{Error, FieldRef, Session};
-use tessera_runtime::{ReductionRecord, RunReport};
+use tessera_runtime::{FieldSet, Flow, Observer, ReductionRecord, RunReport, RunState, drive};
 
 use super::args::RunArgs;
 use super::finite::first_non_finite;
+use super::planning;
 use super::progress::StepBar;
 
 /// An output to write after the run.
@@ -18,11 +19,43 @@ struct Output {
     path: PathBuf,
 }
 
+/// Follows a run: the progress bar, and with `--check-finite --check-every K` a finiteness
+/// check every K steps that stops the run at the first non-finite value.
+struct RunObserver<'s> {
+    session: &'s Session,
+    bar: StepBar,
+    check_every: Option<u64>,
+    /// The first non-finite value found, and the steps done when it was.
+    non_finite: Option<(String, u64)>,
+    /// The steps done at the last check.
+    checked_at: Option<u64>,
+}
+
+impl Observer for RunObserver<'_> {
+    fn advance(&mut self, done: u64, _total: u64) {
+        self.bar.show(done);
+    }
+
+    fn every(&self) -> Option<u64> {
+        self.check_every
+    }
+
+    fn observe(&mut self, done: u64, fields: &FieldSet) -> Flow {
+        self.checked_at = Some(done);
+        match first_non_finite(self.session, fields) {
+            Some(what) => {
+                self.non_finite = Some((what, done));
+                Flow::Stop
+            }
+            None => Flow::Continue,
+        }
+    }
+}
+
 /// Runs the program; returns the exit code (1 when `--check-finite` found a bad value).
 pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let session = args.program.load()?;
-    let backend_name = args.exec.backend_name();
-    let backend = tessera::backend(&backend_name)?;
+    let planned = planning::plan_run(&session, &args.exec)?;
     let outputs = resolve_outputs(&session, args)?;
     let inputs: Vec<(FieldRef, &PathBuf)> = args
         .inputs
@@ -43,49 +76,62 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         files::read_into(&session, &mut fields, field, path)?;
     }
     let steps = args.steps.unwrap_or_else(|| session.default_steps());
-    let mut executable = session.prepare(backend.as_ref(), &args.exec.options())?;
-
-    let chunk = match (args.check_finite, args.check_every) {
-        (true, Some(every)) => every as u64,
-        _ => steps.max(1),
+    let mut executable =
+        session.prepare(planned.backend.as_ref(), &planned.plan, &planned.device)?;
+    let mut observer = RunObserver {
+        session: &session,
+        bar: StepBar::new(steps),
+        check_every: args
+            .check_every
+            .filter(|_| args.check_finite)
+            .map(|k| k as u64),
+        non_finite: None,
+        checked_at: None,
     };
-    let mut bar = StepBar::new(steps);
-    let mut total = RunReport::default();
-    let mut non_finite = None;
-    while total.steps < steps {
-        bar.offset = total.steps;
-        let report = executable.run(
-            &mut fields,
-            total.steps,
-            chunk.min(steps - total.steps),
-            &mut bar,
-        )?;
-        total.steps += report.steps;
-        total.reductions.extend(report.reductions);
-        total.compute_time += report.compute_time;
-        total.transfer_time += report.transfer_time;
-        total.stopped_early = report.stopped_early;
-        total.plan = report.plan;
-        if args.check_finite {
-            non_finite = first_non_finite(&session, &fields).map(|what| (what, total.steps));
-        }
-        if report.stopped_early || non_finite.is_some() || report.steps == 0 {
-            break;
-        }
-    }
+    let mut state = RunState::new(session.program());
+    let report = drive(
+        executable.as_mut(),
+        &mut fields,
+        0,
+        steps,
+        &mut state,
+        &mut observer,
+    )?;
+    let RunObserver {
+        bar,
+        mut non_finite,
+        checked_at,
+        ..
+    } = observer;
     bar.finish();
-    if args.check_finite && steps == 0 {
-        non_finite = first_non_finite(&session, &fields).map(|what| (what, 0));
+    if args.check_finite && non_finite.is_none() && checked_at != Some(report.steps) {
+        non_finite = first_non_finite(&session, &fields).map(|what| (what, report.steps));
     }
+    write_outputs(&session, &fields, &outputs)?;
+    let plan = report
+        .plan
+        .strip_prefix(planned.name)
+        .map_or(report.plan.as_str(), str::trim_start);
+    println!("{}", summary(&session, planned.name, plan, &report));
+    match non_finite {
+        Some((what, step)) => {
+            let when = if args.check_every.is_some() {
+                format!("within the first {step} steps")
+            } else {
+                format!("after {step} steps")
+            };
+            eprintln!("error: non-finite value: {what} {when}");
+            Ok(1)
+        }
+        None => Ok(0),
+    }
+}
 
-    for output in &outputs {
-        let drawn = files::write_field(
-            &session,
-            &fields,
-            &output.field,
-            output.format,
-            &output.path,
-        )?;
+/// Writes every output, printing the value range of each picture.
+fn write_outputs(session: &Session, fields: &FieldSet, outputs: &[Output]) -> Result<(), Error> {
+    for output in outputs {
+        let drawn =
+            files::write_field(session, fields, &output.field, output.format, &output.path)?;
         if let Some(png) = drawn {
             let slice = png
                 .slice
@@ -107,27 +153,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
             println!("{line}");
         }
     }
-    let plan = if total.plan.is_empty() {
-        executable.describe()
-    } else {
-        total.plan.clone()
-    };
-    let plan = plan
-        .strip_prefix(backend_name.as_str())
-        .map_or(plan.as_str(), str::trim_start);
-    println!("{}", summary(&session, &backend_name, plan, &total));
-    match non_finite {
-        Some((what, step)) => {
-            let when = if args.check_every.is_some() {
-                format!("within the first {step} steps")
-            } else {
-                format!("after {step} steps")
-            };
-            eprintln!("error: non-finite value: {what} {when}");
-            Ok(1)
-        }
-        None => Ok(0),
-    }
+    Ok(())
 }
 
 /// Every `--output`, `--png` and `--vti`, checked before anything runs.

@@ -16,11 +16,12 @@ mod tiled;
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Field, Id, ReductionPlacement, ScalarType, Stage};
+use tessera_plan::PlanError;
 use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy};
 
 use super::{
     BufferDecl, BufferId, BufferRole, HostOp, HostProgram, KernelProgram, Launch, LaunchArg,
-    LowerError, ReduceReadback, validate,
+    ReduceReadback, validate,
 };
 pub(super) use common::Ctx;
 use common::StageIo;
@@ -30,14 +31,13 @@ use common::StageIo;
 /// Stages a strategy cannot tile (strided domains, too few axes) are lowered by the naive
 /// strategy; [`KernelProgram::notes`] says which and why. Device limits are checked separately
 /// by [`validate`].
-pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, LowerError> {
+pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, PlanError> {
     plan.check()?;
     let ctx = Ctx::new(bound, plan);
     let program = bound.program();
     let checked = bound.checked();
     let mut host = HostProgram {
         buffers: Vec::new(),
-        steps_per_iteration: 1,
         step: Vec::new(),
     };
     let mut field_buffers: Vec<Option<BufferId>> = vec![None; program.fields.len()];
@@ -225,34 +225,8 @@ fn push_reduction(
     }));
 }
 
-/// A plan for `bound` on a device: streaming for 3D, tiling for 1D and 2D, naive for 4D, with
-/// 32x8 blocks (256 threads in 1D), shrunk until every kernel fits the device's limits.
-pub fn default_plan(bound: &BoundProgram, limits: &DeviceLimits) -> GpuPlan {
-    let dims = bound.extents.len();
-    let mut plan = match dims {
-        1 => GpuPlan {
-            block: [256, 1, 1],
-            ..GpuPlan::new(GpuStrategy::Tiled)
-        },
-        2 => GpuPlan::new(GpuStrategy::Tiled),
-        3 => GpuPlan::new(GpuStrategy::Streaming),
-        _ => GpuPlan::new(GpuStrategy::Naive),
-    };
-    for axis in 0..3 {
-        plan.block[axis] = plan.block[axis].min(limits.max_block_dims[axis].max(1));
-    }
-    loop {
-        let fits = lower(bound, &plan)
-            .map(|p| validate(&p, limits).is_ok())
-            .unwrap_or(false);
-        if fits || plan.threads_per_block() == 1 {
-            return plan;
-        }
-        let largest = if plan.block[1] > 1 && plan.block[1] * 4 >= plan.block[0] {
-            1
-        } else {
-            0
-        };
-        plan.block[largest] = (plan.block[largest] / 2).max(1);
-    }
+/// Whether `plan` lowers `bound` into kernels that fit a device with `limits` (the fit test
+/// of `tessera_plan::gpu::default_gpu_plan`).
+pub fn fits(bound: &BoundProgram, plan: &GpuPlan, limits: &DeviceLimits) -> bool {
+    lower(bound, plan).is_ok_and(|p| validate(&p, limits).is_ok())
 }

@@ -1,0 +1,193 @@
+//! The schedule driver: the one time loop of every backend. It walks a run's [`Schedule`],
+//! asks the backend's [`ActiveRun`] to run each pass, records reduction values (step, name,
+//! value) and keeps the latest of each, tests `until`, reports progress, hands the fields to
+//! observation points, and times the loop.
+
+use std::time::{Duration, Instant};
+
+use tessera_analysis::BoundProgram;
+use tessera_analysis::check::visit;
+use tessera_ir::{ExprKind, Program};
+
+use crate::backend::{ActiveRun, BackendError, Executable};
+use crate::buffer::FieldSet;
+use crate::schedule::{Pass, Schedule, ScheduleItem};
+
+/// A value of a reduction at the end of a step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReductionRecord {
+    /// The step `t` (0-based) after which it was computed.
+    pub step: u64,
+    /// The reduction's name.
+    pub name: String,
+    /// Its value.
+    pub value: f64,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunReport {
+    /// Steps executed (fewer than asked when the stop condition held or an observer stopped
+    /// the run).
+    pub steps: u64,
+    /// Reduction values in the order they were computed.
+    pub reductions: Vec<ReductionRecord>,
+    /// Whether the `until` condition ended the run.
+    pub stopped_early: bool,
+    /// Time spent in the time loop (compilation and host/device transfers excluded).
+    pub compute_time: Duration,
+    /// Time spent moving fields between host and device, if any.
+    pub transfer_time: Duration,
+    /// The backend and plan that ran, for summaries (`cpu overlapped tile=64x64 T=4 ...`).
+    pub plan: String,
+}
+
+/// Whether a run goes on after an observation point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Go on.
+    Continue,
+    /// End the run here (its report counts the steps done so far).
+    Stop,
+}
+
+/// Follows a run: progress, and observation points every K steps.
+pub trait Observer {
+    /// `done` of `total` steps are finished.
+    fn advance(&mut self, _done: u64, _total: u64) {}
+
+    /// Steps between observation points (`None`: no observation points).
+    fn every(&self) -> Option<u64> {
+        None
+    }
+
+    /// Sees the fields after `done` steps, at an observation point.
+    fn observe(&mut self, _done: u64, _fields: &FieldSet) -> Flow {
+        Flow::Continue
+    }
+}
+
+impl Observer for () {}
+
+/// What survives from one run call to the next: the latest value of each reduction (the stop
+/// condition reads them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunState {
+    latest: Vec<Option<f64>>,
+}
+
+impl RunState {
+    /// A state with no reduction values, for `program`.
+    pub fn new(program: &Program) -> RunState {
+        RunState {
+            latest: vec![None; program.reductions.len()],
+        }
+    }
+
+    /// The latest value of each reduction, by reduction index.
+    pub fn latest(&self) -> &[Option<f64>] {
+        &self.latest
+    }
+}
+
+/// Runs steps `first_step .. first_step + steps` of `executable` on `fields`, in place:
+/// makes the schedule from the program and the executable's plan and executes it.
+pub fn drive<E: Executable + ?Sized>(
+    executable: &mut E,
+    fields: &mut FieldSet,
+    first_step: u64,
+    steps: u64,
+    state: &mut RunState,
+    observer: &mut dyn Observer,
+) -> Result<RunReport, BackendError> {
+    let bound = executable.program().clone();
+    let schedule = Schedule::new(
+        bound.program(),
+        executable.plan().steps_per_pass(),
+        first_step,
+        steps,
+        observer.every(),
+    );
+    let mut report = RunReport {
+        plan: executable.describe(),
+        ..RunReport::default()
+    };
+    if state.latest.len() != bound.program().reductions.len() {
+        return Err(BackendError::InvalidOptions(
+            "the run state belongs to another program".into(),
+        ));
+    }
+    let mut run = executable.start(fields)?;
+    let started = Instant::now();
+    for item in schedule {
+        let go_on = match item {
+            ScheduleItem::Pass(pass) => {
+                run_pass(run.as_mut(), &bound, &pass, state, &mut report)?;
+                observer.advance(report.steps, steps);
+                true
+            }
+            ScheduleItem::StopTest => {
+                let stop =
+                    condition_complete(&bound, &state.latest) && run.until_holds(&state.latest)?;
+                report.stopped_early = stop;
+                !stop
+            }
+            ScheduleItem::Observe { done } => {
+                observer.observe(done, run.fields()?) == Flow::Continue
+            }
+        };
+        if !go_on {
+            break;
+        }
+    }
+    let elapsed = started.elapsed();
+    let times = run.finish()?;
+    report.compute_time = times.compute.unwrap_or(elapsed);
+    report.transfer_time = times.transfer;
+    Ok(report)
+}
+
+/// Runs one pass and records its reductions.
+fn run_pass(
+    run: &mut dyn ActiveRun,
+    bound: &BoundProgram,
+    pass: &Pass,
+    state: &mut RunState,
+    report: &mut RunReport,
+) -> Result<(), BackendError> {
+    let values = run.run_pass(pass)?;
+    if values.len() != pass.reductions.len() {
+        return Err(BackendError::Runtime(format!(
+            "internal error: a pass computed {} reduction values, {} were due",
+            values.len(),
+            pass.reductions.len()
+        )));
+    }
+    let program = bound.program();
+    for (&reduction, value) in pass.reductions.iter().zip(values) {
+        state.latest[reduction.index()] = Some(value);
+        report.reductions.push(ReductionRecord {
+            step: pass.last_step(),
+            name: program.reductions[reduction].name.clone(),
+            value,
+        });
+    }
+    report.steps += pass.steps;
+    Ok(())
+}
+
+/// Whether every reduction the `until` condition names has a value (false without a
+/// condition).
+fn condition_complete(bound: &BoundProgram, latest: &[Option<f64>]) -> bool {
+    let program = bound.program();
+    let Some(until) = &program.until else {
+        return false;
+    };
+    let mut complete = true;
+    visit(program, until.condition, &mut |e| {
+        if let ExprKind::ReductionValue(r) = e.kind {
+            complete &= latest.get(r.index()).copied().flatten().is_some();
+        }
+    });
+    complete
+}

@@ -1,0 +1,86 @@
+//! The backend and plan a command uses: the plan file `--plan` names, or the backend's plan
+//! for the flags. Every command goes through the `Backend` trait: no switch on names here.
+
+use tessera::{DeviceSelection, Error, Plan, Session};
+use tessera_runtime::Backend;
+
+use super::args::ExecArgs;
+use super::usage;
+
+/// A backend with the plan to run, and the device to run it on.
+pub struct Planned {
+    /// The backend.
+    pub backend: Box<dyn Backend>,
+    /// Its name.
+    pub name: &'static str,
+    /// The plan.
+    pub plan: Plan,
+    /// The device the plan is for.
+    pub device: DeviceSelection,
+}
+
+/// The backend and plan of `exec` for `session`: the `--plan` file's (whose backend must
+/// agree with `--backend` when both are given), else the backend's plan for the flags, with
+/// `default_backend` when neither `--backend` nor a plan file names one, and `device` when
+/// `--device` does not.
+pub fn plan(
+    session: &Session,
+    exec: &ExecArgs,
+    default_backend: &str,
+    device: DeviceSelection,
+) -> Result<Planned, Error> {
+    let device = match &exec.device {
+        Some(name) => DeviceSelection::Named(name.clone()),
+        None => device,
+    };
+    let (backend, plan) = match &exec.plan {
+        Some(path) => {
+            let plan = read_plan(path)?;
+            if let Some(named) = exec
+                .backend
+                .as_deref()
+                .filter(|b| *b != plan.backend_name())
+            {
+                return Err(usage(format!(
+                    "the plan {} is for the {} backend, not `{named}`; drop `--backend`",
+                    path.display(),
+                    plan.backend_name()
+                )));
+            }
+            (tessera::backend(plan.backend_name())?, plan)
+        }
+        None => {
+            let name = exec.backend.as_deref().unwrap_or(default_backend);
+            let backend = tessera::backend(name)?;
+            let plan = session.plan(backend.as_ref(), &exec.request(device.clone()))?;
+            (backend, plan)
+        }
+    };
+    Ok(Planned {
+        name: backend.name(),
+        backend,
+        plan,
+        device,
+    })
+}
+
+/// The backend and plan of `exec` for a run: on the default backend and device unless the
+/// flags or the plan file name others.
+pub fn plan_run(session: &Session, exec: &ExecArgs) -> Result<Planned, Error> {
+    plan(
+        session,
+        exec,
+        tessera::default_backend_name(),
+        DeviceSelection::Default,
+    )
+}
+
+/// Reads a plan file.
+fn read_plan(path: &std::path::Path) -> Result<Plan, Error> {
+    let failed = |message: String| Error::PlanFile {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| failed(e.to_string()))?;
+    Plan::from_json(&text).map_err(|e| failed(e.to_string()))
+}
