@@ -1,57 +1,42 @@
-//! Kernel generator tests: every example under every test plan lowers and prints; structural
+//! Kernel generator tests: every test program of the corpus under every test plan lowers and prints; structural
 //! properties of the generated kernels (barriers, index width); plan refusals; snapshots.
 
-use std::sync::Arc;
-
-use tessera_analysis::{BoundProgram, bind, check};
+use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
-    DeviceLimits, ExampleProgram, GpuPlan, GpuStrategy, HostOp, Kernel, KernelProgram, Stmt,
-    example_programs, kernel_traffic, lower, print_cuda, print_opencl, test_matrix, test_plans,
-    validate,
+    DeviceLimits, GpuPlan, GpuStrategy, HostOp, Kernel, KernelProgram, Stmt, kernel_traffic, lower,
+    print_cuda, print_opencl, validate,
 };
-use tessera_ir::Constant;
+use tessera_testkit::plans::gpu_test_plans;
+use tessera_testkit::{case, test_programs};
 
-fn bound(example: &ExampleProgram, params: &[(String, Constant)]) -> BoundProgram {
-    let checked = check(&example.program).unwrap_or_else(|e| panic!("{}: {e:?}", example.name));
-    bind(Arc::new(checked), params).unwrap_or_else(|e| panic!("{}: {e:?}", example.name))
-}
-
-fn example(name: &str) -> ExampleProgram {
-    example_programs()
-        .into_iter()
-        .find(|e| e.name == name)
-        .expect("example exists")
+/// The corpus program `name` with its size parameters set to `extents`.
+fn bound(name: &str, extents: &[usize]) -> BoundProgram {
+    case(name).bind_extents(extents, &[])
 }
 
 #[test]
-fn every_case_of_the_matrix_lowers_prints_and_fits_a_typical_gpu() {
-    let examples = example_programs();
+fn every_test_program_at_every_size_and_plan_lowers_prints_and_fits_a_typical_gpu() {
     let limits = DeviceLimits::typical_gpu();
-    let cases = test_matrix();
-    assert!(cases.len() > 200);
-    for case in cases {
-        let example = examples
-            .iter()
-            .find(|e| e.name == case.program)
-            .expect("example exists");
-        let program = lower(&bound(example, &case.params), &case.plan).expect("lowers");
-        let (cuda, opencl) = (print_cuda(&program), print_opencl(&program));
-        assert!(cuda.contains("extern \"C\" __global__"), "{}", case.program);
-        assert!(opencl.contains("__kernel"), "{}", case.program);
-        validate(&program, &limits)
-            .unwrap_or_else(|e| panic!("{} {:?}: {e}", case.program, case.plan));
+    let mut cases = 0;
+    for case in test_programs() {
+        for index in 0..case.sets.len() {
+            let bound = case.bind(index);
+            for plan in gpu_test_plans() {
+                let what = format!("{} {:?} {}", case.name, bound.extents, plan.describe());
+                let program = lower(&bound, &plan).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let (cuda, opencl) = (print_cuda(&program), print_opencl(&program));
+                assert!(cuda.contains("extern \"C\" __global__"), "{what}");
+                assert!(opencl.contains("__kernel"), "{what}");
+                validate(&program, &limits).unwrap_or_else(|e| panic!("{what}: {e}"));
+                cases += 1;
+            }
+        }
     }
+    assert!(cases > 200, "{cases}");
 }
 
-fn lowered(name: &str, sizes: &[i64], plan: &GpuPlan) -> KernelProgram {
-    let example = example(name);
-    let names: Vec<String> = example.sizes[0].iter().map(|(n, _)| n.clone()).collect();
-    let params: Vec<(String, Constant)> = names
-        .into_iter()
-        .zip(sizes)
-        .map(|(n, v)| (n, Constant::Int(*v)))
-        .collect();
-    lower(&bound(&example, &params), plan).expect("lowers")
+fn lowered(name: &str, sizes: &[usize], plan: &GpuPlan) -> KernelProgram {
+    lower(&bound(name, sizes), plan).expect("lowers")
 }
 
 fn plan(strategy: GpuStrategy, block: [u32; 3], elements: u32) -> GpuPlan {
@@ -107,9 +92,9 @@ fn check_barriers(kernel: &Kernel) {
 #[test]
 fn shared_memory_is_read_only_after_a_barrier_and_barriers_are_uniform() {
     let mut checked_kernels = 0;
-    for example in example_programs() {
-        for plan in test_plans() {
-            let program = lower(&bound(&example, &example.sizes[0]), &plan).expect("lowers");
+    for case in test_programs() {
+        for plan in gpu_test_plans() {
+            let program = lower(&case.bind(0), &plan).expect("lowers");
             for kernel in program.kernels.iter().filter(|k| !k.shared.is_empty()) {
                 check_barriers(kernel);
                 checked_kernels += 1;
@@ -174,7 +159,7 @@ fn tiles_over_the_device_limits_are_refused_with_a_suggestion() {
     let error = validate(&too_big, &limits).unwrap_err().to_string();
     assert!(error.contains("bytes of shared memory per block, but typical GPU gives a block 49152 bytes; use a smaller block or fewer elements per thread"), "{error}");
     let zero = lower(
-        &bound(&example("j2d5pt"), &example("j2d5pt").sizes[0]),
+        &case("j2d5pt").bind(0),
         &plan(GpuStrategy::Naive, [0, 8, 1], 1),
     );
     assert_eq!(
@@ -185,12 +170,9 @@ fn tiles_over_the_device_limits_are_refused_with_a_suggestion() {
         time_tile: 4,
         ..GpuPlan::new(GpuStrategy::Tiled)
     };
-    let error = lower(
-        &bound(&example("j2d5pt"), &example("j2d5pt").sizes[0]),
-        &deep,
-    )
-    .unwrap_err()
-    .to_string();
+    let error = lower(&case("j2d5pt").bind(0), &deep)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("use a time tile of 1"), "{error}");
 }
 
@@ -298,7 +280,7 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[i64], GpuPlan); 6] = [
+    let cases: [(&str, &[usize], GpuPlan); 6] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
@@ -328,12 +310,7 @@ fn generated_sources_are_snapshotted() {
 
 #[test]
 fn traffic_counts_direct_loads_tiles_with_halos_and_register_queues() {
-    let example = example("j3d7pt");
-    let params: Vec<(String, Constant)> = [("NZ", 20), ("NY", 16), ("NX", 64)]
-        .iter()
-        .map(|(n, v)| (n.to_string(), Constant::Int(*v)))
-        .collect();
-    let bound = bound(&example, &params);
+    let bound = bound("j3d7pt", &[20, 16, 64]);
     let traffic = |strategy: GpuStrategy| {
         let program = lower(&bound, &plan(strategy, [32, 8, 1], 1)).expect("lowers");
         kernel_traffic(&bound, &program, &program.kernels[0])

@@ -22,13 +22,12 @@
 //! reached. Triad bandwidth is measured before and
 //! after the rows; the roofline uses the first measurement.
 
-use std::sync::Arc;
-
-use tessera_analysis::{BoundProgram, bind, parse_param_value};
+use tessera_analysis::BoundProgram;
 use tessera_cpu::CpuBackend;
 use tessera_plan::{Arithmetic, PlanRequest, Strategy};
 use tessera_runtime::random::SplitMix64;
 use tessera_runtime::{Backend, Buffer, FieldSet};
+use tessera_testkit::Case;
 
 /// The rows of docs/performance.md: file, `--set` pairs, steps.
 const DEFAULT_ROWS: &[&str] = &[
@@ -61,23 +60,18 @@ fn load(spec: &str) -> Row {
             (k.to_string(), v.to_string())
         })
         .collect();
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let case = Case {
+        name: path.to_string(),
+        file: path.into(),
+        sets: vec![sets],
+        steps: 0,
+    };
+    let bound = case.bind(0);
+    let steps = steps.or(bound.program().default_steps).unwrap_or(10);
     let stem = std::path::Path::new(path)
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("program");
-    let (checked, used) =
-        tessera_lang::compile(&text, stem, &sets).unwrap_or_else(|d| panic!("{path}: {d:?}"));
-    let values: Vec<_> = sets
-        .iter()
-        .filter(|(k, _)| !used.contains(k))
-        .map(|(k, v)| {
-            let value = parse_param_value(checked.program(), k, v).expect("parameter value");
-            (k.clone(), value)
-        })
-        .collect();
-    let steps = steps.or(checked.program().default_steps).unwrap_or(10);
-    let bound = bind(Arc::new(checked), &values).expect("binds");
     let types: Vec<String> = bound
         .program()
         .fields

@@ -269,6 +269,10 @@ impl Executable for CpuExecutable {
         &self.plan
     }
 
+    fn describe(&self) -> String {
+        format!("cpu {}", self.cpu.summary(Some(&self.layout)))
+    }
+
     fn compile_time(&self) -> Duration {
         self.compile_time
     }

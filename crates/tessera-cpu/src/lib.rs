@@ -2,10 +2,10 @@
 //! a plan (`tessera_plan::cpu`), compiled at run time by the system C compiler
 //! (`tessera_jit`, cached on disk) and called through its exported entry points.
 //!
-//! Strategies (`RunOptions::strategy`): `naive`, `parallel`, `blocked`, `overlapped`,
+//! Strategies (`CpuPlan::strategy`): `naive`, `parallel`, `blocked`, `overlapped`,
 //! `wavefront`; chosen automatically when not given (see [`tessera_plan::cpu::plan_cpu`]).
 //!
-//! Exact mode (`RunOptions::exact`) compiles with `-ffp-contract=off -fno-fast-math`: every
+//! Exact mode (`CpuPlan::exact`) compiles with `-ffp-contract=off -fno-fast-math`: every
 //! strategy, tile, time tile and thread count then gives results bitwise equal to the reference
 //! backend. Otherwise three value-changing rewrites are allowed, which change results in the
 //! last bits: the compiler may contract `a * b + c` into fused multiply-adds

@@ -5,6 +5,14 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 
 use common::*;
+use tessera_analysis::BoundProgram;
+use tessera_testkit::case;
+use tessera_testkit::inputs::random_fields;
+
+/// The 2D star on a 9x9 grid.
+fn star(extents: &[usize]) -> BoundProgram {
+    case("star2d1r").bind_extents(extents, &[])
+}
 use tessera_plan::{PlanError, PlanRequest, Strategy};
 use tessera_runtime::{Backend, BackendError};
 
@@ -17,7 +25,7 @@ fn refused<T>(result: Result<T, BackendError>) -> BackendError {
 }
 
 fn prepare_error(options: PlanRequest) -> BackendError {
-    let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
+    let bound = star(&[9, 9]);
     match backend().plan_and_prepare(&bound, &options) {
         Ok(_) => panic!("{options:?} was accepted"),
         Err(e) => e,
@@ -93,7 +101,7 @@ fn zero_threads_are_refused() {
 
 #[test]
 fn missing_compiler_is_unavailable() {
-    let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
+    let bound = star(&[9, 9]);
     let mut backend = backend();
     backend.compile.compiler = Some("/nonexistent/tessera-cc".into());
     let e = refused(backend.plan_and_prepare(&bound, &PlanRequest::default()));
@@ -120,7 +128,7 @@ fn failing_compiler_shows_the_saved_source_and_the_log() {
         .expect("cp");
     assert!(copied.success(), "cp: {copied}");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
+    let bound = star(&[9, 9]);
     let mut backend = backend();
     backend.compile.compiler = Some(script.display().to_string());
     backend.compile.cache_dir = Some(dir.path().join("cache"));
@@ -142,8 +150,8 @@ fn failing_compiler_shows_the_saved_source_and_the_log() {
 
 #[test]
 fn fields_of_another_shape_are_refused() {
-    let bound = bind_sizes(&star2d_r1_f32(), &[9, 9]);
-    let other = bind_sizes(&star2d_r1_f32(), &[9, 10]);
+    let bound = star(&[9, 9]);
+    let other = star(&[9, 10]);
     let mut exe = backend()
         .plan_and_prepare(&bound, &PlanRequest::default())
         .expect("prepares");

@@ -27,7 +27,8 @@ fn u8_field_of_two_to_the_31_plus_17_points() {
     let value = b.binary(BinaryOp::Add, here, m);
     s.assign(a, value);
     b.finish_stage(s);
-    let bound = bind_sizes(&b.finish(), &[N]);
+    let checked = tessera_analysis::check(&b.finish()).expect("checks");
+    let bound = tessera_analysis::bind(std::sync::Arc::new(checked), &[]).expect("binds");
     let mut fields = FieldSet {
         shape: vec![N],
         buffers: vec![Buffer::U8((0..N).map(|i| (i % 251) as u8).collect())],

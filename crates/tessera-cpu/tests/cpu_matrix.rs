@@ -1,43 +1,36 @@
-//! The differential matrix: benchmark-like programs × strategies × tiles × time tiles × thread
-//! counts × awkward sizes, in exact mode, bitwise against the reference backend.
+//! The differential matrix on the CPU backend: every program of the test kit's corpus at each
+//! of its awkward sizes × strategies × tiles × time tiles × thread counts, in exact mode,
+//! bitwise against the reference backend (through `tessera_testkit`'s harness, which also
+//! replays every plan from its JSON form); then non-exact runs within a tolerance.
 
 mod common;
 
 use common::*;
-use tessera_ir::ScalarType;
+use tessera_analysis::BoundProgram;
 use tessera_plan::PlanRequest;
-
-const STEPS: u64 = 7;
-
-/// A small tile per dimension (so that grids hold several partial tiles).
-fn small_tile(dims: usize) -> Vec<usize> {
-    match dims {
-        1 => vec![5],
-        2 => vec![4, 7],
-        _ => vec![3, 4, 5],
-    }
-}
+use tessera_testkit::{Failures, Subject, case, repository_programs};
 
 /// Every strategy, with time tiles 1, 2, 3, more than the steps, and 4 (not dividing 7), on
 /// 1 to 3 threads; tiles smaller and larger than the grid. `wavefront` only where it applies.
-fn configurations(dims: usize, wavefront: bool) -> Vec<PlanRequest> {
+fn configurations(dims: usize, steps: u64, wavefront: bool) -> Vec<PlanRequest> {
     let tile = small_tile(dims);
+    let beyond = steps as u32 + 2;
     let mut out = vec![
         exact("naive", None, None, 1),
         exact("parallel", None, None, 2),
         exact("blocked", Some(tile.clone()), None, 3),
         exact("overlapped", Some(vec![1000; dims]), Some(3), 1),
     ];
-    for (time_tile, threads) in [(1, 2), (2, 3), (3, 2), (STEPS as usize + 2, 2), (4, 3)] {
+    for (time_tile, threads) in [(1, 2), (2, 3), (3, 2), (beyond, 2), (4, 3)] {
         out.push(exact(
             "overlapped",
             Some(tile.clone()),
             Some(time_tile),
             threads,
         ));
-        // Time tiles 2, 3 (its 7-step runs end with a 1-step pass) and more than the steps
+        // Time tiles 2, 3 (a 7-step run ends with a 1-step pass) and more than the steps
         // cover the wavefront's paths; 1 and 4 add nothing but compile time.
-        if wavefront && [2, 3, STEPS as usize + 2].contains(&time_tile) {
+        if wavefront && [2, 3, beyond].contains(&time_tile) {
             out.push(exact(
                 "wavefront",
                 Some(tile.clone()),
@@ -53,124 +46,85 @@ fn configurations(dims: usize, wavefront: bool) -> Vec<PlanRequest> {
     out
 }
 
-/// Runs the matrix for `program` at each size.
-fn matrix(program: tessera_ir::Program, sizes: &[&[usize]]) {
+/// Whether the wavefront strategy applies to `bound`.
+fn wavefront_applies(bound: &BoundProgram) -> bool {
+    tessera_plan::cpu::wavefront_unsupported(bound).is_none()
+}
+
+/// Runs `requests` on `subject`, recording each bitwise comparison with the reference.
+fn check_all(subject: &Subject, requests: &[PlanRequest], failures: &mut Failures) {
     let backend = backend();
-    for (n, size) in sizes.iter().enumerate() {
-        let bound = bind_sizes(&program, size);
-        let fields = inputs(&bound, 17 + n as u64);
-        let expected = reference(&bound, &fields, STEPS);
-        let wavefront = tessera_plan::cpu::wavefront_unsupported(&bound).is_none();
-        for options in configurations(size.len(), wavefront) {
-            let actual = run_cpu(&backend, &bound, &fields, STEPS, &options);
-            let what = format!("{} {size:?} {} {options:?}", program.name, actual.1.plan);
-            assert_same(&what, &bound, &expected, &actual);
-        }
+    for request in requests {
+        failures.record(
+            subject
+                .plan(&backend, request)
+                .and_then(|plan| subject.check_exact(&backend, &plan)),
+        );
     }
 }
 
-#[test]
-fn star_1d_radius_2() {
-    matrix(star1d2(), &[&[23], &[5]]);
+/// The configurations run at size number `index`: every one at the first size; three at each
+/// other size, rotating through the list, so that every size and every configuration is
+/// covered without compiling every pair (each size is compiled into the sources).
+fn configurations_at(index: usize, all: Vec<PlanRequest>) -> Vec<PlanRequest> {
+    if index == 0 {
+        return all;
+    }
+    let n = all.len();
+    (0..3)
+        .map(|k| all[(3 * (index - 1) + k) % n].clone())
+        .collect()
 }
 
-/// Rows wider than one 64-byte vector run as shifted lanes: aligned vector loops with scalar
-/// heads and tails of every length, and reads at `|dx|` of a whole vector (16 f32, 8 f64).
+/// The matrix of the corpus program `name` at each of its sizes.
+fn matrix(name: &str) {
+    let case = case(name);
+    let mut failures = Failures::new();
+    for index in 0..case.sets.len() {
+        let subject = Subject::of_case(&case, index, 17 + index as u64);
+        let dims = subject.bound.extents.len();
+        let wavefront = wavefront_applies(&subject.bound);
+        let requests = configurations_at(index, configurations(dims, case.steps, wavefront));
+        check_all(&subject, &requests, &mut failures);
+    }
+    failures.assert_none(name);
+}
+
+tessera_testkit::test_every_program!(matrix);
+
+/// The repository's benchmarks and examples at a small size, exact: the automatic plan, and
+/// one of `parallel`, `overlapped` and (where it applies) `wavefront` in turn.
 #[test]
-fn shifted_lanes_at_row_widths_around_the_vector() {
-    matrix(jacobi("star1d16r", 1, 16, ScalarType::F32, false), &[&[70]]);
-    matrix(
-        jacobi("star1d8r", 1, 8, ScalarType::F64, false),
-        &[&[17], &[43]],
-    );
-    matrix(star2d_r1_f32(), &[&[5, 35], &[4, 50]]);
-    matrix(jacobi("box2d2r", 2, 2, ScalarType::F32, true), &[&[6, 41]]);
+fn every_benchmark_and_example() {
+    let mut failures = Failures::new();
+    for (k, case) in repository_programs().iter().enumerate() {
+        let subject = Subject::of_case(case, 0, 3);
+        let tile = small_tile(subject.bound.extents.len());
+        let mut strategies = vec![
+            exact("parallel", None, None, 2),
+            exact("overlapped", Some(tile.clone()), Some(2), 2),
+        ];
+        if wavefront_applies(&subject.bound) {
+            strategies.push(exact("wavefront", Some(tile), Some(3), 2));
+        }
+        let turn = strategies[k % strategies.len()].clone();
+        check_all(&subject, &[PlanRequest::exact(), turn], &mut failures);
+    }
+    failures.assert_none("the repository's programs");
 }
 
 /// The 3D wavefront computes pairs of planes per row loop (`plane_pairs`): odd and even plane
 /// counts, rows with and without whole vectors.
 #[test]
 fn paired_planes_at_odd_and_even_plane_counts() {
-    matrix(
-        jacobi("star3d1r", 3, 1, ScalarType::F32, false),
-        &[&[9, 6, 37], &[8, 5, 20], &[7, 4, 12]],
-    );
-}
-
-#[test]
-fn star_2d_radius_1_f32() {
-    matrix(star2d_r1_f32(), &[&[17, 20], &[3, 3]]);
-}
-
-#[test]
-fn star_2d_radius_2_f64() {
-    matrix(star2d_r2_f64(), &[&[13, 8]]);
-}
-
-#[test]
-fn box_2d_radius_1() {
-    matrix(box2d_r1_f32(), &[&[5, 8]]);
-}
-
-#[test]
-fn star_3d_radius_1() {
-    matrix(star3d_r1_f64(), &[&[7, 9, 11]]);
-}
-
-#[test]
-fn box_3d_radius_1() {
-    matrix(box3d_r1_f32(), &[&[3, 3, 3], &[4, 5, 6]]);
-}
-
-#[test]
-fn clamped_borders() {
-    matrix(clamp2d(), &[&[11, 13], &[2, 3]]);
-}
-
-#[test]
-fn mirrored_borders() {
-    matrix(mirror2d(), &[&[9, 8]]);
-}
-
-#[test]
-fn constant_borders() {
-    matrix(constant3d(), &[&[5, 4, 7]]);
-}
-
-#[test]
-fn periodic_borders() {
-    matrix(periodic2d(), &[&[9, 10], &[2, 3]]);
-}
-
-#[test]
-fn life_u8_periodic() {
-    matrix(life(), &[&[11, 14]]);
-}
-
-#[test]
-fn fdtd_multi_stage_subdomains() {
-    matrix(fdtd2d(), &[&[9, 11]]);
-}
-
-#[test]
-fn rician_with_reductions_every_1_and_3() {
-    matrix(rician(1), &[&[8, 9]]);
-    matrix(rician(3), &[&[10, 7]]);
-}
-
-#[test]
-fn tv_multi_output_with_until() {
-    matrix(tv2d(-1e300), &[&[9, 12]]);
-}
-
-#[test]
-fn until_stops_inside_a_time_tile_run() {
-    matrix(tv2d(1e300), &[&[6, 5]]);
-}
-
-#[test]
-fn strided_integer_subdomain() {
-    matrix(strided_i32(), &[&[12, 17]]);
+    let case = case("star3d1r");
+    let mut failures = Failures::new();
+    for extents in [[9, 6, 37], [8, 5, 20], [7, 4, 12]] {
+        let bound = case.bind_extents(&extents, &[("real", "f32")]);
+        let subject = Subject::new(format!("star3d1r f32 {extents:?}"), bound, 5, 7);
+        check_all(&subject, &configurations(3, 7, true), &mut failures);
+    }
+    failures.assert_none("paired planes");
 }
 
 /// The deep 2D wavefront `auto` picks for large radius-1 f32 grids (24 fused steps, 1024-point
@@ -179,111 +133,110 @@ fn strided_integer_subdomain() {
 #[test]
 fn deep_2d_wavefront_bands() {
     let backend = backend();
-    let steps = 30;
-    for program in [
-        star2d_r1_f32(),
-        jacobi("box2d1r", 2, 1, ScalarType::F32, true),
-    ] {
-        let bound = bind_sizes(&program, &[29, 2100]);
-        let fields = inputs(&bound, 5);
-        let expected = reference(&bound, &fields, steps);
-        let options = exact("wavefront", Some(vec![29, 1024]), Some(24), 2);
-        let actual = run_cpu(&backend, &bound, &fields, steps, &options);
-        assert!(actual.1.plan.contains("T=24"), "{}", actual.1.plan);
-        assert_same(&program.name, &bound, &expected, &actual);
+    let mut failures = Failures::new();
+    for name in ["star2d1r", "box2d1r"] {
+        let bound = case(name).bind_extents(&[29, 2100], &[]);
+        let subject = Subject::new(name, bound, 5, 30);
+        let request = exact("wavefront", Some(vec![29, 1024]), Some(24), 2);
+        failures.record(subject.plan(&backend, &request).and_then(|plan| {
+            let cpu = plan.backend.cpu().expect("a cpu plan");
+            assert_eq!(cpu.time_tile, 24, "{}", plan.describe());
+            subject.check_exact(&backend, &plan)
+        }));
+    }
+    failures.assert_none("deep wavefront bands");
+}
+
+/// Runs `bound` in non-exact mode under each of `requests` (`-O3` as in production) and
+/// records each result within `tolerance` of the reference, from inputs of `seed`.
+fn check_relaxed(
+    subject: &Subject,
+    requests: Vec<PlanRequest>,
+    tolerance: f64,
+    failures: &mut Failures,
+) {
+    let backend = production_backend();
+    for request in requests {
+        failures.record(
+            subject
+                .plan(&backend, &relaxed(request))
+                .and_then(|plan| subject.check_close(&backend, &plan, tolerance)),
+        );
     }
 }
 
-/// Runs `bound` in non-exact mode under each of `configurations` (`-O3` as in production) and
-/// asserts each result within `tolerance` of the reference, from inputs of `seed`.
-fn assert_relaxed_close(
-    bound: &tessera_analysis::BoundProgram,
-    seed: u64,
-    configurations: Vec<PlanRequest>,
-    tolerance: f64,
-) {
-    let mut backend = backend();
-    backend.compile.optimization_flags = Some(vec!["-O3".into(), "-march=native".into()]);
-    let fields = inputs(bound, seed);
-    let expected = reference(bound, &fields, STEPS);
-    for mut options in configurations {
-        options.arithmetic = tessera_plan::Arithmetic::Relaxed;
-        let actual = run_cpu(&backend, bound, &fields, STEPS, &options);
-        let what = format!("{} {:?} {options:?}", bound.program().name, bound.extents);
-        assert_close(&what, &expected, &actual, tolerance);
+/// The non-exact configurations: `parallel`, `overlapped` and (where it applies) `wavefront`
+/// with tiles of `tile`.
+fn relaxed_configurations(bound: &BoundProgram, tile: Vec<usize>) -> Vec<PlanRequest> {
+    let mut requests = vec![
+        exact("parallel", None, None, 2),
+        exact("overlapped", Some(tile.clone()), Some(3), 2),
+    ];
+    if wavefront_applies(bound) {
+        requests.push(exact("wavefront", Some(tile), Some(4), 3));
     }
+    requests
+}
+
+/// The shortest row on which the column sums of the (single-stage) `bound` run on lanes.
+fn lane_threshold(bound: &BoundProgram) -> usize {
+    let stage = bound.program().stages.ids().next().expect("one stage");
+    tessera_plan::reuse::min_lane_row(bound, stage).expect("a lanes form")
 }
 
 /// Column sums on shifted lanes (rows of at least `min_lane_row` points) at row widths around
-/// that threshold and around a vector, with tiles as wide as the rows so that every strategy
-/// takes the form: within a few ulps per step of the reference.
+/// that threshold, with tiles as wide as the rows so that every strategy takes the form: within
+/// a few ulps per step of the reference.
 #[test]
 fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
-    // The threshold of a program, read at a size whose rows are long enough.
-    let threshold = |program: &tessera_ir::Program, dims: usize| {
-        let bound = bind_sizes(
-            program,
-            &vec![8; dims - 1]
-                .into_iter()
-                .chain([4096])
-                .collect::<Vec<_>>(),
-        );
-        let stage = bound.program().stages.ids().next().expect("one stage");
-        tessera_plan::reuse::min_lane_row(&bound, stage).expect("a lanes form")
-    };
-    // (program, size, interior points per row, tolerance)
-    let mut cases = Vec::new();
-    let (box3d, box2d) = (box3d_r1_f32(), box2d_r1_f32());
-    let (box3d_rows, box2d_rows) = (threshold(&box3d, 3), threshold(&box2d, 2));
+    let mut failures = Failures::new();
+    let mut subjects: Vec<(BoundProgram, usize, f64)> = Vec::new();
+    let (box3d, box2d, periodic) = (case("box3d1r"), case("box2d1r"), case("periodic2d"));
+    let gaussian = case("benchmarks/gaussian2d");
+    let box3d_rows = lane_threshold(&box3d.bind_extents(&[8, 8, 4096], &[]));
+    let box2d_rows = lane_threshold(&box2d.bind_extents(&[8, 4096], &[]));
     for extra in [-1i64, 0, 1, 17] {
         let width = (box3d_rows as i64 + extra) as usize;
-        cases.push((box3d.clone(), vec![4, 5, width + 2], width, 1e-5));
+        subjects.push((box3d.bind_extents(&[4, 5, width + 2], &[]), width, 1e-5));
         // A general 3x3 box takes column sums only on lanes (buffered they would not pay).
         let width = (box2d_rows as i64 + extra) as usize;
-        cases.push((box2d.clone(), vec![6, width + 2], width, 1e-5));
+        subjects.push((box2d.bind_extents(&[6, width + 2], &[]), width, 1e-5));
     }
-    let gaussian = gaussian2d_f32();
-    let gaussian_rows = threshold(&gaussian, 2);
-    cases.push((
-        gaussian,
-        vec![9, gaussian_rows + 4 + 23],
-        gaussian_rows + 23,
+    let gaussian_rows = lane_threshold(&gaussian.bind_with(&[("N".into(), "4096".into())]));
+    let n = gaussian_rows + 4 + 3;
+    subjects.push((
+        gaussian.bind_with(&[("N".into(), n.to_string())]),
+        n - 4,
         1e-5,
     ));
-    let periodic = periodic2d();
-    let periodic_rows = threshold(&periodic, 2);
+    let periodic_rows = lane_threshold(&periodic.bind_extents(&[8, 4096], &[]));
     for extra in [-1i64, 0, 9] {
         // The periodic border takes 2 points at each end of a row.
         let width = (periodic_rows as i64 + extra) as usize;
-        cases.push((periodic.clone(), vec![7, width + 4], width, 1e-13));
+        subjects.push((periodic.bind_extents(&[7, width + 4], &[]), width, 1e-13));
     }
-    for (program, size, row, tolerance) in cases {
-        let bound = bind_sizes(&program, &size);
+    for (bound, row, tolerance) in subjects {
         let stage = bound.program().stages.ids().next().expect("one stage");
-        let wide = size.clone();
-        let least = threshold(&program, size.len());
+        let wide = bound.extents.clone();
+        let label = format!("{} {:?}", bound.program().name, bound.extents);
+        let on_lanes = row >= lane_threshold(&bound);
         assert_eq!(
             tessera_plan::reuse::sums_on_lanes(&bound, stage, &wide),
-            row >= least,
-            "{} {size:?}",
-            program.name
+            on_lanes,
+            "{label}"
         );
-        if program.name == "box2d1r" {
+        if bound.program().name == "box2d1r" {
             let sums = tessera_plan::reuse::column_sums(&bound, stage, &wide);
-            assert_eq!(sums.is_some(), row >= least, "{size:?}");
+            assert_eq!(sums.is_some(), on_lanes, "{label}");
         }
-        let dims = size.len();
+        let dims = wide.len();
         let mut tile = vec![2; dims];
-        tile[dims - 1] = size[dims - 1];
-        let mut configurations = vec![
-            exact("parallel", None, None, 2),
-            exact("overlapped", Some(tile.clone()), Some(3), 2),
-        ];
-        if tessera_plan::cpu::wavefront_unsupported(&bound).is_none() {
-            configurations.push(exact("wavefront", Some(tile), Some(4), 3));
-        }
-        assert_relaxed_close(&bound, 11, configurations, tolerance);
+        tile[dims - 1] = wide[dims - 1];
+        let requests = relaxed_configurations(&bound, tile);
+        let subject = Subject::new(label, bound, 11, 7);
+        check_relaxed(&subject, requests, tolerance, &mut failures);
     }
+    failures.assert_none("column sums on lanes");
 }
 
 /// The buffered column sums of a 27-point box keep each column in a register on the whole
@@ -291,55 +244,62 @@ fn column_sums_on_lanes_at_row_widths_around_the_threshold() {
 /// vectors, f32 and f64, every strategy with tiles as wide as the rows.
 #[test]
 fn column_sums_in_registers_at_rows_around_whole_vectors() {
-    let box3d_f64 = jacobi("box3d1r", 3, 1, ScalarType::F64, true);
-    for (program, vector, tolerance) in [(box3d_r1_f32(), 16, 1e-5), (box3d_f64, 8, 1e-13)] {
+    let mut failures = Failures::new();
+    for (real, vector, tolerance) in [("f32", 16, 1e-5), ("f64", 8, 1e-13)] {
         // The first pass covers the whole row (the interior and one point at each end).
         for width in [vector - 1, vector, vector + 1, 2 * vector + 3] {
-            let size = vec![5, 6, width];
-            let bound = bind_sizes(&program, &size);
+            let size = [5, 6, width];
+            let bound = case("box3d1r").bind_extents(&size, &[("real", real)]);
             let stage = bound.program().stages.ids().next().expect("one stage");
             let sums = tessera_plan::reuse::column_sums(&bound, stage, &size).expect("box");
             assert!(sums.keeps_columns_in_registers());
             assert!(!tessera_plan::reuse::sums_on_lanes(&bound, stage, &size));
-            let configurations = vec![
+            let requests = vec![
                 exact("parallel", None, None, 2),
                 exact("overlapped", Some(vec![2, 2, width]), Some(2), 2),
                 exact("wavefront", Some(vec![2, 3, width]), Some(3), 2),
             ];
-            assert_relaxed_close(&bound, 5, configurations, tolerance);
+            let subject = Subject::new(format!("box3d1r {real} {size:?}"), bound, 5, 7);
+            check_relaxed(&subject, requests, tolerance, &mut failures);
         }
     }
+    failures.assert_none("columns in registers");
 }
 
 /// Non-exact mode (contraction, balanced sums, reciprocals, column sums for the box-shaped
 /// stages) stays within a few ulps per step of the reference for every strategy (`-O3` as in
-/// production). Its bits may depend on the
-/// tiles: the compiler contracts vectorized and scalar remainder loops differently.
+/// production). Its bits may depend on the tiles: the compiler contracts vectorized and scalar
+/// remainder loops differently.
 #[test]
 fn relaxed_mode_is_close_to_the_reference() {
-    for (program, size, tolerance) in [
-        (box2d_r1_f32(), vec![37, 45], 1e-5),
-        (star2d_r2_f64(), vec![29, 33], 1e-13),
-        (box3d_r1_f32(), vec![11, 13, 21], 1e-5),
+    let j3d27pt = case("benchmarks/j3d27pt");
+    let gaussian = case("benchmarks/gaussian2d");
+    let square = |case: &tessera_testkit::Case, n: usize, real: &str| {
+        case.bind_with(&[("N".into(), n.to_string()), ("real".into(), real.into())])
+    };
+    // Grouped column sums on shifted lanes need rows of the lanes threshold.
+    let lanes_f32 = lane_threshold(&square(&j3d27pt, 4096, "f32")) + 2;
+    let lanes_f64 = lane_threshold(&square(&j3d27pt, 4096, "f64")) + 2;
+    let subjects: Vec<(BoundProgram, f64, u64)> = vec![
+        (case("box2d1r").bind_extents(&[37, 45], &[]), 1e-5, 7),
+        (case("star2d2r").bind_extents(&[29, 33], &[]), 1e-13, 7),
+        (case("box3d1r").bind_extents(&[11, 13, 21], &[]), 1e-5, 7),
         // Grouped column sums, buffered (short rows) and on shifted lanes.
-        (j3d27pt(ScalarType::F32), vec![9, 11, 23], 1e-5),
-        (j3d27pt(ScalarType::F32), vec![5, 6, 301], 1e-5),
-        (j3d27pt(ScalarType::F64), vec![5, 7, 203], 1e-13),
-        (gaussian2d_f32(), vec![23, 41], 1e-5),
-        (periodic2d(), vec![19, 27], 1e-13),
+        (square(&j3d27pt, 23, "f32"), 1e-5, 7),
+        (square(&j3d27pt, lanes_f32, "f32"), 1e-5, 2),
+        (square(&j3d27pt, lanes_f64, "f64"), 1e-13, 2),
+        (square(&gaussian, 41, "f32"), 1e-5, 7),
+        (case("periodic2d").bind_extents(&[19, 27], &[]), 1e-13, 7),
         // Rows longer than one column-sum chunk (512 f32 or 256 f64 points).
-        (gaussian2d_f32(), vec![6, 1100], 1e-5),
-        (periodic2d(), vec![7, 601], 1e-13),
-    ] {
-        let bound = bind_sizes(&program, &size);
-        let dims = size.len();
-        let mut configurations = vec![
-            exact("parallel", None, None, 2),
-            exact("overlapped", Some(small_tile(dims)), Some(3), 2),
-        ];
-        if tessera_plan::cpu::wavefront_unsupported(&bound).is_none() {
-            configurations.push(exact("wavefront", Some(small_tile(dims)), Some(4), 3));
-        }
-        assert_relaxed_close(&bound, 3, configurations, tolerance);
+        (case("periodic2d").bind_extents(&[7, 601], &[]), 1e-13, 7),
+        (gaussian.bind_with(&[("N".into(), "1100".into())]), 1e-5, 2),
+    ];
+    let mut failures = Failures::new();
+    for (bound, tolerance, steps) in subjects {
+        let requests = relaxed_configurations(&bound, small_tile(bound.extents.len()));
+        let label = format!("{} {:?}", bound.program().name, bound.extents);
+        let subject = Subject::new(label, bound, 3, steps);
+        check_relaxed(&subject, requests, tolerance, &mut failures);
     }
+    failures.assert_none("relaxed mode");
 }

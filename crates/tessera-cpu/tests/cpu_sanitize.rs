@@ -10,53 +10,49 @@ mod common;
 use std::process::Command;
 
 use common::*;
+use tessera_testkit::{Failures, Subject, case};
 
 const CHILD: &str = "TESSERA_CPU_SANITIZE_CHILD";
 
 fn sanitized_matrix() {
     let mut backend = backend();
-    backend
-        .compile
-        .extra_flags
-        .extend(tessera_jit::SANITIZER_FLAGS.iter().map(|f| f.to_string()));
+    let flags = tessera_jit::SANITIZER_FLAGS.iter().map(|f| f.to_string());
+    backend.compile.extra_flags.extend(flags);
     backend
         .compile
         .extra_flags
         .push("-fno-sanitize-recover=all".into());
-    let cases: Vec<(tessera_ir::Program, Vec<usize>)> = vec![
-        (star2d_r2_f64(), vec![13, 8]),
-        (box3d_r1_f32(), vec![4, 5, 6]),
-        (periodic2d(), vec![9, 10]),
-        (mirror2d(), vec![5, 4]),
-        (constant3d(), vec![5, 4, 7]),
-        (fdtd2d(), vec![9, 11]),
-        (rician(2), vec![8, 9]),
-        (strided_i32(), vec![12, 17]),
-        (star1d2(), vec![23]),
+    let mut failures = Failures::new();
+    let exact_cases: [(&str, &[usize]); 9] = [
+        ("star2d2r", &[13, 8]),
+        ("box3d1r", &[4, 5, 6]),
+        ("periodic2d", &[9, 10]),
+        ("mirror2d", &[5, 4]),
+        ("constant3d", &[5, 4, 7]),
+        ("fdtd2d", &[9, 11]),
+        ("rician", &[8, 9]),
+        ("strided", &[12, 17]),
+        ("star1d2r", &[23]),
     ];
-    for (program, size) in cases {
-        let bound = bind_sizes(&program, &size);
-        let fields = inputs(&bound, 5);
-        let expected = reference(&bound, &fields, 5);
+    for (name, size) in exact_cases {
+        let subject = Subject::new(name, case(name).bind_extents(size, &[]), 5, 5);
         let dims = size.len();
-        let mut configurations = vec![
+        let mut requests = vec![
             exact("naive", None, None, 1),
             exact("parallel", None, None, 2),
             exact("blocked", Some(vec![3; dims]), None, 2),
             exact("overlapped", Some(vec![4; dims]), Some(2), 2),
             exact("overlapped", Some(vec![3; dims]), Some(7), 3),
         ];
-        if tessera_plan::cpu::wavefront_unsupported(&bound).is_none() {
-            configurations.push(exact("wavefront", Some(vec![3; dims]), Some(3), 2));
-            configurations.push(exact("wavefront", None, Some(7), 3));
+        if tessera_plan::cpu::wavefront_unsupported(&subject.bound).is_none() {
+            requests.push(exact("wavefront", Some(vec![3; dims]), Some(3), 2));
+            requests.push(exact("wavefront", None, Some(7), 3));
         }
-        for options in configurations {
-            let actual = run_cpu(&backend, &bound, &fields, 5, &options);
-            assert_same(
-                &format!("{} {options:?}", program.name),
-                &bound,
-                &expected,
-                &actual,
+        for request in requests {
+            failures.record(
+                subject
+                    .plan(&backend, &request)
+                    .and_then(|plan| subject.check_exact(&backend, &plan)),
             );
         }
     }
@@ -64,36 +60,33 @@ fn sanitized_matrix() {
     // vectors on shifted lanes when the rows are long enough.
     // Boxes of reach 1 on 16 f32 lanes.
     let lane_row = tessera_plan::reuse::MIN_LANE_ROW_VECTORS_PER_REACH * 16 + 3;
-    let relaxed: Vec<(tessera_ir::Program, Vec<usize>, f64)> = vec![
-        (box3d_r1_f32(), vec![4, 5, 6], 1e-5),
-        (box3d_r1_f32(), vec![3, 4, lane_row], 1e-5),
-        (box2d_r1_f32(), vec![5, lane_row], 1e-5),
-        (gaussian2d_f32(), vec![7, 9], 1e-5),
-        (periodic2d(), vec![9, 10], 1e-13),
+    let relaxed_cases: Vec<(&str, Vec<usize>, f64)> = vec![
+        ("box3d1r", vec![4, 5, 6], 1e-5),
+        ("box3d1r", vec![3, 4, lane_row], 1e-5),
+        ("box2d1r", vec![5, lane_row], 1e-5),
+        ("benchmarks/gaussian2d", vec![9], 1e-5),
+        ("periodic2d", vec![9, 10], 1e-13),
     ];
-    for (program, size, tolerance) in relaxed {
-        let bound = bind_sizes(&program, &size);
-        let fields = inputs(&bound, 5);
-        let expected = reference(&bound, &fields, 5);
-        let dims = size.len();
-        let mut configurations = vec![
+    for (name, size, tolerance) in relaxed_cases {
+        let bound = case(name).bind_extents(&size, &[]);
+        let dims = bound.extents.len();
+        let subject = Subject::new(name, bound, 5, 5);
+        let mut requests = vec![
             exact("parallel", None, None, 2),
             exact("overlapped", Some(vec![3; dims]), Some(2), 2),
         ];
-        if tessera_plan::cpu::wavefront_unsupported(&bound).is_none() {
-            configurations.push(exact("wavefront", Some(vec![3; dims]), Some(3), 2));
+        if tessera_plan::cpu::wavefront_unsupported(&subject.bound).is_none() {
+            requests.push(exact("wavefront", Some(vec![3; dims]), Some(3), 2));
         }
-        for mut options in configurations {
-            options.arithmetic = tessera_plan::Arithmetic::Relaxed;
-            let actual = run_cpu(&backend, &bound, &fields, 5, &options);
-            assert_close(
-                &format!("{} {options:?}", program.name),
-                &expected,
-                &actual,
-                tolerance,
+        for request in requests {
+            failures.record(
+                subject
+                    .plan(&backend, &relaxed(request))
+                    .and_then(|plan| subject.check_close(&backend, &plan, tolerance)),
             );
         }
     }
+    failures.assert_none("the sanitized matrix");
 }
 
 #[test]

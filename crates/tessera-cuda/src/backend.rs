@@ -140,7 +140,7 @@ impl GpuDevice for CudaStreamDevice {
         let during = || format!("allocating {bytes} bytes for `{name}`");
         // SAFETY: the memory is filled right below, before any use.
         let mut buffer = unsafe { self.stream.alloc::<u8>(bytes) }
-            .map_err(|e| CudaError::driver(during(), e))?;
+            .map_err(|e| BackendError::Resources(CudaError::driver(during(), e).to_string()))?;
         let (pointer, record_write) = buffer.device_ptr_mut(&self.stream);
         // SAFETY: `pointer` addresses `bytes` bytes of this allocation, on this stream.
         unsafe {

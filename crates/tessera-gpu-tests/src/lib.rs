@@ -1,12 +1,7 @@
-//! Helpers shared by the GPU end-to-end suites in `tests/`:
+//! Helpers of the GPU end-to-end suites in `tests/` (programs, inputs and the differential
+//! harness come from `tessera_testkit`):
 //!
 //! - [`availability`]: skip with a clear line on a developer machine without PoCL/NVRTC,
-//!   fail under `CI`;
-//! - [`programs`]: benchmark-like programs beyond the kernel generator's examples;
-//! - [`cases`]: binding, seeded random inputs, and the reference run;
-//! - [`compare`]: bitwise comparison of fields and reductions.
+//!   fail under `CI`.
 
 pub mod availability;
-pub mod cases;
-pub mod compare;
-pub mod programs;

@@ -13,10 +13,10 @@
 
 use tessera_codegen::kernel::{GpuPlan, GpuStrategy, lower, print_opencl};
 use tessera_gpu_tests::availability::require_opencl;
-use tessera_gpu_tests::cases::{bind_example, field_names, random_fields, reference_run};
-use tessera_gpu_tests::compare::first_difference;
 use tessera_opencl::OpenClExecutable;
 use tessera_runtime::Executable;
+use tessera_testkit::compare::first_difference;
+use tessera_testkit::{Subject, case};
 
 const BARRIER: &str = "barrier(CLK_LOCAL_MEM_FENCE);";
 
@@ -30,24 +30,23 @@ fn barriers(source: &str) -> Vec<usize> {
 /// not. Returns how many barriers were removed and caught.
 fn check_every_barrier_matters(
     name: &str,
-    sizes: &[(&str, i64)],
+    extents: &[usize],
     plan: &GpuPlan,
     steps: u64,
     masked: &[usize],
 ) -> usize {
-    let bound = bind_example(name, sizes);
-    let inputs = random_fields(&bound, 7);
-    let (expected, _) = reference_run(&bound, &inputs, steps);
-    let program = lower(&bound, plan).expect("the example lowers");
+    let subject = Subject::new(name, case(name).bind_extents(extents, &[]), 7, steps);
+    let (bound, inputs, expected) = (&subject.bound, &subject.inputs, &subject.expected);
+    let program = lower(bound, plan).expect("the example lowers");
     let source = print_opencl(&program);
     let run = |source: &str| {
         let mut executable =
-            OpenClExecutable::from_source(&bound, program.clone(), source, None).expect("builds");
+            OpenClExecutable::from_source(bound, program.clone(), source, None).expect("builds");
         let mut fields = inputs.clone();
         executable
             .run(&mut fields, 0, steps, &mut ())
             .expect("runs");
-        first_difference(&field_names(&bound), &expected, &fields)
+        first_difference(&subject.field_names(), expected, &fields)
     };
     assert_eq!(
         run(&source),
@@ -92,13 +91,13 @@ fn every_barrier_of_a_tiled_kernel_is_needed() {
         block: [8, 4, 1],
         ..GpuPlan::new(GpuStrategy::Tiled)
     };
-    assert!(check_every_barrier_matters("j2d5pt", &[("NY", 19), ("NX", 29)], &plan, 2, &[]) >= 1);
+    assert!(check_every_barrier_matters("j2d5pt", &[19, 29], &plan, 2, &[]) >= 1);
     let plan = GpuPlan {
         block: [8, 4, 1],
         elements_per_thread: 2,
         ..GpuPlan::new(GpuStrategy::Tiled)
     };
-    assert!(check_every_barrier_matters("tv2d", &[("NY", 13), ("NX", 31)], &plan, 2, &[]) >= 1);
+    assert!(check_every_barrier_matters("tv2d", &[13, 31], &plan, 2, &[]) >= 1);
 }
 
 #[test]
@@ -112,28 +111,12 @@ fn every_barrier_of_a_streaming_kernel_is_needed() {
     };
     // Barrier 0 heads the sweep loop (it orders the previous plane's reads before this plane's
     // stores): PoCL's own loop barriers mask its removal.
-    assert!(
-        check_every_barrier_matters(
-            "j3d7pt",
-            &[("NZ", 7), ("NY", 9), ("NX", 19)],
-            &plan,
-            2,
-            &[0]
-        ) >= 1
-    );
+    assert!(check_every_barrier_matters("j3d7pt", &[7, 9, 19], &plan, 2, &[0]) >= 1);
     let plan = GpuPlan {
         block: [8, 4, 1],
         elements_per_thread: 2,
         stream_chunk: Some(3),
         ..GpuPlan::new(GpuStrategy::Streaming)
     };
-    assert!(
-        check_every_barrier_matters(
-            "star3d_r2_periodic",
-            &[("NZ", 7), ("NY", 13), ("NX", 19)],
-            &plan,
-            2,
-            &[0]
-        ) >= 1
-    );
+    assert!(check_every_barrier_matters("star3d_r2_periodic", &[7, 13, 19], &plan, 2, &[0]) >= 1);
 }

@@ -1,5 +1,5 @@
 //! Without a GPU, CI still checks the CUDA code: every module the generator produces for the
-//! example programs x plans compiles with NVRTC for `sm_90`, assembles with `ptxas -v`, and
+//! test programs x plans compiles with NVRTC for `sm_90`, assembles with `ptxas -v`, and
 //! spills nothing. The per-kernel registers and shared memory are printed as a table and
 //! written to `target/tmp/ptxas-resources.txt`.
 
@@ -7,18 +7,18 @@ use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tessera_codegen::kernel::{example_programs, generate, test_plans};
+use tessera_codegen::kernel::generate;
 use tessera_cuda::{compile_ptx, ptxas_report};
 use tessera_gpu_tests::availability::require_nvrtc_and_ptxas;
-use tessera_gpu_tests::cases::bind_program;
-use tessera_gpu_tests::programs::extra_programs;
+use tessera_testkit::plans::gpu_test_plans;
+use tessera_testkit::test_programs;
 
 const ARCH: &str = "sm_90";
 
 /// One module to check: its program, plan, printed CUDA source and kernel names.
 struct Module {
     what: String,
-    program: &'static str,
+    program: String,
     plan: String,
     source: String,
     kernels: Vec<String>,
@@ -79,14 +79,14 @@ fn every_cuda_module_compiles_for_sm_90_without_spills() {
     }
     let mut modules = Vec::new();
     let mut problems = Vec::new();
-    for example in example_programs().into_iter().chain(extra_programs()) {
-        let bound = bind_program(&example.program, &example.sizes[0]);
-        for plan in test_plans() {
-            let what = format!("{} {}", example.name, plan.describe());
+    for case in test_programs() {
+        let bound = case.bind(0);
+        for plan in gpu_test_plans() {
+            let what = format!("{} {}", case.name, plan.describe());
             match generate(&bound, &plan) {
                 Ok((program, source, _)) => modules.push(Module {
                     what,
-                    program: example.name,
+                    program: case.name.clone(),
                     plan: plan.describe(),
                     source,
                     kernels: program.kernels.iter().map(|k| k.name.clone()).collect(),

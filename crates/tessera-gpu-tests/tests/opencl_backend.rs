@@ -3,11 +3,16 @@
 
 use tessera_codegen::kernel::{GpuPlan, GpuStrategy, lower, print_opencl};
 use tessera_gpu_tests::availability::require_opencl;
-use tessera_gpu_tests::cases::{bind_example, field_names, random_fields, reference_run};
-use tessera_gpu_tests::compare::{first_difference, report_difference};
 use tessera_opencl::{OpenClBackend, OpenClExecutable};
 use tessera_plan::{Arithmetic, DeviceSelection, PlanError, PlanRequest, Strategy};
 use tessera_runtime::{Backend, BackendError};
+use tessera_testkit::compare::{first_difference, report_difference};
+use tessera_testkit::{Subject, case};
+
+/// The corpus program `name` with its size parameters set to `extents`.
+fn bind(name: &str, extents: &[usize]) -> tessera_analysis::BoundProgram {
+    case(name).bind_extents(extents, &[])
+}
 
 fn prepare_error(bound: &tessera_analysis::BoundProgram, options: &PlanRequest) -> BackendError {
     match OpenClBackend::default().plan_and_prepare(bound, options) {
@@ -21,9 +26,9 @@ fn default_plan_and_named_strategies_match_the_reference() {
     if !require_opencl("opencl backend options") {
         return;
     }
-    let bound = bind_example("reductions2d", &[("NY", 17), ("NX", 23)]);
-    let inputs = random_fields(&bound, 3);
-    let (expected, expected_report) = reference_run(&bound, &inputs, 4);
+    let subject = Subject::new("reductions2d", bind("reductions2d", &[17, 23]), 3, 4);
+    let (bound, inputs) = (&subject.bound, &subject.inputs);
+    let (expected, expected_report) = (&subject.expected, &subject.expected_report);
     for strategy in [
         None,
         Some(Strategy::Naive),
@@ -37,17 +42,17 @@ fn default_plan_and_named_strategies_match_the_reference() {
             ..PlanRequest::default()
         };
         let mut executable = OpenClBackend::default()
-            .plan_and_prepare(&bound, &options)
+            .plan_and_prepare(bound, &options)
             .expect("prepares");
         let mut fields = inputs.clone();
         let report = executable.run(&mut fields, 0, 4, &mut ()).expect("runs");
         assert_eq!(
-            first_difference(&field_names(&bound), &expected, &fields),
+            first_difference(&subject.field_names(), expected, &fields),
             None,
             "{strategy:?}"
         );
         assert_eq!(
-            report_difference(&expected_report, &report),
+            report_difference(expected_report, &report),
             None,
             "{strategy:?}"
         );
@@ -60,8 +65,8 @@ fn steps_in_one_call_equal_steps_in_several_calls() {
     if !require_opencl("opencl split runs") {
         return;
     }
-    let bound = bind_example("reductions2d", &[("NY", 9), ("NX", 33)]);
-    let inputs = random_fields(&bound, 11);
+    let bound = bind("reductions2d", &[9, 33]);
+    let inputs = tessera_testkit::inputs::random_fields(&bound, 11);
     let options = PlanRequest::exact();
     let mut whole = inputs.clone();
     let report = OpenClBackend::default()
@@ -82,7 +87,13 @@ fn steps_in_one_call_equal_steps_in_several_calls() {
                 .reductions,
         );
     }
-    assert_eq!(first_difference(&field_names(&bound), &whole, &split), None);
+    let names: Vec<String> = bound
+        .program()
+        .fields
+        .values()
+        .map(|f| f.name.clone())
+        .collect();
+    assert_eq!(first_difference(&names, &whole, &split), None);
     assert_eq!(report.reductions, reductions);
 }
 
@@ -91,7 +102,7 @@ fn bad_options_and_devices_are_refused_with_what_to_do() {
     if !require_opencl("opencl option errors") {
         return;
     }
-    let bound = bind_example("j2d5pt", &[("NY", 9), ("NX", 9)]);
+    let bound = bind("j2d5pt", &[9, 9]);
     let unknown = prepare_error(
         &bound,
         &PlanRequest {
@@ -153,10 +164,7 @@ fn a_grid_larger_than_device_memory_is_refused_before_allocation() {
     if !require_opencl("opencl memory refusal") {
         return;
     }
-    let bound = bind_example(
-        "box3d_constant",
-        &[("NZ", 8192), ("NY", 8192), ("NX", 8192)],
-    );
+    let bound = bind("box3d_constant", &[8192, 8192, 8192]);
     let error = prepare_error(&bound, &PlanRequest::default());
     let message = error.to_string();
     assert!(
@@ -170,7 +178,7 @@ fn a_failed_build_shows_the_log_and_saves_the_source() {
     if !require_opencl("opencl build errors") {
         return;
     }
-    let bound = bind_example("j2d5pt", &[("NY", 9), ("NX", 9)]);
+    let bound = bind("j2d5pt", &[9, 9]);
     let program = lower(&bound, &GpuPlan::new(GpuStrategy::Naive)).unwrap();
     let broken = print_opencl(&program).replacen("__kernel", "__kernel not_a_type", 1);
     let Err(error) = OpenClExecutable::from_source(&bound, program, &broken, None) else {

@@ -1,8 +1,8 @@
 //! The Tessera language front end: `.tess` text to [`tessera_ir::Program`].
 //!
 //! Pipeline: the lexer (`logos` tokens with byte spans) → a recursive-descent parser (syntax
-//! tree, with error recovery) → lowering (name resolution into the IR) →
-//! `tessera_analysis::check`.
+//! tree, with error recovery) → lowering (name resolution into the IR). Type checking is the
+//! next stage of the pipeline, `tessera_analysis::check`.
 //! Every error is a [`tessera_ir::Diagnostic`] with a span, a message and a `help:`;
 //! [`render`] prints them rustc-style. The language is specified in `docs/language.md`.
 //!
@@ -21,7 +21,6 @@ mod render;
 
 pub use render::render;
 
-use tessera_analysis::CheckedProgram;
 use tessera_ir::Diagnostic;
 
 /// A parsed program and the type aliases that `--set` replaced.
@@ -55,16 +54,4 @@ pub fn parse(
         program,
         type_overrides_used,
     })
-}
-
-/// [`parse`], then `tessera_analysis::check`; returns the checked program and the type
-/// aliases that `sets` replaced.
-pub fn compile(
-    text: &str,
-    default_name: &str,
-    sets: &[(String, String)],
-) -> Result<(CheckedProgram, Vec<String>), Vec<Diagnostic>> {
-    let parsed = parse(text, default_name, sets)?;
-    let checked = tessera_analysis::check(&parsed.program)?;
-    Ok((checked, parsed.type_overrides_used))
 }

@@ -38,7 +38,7 @@ fn reads(p: &Program, root: ExprId) -> Vec<(String, Vec<i32>)> {
 #[test]
 fn every_program_checks_and_binds_with_defaults() {
     for (name, text) in all_sources() {
-        let (checked, _) = tessera_lang::compile(&text, &name, &[]).unwrap_or_else(|d| {
+        let checked = common::check(&text, &name).unwrap_or_else(|d| {
             panic!("{name}:\n{}", tessera_lang::render(&d, &name, &text, false))
         });
         if let Err(d) = tessera_analysis::bind(Arc::new(checked), &[]) {

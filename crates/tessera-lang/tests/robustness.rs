@@ -272,7 +272,7 @@ fn long_flat_sums_are_an_error_beyond_the_nesting_limit() {
     // Just below the limit, parse, check and bind all cope (no stack overflow in a test thread).
     let terms = vec!["u[1]"; 250].join(" + ");
     let text = format!("grid [4];\nfield u: f32 border clamp;\nstage s {{ u = {terms}; }}\n");
-    let (checked, _) = tessera_lang::compile(&text, "flat", &[]).expect("250 terms are fine");
+    let checked = common::check(&text, "flat").expect("250 terms are fine");
     assert!(tessera_analysis::bind(Arc::new(checked), &[]).is_ok());
     let text = format!(
         "grid [4];\nfield u: f32 border clamp;\nstage s {{ u = {}u[1]{}; }}\n",
@@ -280,7 +280,7 @@ fn long_flat_sums_are_an_error_beyond_the_nesting_limit() {
         ")".repeat(120)
     );
     assert!(
-        tessera_lang::compile(&text, "nested", &[]).is_ok(),
+        common::check(&text, "nested").is_ok(),
         "240 levels are fine"
     );
 }

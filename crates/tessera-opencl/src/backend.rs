@@ -199,7 +199,10 @@ impl GpuDevice for OpenClDevice {
                 std::ptr::null_mut(),
             )
         }
-        .map_err(|e| OpenClError::call(format!("allocating {bytes} bytes for `{name}`"), e))?;
+        .map_err(|e| {
+            let error = OpenClError::call(format!("allocating {bytes} bytes for `{name}`"), e);
+            BackendError::Resources(error.to_string())
+        })?;
         // SAFETY: the pattern is one byte and `bytes` is the buffer's size.
         unsafe {
             self.queue

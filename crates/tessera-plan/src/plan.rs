@@ -186,7 +186,7 @@ impl Plan {
             let path = error.path().to_string();
             let inner = error.into_inner();
             PlanError::Format(match path.as_str() {
-                "." | "" => format!("not a plan: {inner}"),
+                "." | "" | "?" => format!("not a plan: {inner}"),
                 _ => format!("plan field `{path}`: {inner}"),
             })
         })

@@ -72,8 +72,9 @@ impl Session {
             text: text.to_string(),
             diagnostics,
         };
-        let (checked, type_overrides) =
-            tessera_lang::compile(text, default_name, sets).map_err(diagnostics)?;
+        let parsed = tessera_lang::parse(text, default_name, sets).map_err(diagnostics)?;
+        let checked = tessera_analysis::check(&parsed.program).map_err(diagnostics)?;
+        let type_overrides = parsed.type_overrides_used;
         let mut values = Vec::new();
         let mut errors = Vec::new();
         for (name, value) in sets

@@ -28,15 +28,8 @@ fn assert_user_error(output: &Output, message: &str) {
 fn jacobi_dir() -> (tempfile::TempDir, Vec<f64>) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("jacobi.tess"), JACOBI).unwrap();
-    let mut state = 12345u64;
-    let values: Vec<f64> = (0..63)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        })
-        .collect();
+    let mut rng = tessera_runtime::random::SplitMix64::new(12345);
+    let values: Vec<f64> = (0..63).map(|_| rng.next_f64()).collect();
     tessera_io::write_npy(
         &dir.path().join("u0.npy"),
         &Buffer::F64(values.clone()),
@@ -477,4 +470,111 @@ fn emit_writes_the_c_code_into_a_new_directory_and_cache_dir_follows_the_environ
         .output()
         .unwrap();
     assert_eq!(stdout(&output).trim(), dir.path().display().to_string());
+}
+
+#[test]
+fn a_plan_printed_by_tessera_plan_replays_bitwise_on_the_reference_and_every_cpu_strategy() {
+    let dir = common::star_dir();
+    common::assert_plans_replay_bitwise(dir.path(), "reference", &[&[]]);
+    common::assert_plans_replay_bitwise(
+        dir.path(),
+        "cpu",
+        &[
+            &[],
+            &["--strategy", "naive"],
+            &["--strategy", "parallel", "--threads", "2"],
+            &["--strategy", "blocked", "--tile", "4x5"],
+            &[
+                "--strategy",
+                "overlapped",
+                "--tile",
+                "4x5",
+                "--time-tile",
+                "3",
+            ],
+            &[
+                "--strategy",
+                "wavefront",
+                "--tile",
+                "13x6",
+                "--time-tile",
+                "4",
+            ],
+        ],
+    );
+}
+
+#[test]
+fn plans_that_do_not_fit_are_refused_before_running_naming_the_field() {
+    let dir = common::star_dir();
+    let output = tessera(
+        dir.path(),
+        &[
+            "plan",
+            "star.tess",
+            "--backend",
+            "cpu",
+            "--strategy",
+            "overlapped",
+            "--json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let plan = stdout(&output);
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    let tile = plan
+        .split("\"tile\": [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next());
+    write(
+        "wide.json",
+        &plan.replacen(
+            tile.expect("a tile"),
+            "\n        4,\n        1000\n      ",
+            1,
+        ),
+    );
+    write("typo.json", &plan.replace("\"strategy\"", "\"stratgy\""));
+    write(
+        "other.json",
+        &plan.replace("\"program\": \"star\"", "\"program\": \"heat\""),
+    );
+    let run = |file: &str, extra: &[&str]| {
+        let args = [
+            &["run", "star.tess", "--output", "u=out.npy", "--plan", file][..],
+            extra,
+        ]
+        .concat();
+        tessera(dir.path(), &args)
+    };
+    assert_user_error(
+        &run("wide.json", &[]),
+        "plan field `cpu.tile[1]` is 1000, but a tile holds 1 to 17 points along axis 1",
+    );
+    assert_user_error(&run("typo.json", &[]), "unknown field `stratgy`");
+    assert_user_error(
+        &run("other.json", &[]),
+        "plan field `program` is `heat`, but this run is of program `star`",
+    );
+    assert_user_error(&run("missing.json", &[]), "cannot use plan missing.json");
+    assert_user_error(
+        &run("wide.json", &["--backend", "reference"]),
+        "is for the cpu backend, not `reference`",
+    );
+    let both = tessera(
+        dir.path(),
+        &["run", "star.tess", "--plan", "wide.json", "--tile", "4x4"],
+    );
+    assert_eq!(both.status.code(), Some(1));
+    assert!(
+        stderr(&both).contains("cannot be used with"),
+        "{}",
+        stderr(&both)
+    );
+    assert!(!dir.path().join("out.npy").exists());
+    let output = tessera(dir.path(), &["plan", "star.tess", "--strategy", "tiled"]);
+    assert_user_error(
+        &output,
+        "the cpu backend has no strategy `tiled`; choose one of: naive, parallel, blocked, overlapped, wavefront",
+    );
 }

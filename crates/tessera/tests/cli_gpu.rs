@@ -154,3 +154,45 @@ fn bench_opencl_reports_transfers_apart_and_speed_from_the_device_time() {
     assert!(text.contains("  transfers: median "), "{text}");
     assert!(text.contains("GCells/s (from the time loop)"), "{text}");
 }
+
+#[test]
+#[cfg(feature = "opencl")]
+fn a_plan_printed_by_tessera_plan_replays_bitwise_on_every_opencl_strategy() {
+    let dir = common::star_dir();
+    let probe = tessera(dir.path(), &["plan", "star.tess", "--backend", "opencl"]);
+    if probe.status.code() == Some(1) && !in_ci() {
+        eprintln!("skipped: no OpenCL device: {}", stderr(&probe));
+        return;
+    }
+    common::assert_plans_replay_bitwise(
+        dir.path(),
+        "opencl",
+        &[
+            &[],
+            &["--strategy", "naive", "--tile", "4x8"],
+            &["--strategy", "tiled", "--tile", "4x8"],
+            &["--strategy", "streaming", "--tile", "2x8"],
+        ],
+    );
+    // A block over the device's thread limit is refused before anything runs.
+    let output = tessera(
+        dir.path(),
+        &["plan", "star.tess", "--backend", "opencl", "--json"],
+    );
+    let plan = stdout(&output).replace("\"block\": [\n        32,", "\"block\": [\n        65536,");
+    std::fs::write(dir.path().join("huge.json"), plan).unwrap();
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "star.tess",
+            "--plan",
+            "huge.json",
+            "--output",
+            "u=out.npy",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("threads"), "{}", stderr(&output));
+    assert!(!dir.path().join("out.npy").exists());
+}

@@ -1,22 +1,19 @@
 //! Plain row-major arrays and the Jacobi sweep the formulas are written with: the new array
 //! starts as a copy of the old one and the update reads only the old one.
 
-/// Seeded random numbers (SplitMix64), so every run of a test sees the same inputs.
-pub struct Rng(u64);
+/// Seeded random numbers (the one generator, `tessera_runtime::random`), so every run of a
+/// test sees the same inputs.
+pub struct Rng(tessera_runtime::random::SplitMix64);
 
 impl Rng {
     /// A generator for `seed`.
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(tessera_runtime::random::SplitMix64::new(seed))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// `len` values in [0, 1).

@@ -43,14 +43,15 @@ pub fn load_file(
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let (checked, _warnings) =
-        tessera_lang::compile(&text, stem, &sets).unwrap_or_else(|diagnostics| {
-            panic!(
-                "{} does not compile:\n{}",
-                path.display(),
-                tessera_lang::render(&diagnostics, &path.display().to_string(), &text, false)
-            )
-        });
+    let fail = |diagnostics: Vec<tessera_ir::Diagnostic>| -> ! {
+        panic!(
+            "{} does not compile:\n{}",
+            path.display(),
+            tessera_lang::render(&diagnostics, &path.display().to_string(), &text, false)
+        )
+    };
+    let parsed = tessera_lang::parse(&text, stem, &sets).unwrap_or_else(|d| fail(d));
+    let checked = tessera_analysis::check(&parsed.program).unwrap_or_else(|d| fail(d));
     let values: Vec<(String, Constant)> = params
         .iter()
         .map(|(k, v)| (k.to_string(), Constant::Int(*v)))

@@ -29,7 +29,6 @@
 //!
 //! Kernels never depend on the launch order within an op, only on the op order.
 
-mod examples;
 mod lower;
 mod print;
 mod resources;
@@ -42,9 +41,6 @@ use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ScalarType, Stage, Un
 use tessera_plan::PlanError;
 pub use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy, Limiter, Occupancy, occupancy};
 
-pub use examples::{
-    ExampleProgram, TestCase, example_programs, size_sets, test_matrix, test_plans, weighted_sum,
-};
 pub use lower::{fits, lower};
 pub use print::{print_cuda, print_opencl};
 pub use resources::{kernel_resources, validate};

@@ -1,20 +1,17 @@
 //! Random valid programs from a seed (names declared before use, one offset per axis, ...).
 
-/// A small deterministic generator (xorshift64*).
-pub struct Rng(u64);
+/// Choices from a seed (the one generator, `tessera_runtime::random`).
+pub struct Rng(tessera_runtime::random::SplitMix64);
 
 impl Rng {
     /// A generator from a seed.
     pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+        Rng(tessera_runtime::random::SplitMix64::new(seed))
     }
 
-    /// The next raw value.
+    /// The next 64 random bits.
     pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.0.next_u64()
     }
 
     /// A value in `0..n` (n > 0).

@@ -120,3 +120,12 @@ pub fn assert_round_trip<'p>(name: &str, text: &str, first: &'p Program) -> &'p 
     );
     first
 }
+
+/// Parses and checks `text` (named `name` unless it says otherwise).
+pub fn check(
+    text: &str,
+    name: &str,
+) -> Result<tessera_analysis::CheckedProgram, Vec<tessera_ir::Diagnostic>> {
+    let parsed = tessera_lang::parse(text, name, &[])?;
+    tessera_analysis::check(&parsed.program)
+}

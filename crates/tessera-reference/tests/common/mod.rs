@@ -105,17 +105,11 @@ pub fn float(b: &mut ProgramBuilder, v: f64) -> ExprId {
     b.lit(Constant::Float(v))
 }
 
-/// Deterministic pseudo-random values in [-1, 1) (xorshift), seeded.
+/// Deterministic pseudo-random values in [-1, 1), seeded (the one generator,
+/// `tessera_runtime::random`).
 pub fn random(seed: u64, n: usize) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        })
-        .collect()
+    let mut rng = tessera_runtime::random::SplitMix64::new(seed);
+    (0..n).map(|_| 2.0 * rng.next_f64() - 1.0).collect()
 }
 
 /// Linear index of `point` in row-major `shape`.

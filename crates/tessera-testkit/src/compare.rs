@@ -1,27 +1,49 @@
-//! Bitwise comparison of run results, with the first difference described.
+//! Comparison of run results: the first field element that differs (bitwise, or beyond a
+//! tolerance), and differences between run reports.
 
 use tessera_runtime::{Buffer, FieldSet, RunReport};
 
-/// The first field element that differs bitwise, described with its index and both values.
+/// The first field element that differs bitwise, described with its position and both
+/// values, and how many differ.
 pub fn first_difference(
     names: &[String],
     expected: &FieldSet,
     actual: &FieldSet,
 ) -> Option<String> {
+    first_mismatch(names, expected, actual, &|e, a, i| {
+        element_bytes(e, i) == element_bytes(a, i)
+    })
+}
+
+/// The first element whose value differs by more than `tolerance` (relative, absolute below
+/// 1) from the expected one: the check of non-exact runs.
+pub fn first_distant(
+    names: &[String],
+    expected: &FieldSet,
+    actual: &FieldSet,
+    tolerance: f64,
+) -> Option<String> {
+    first_mismatch(names, expected, actual, &|e, a, i| {
+        let (x, y) = (e.get_f64(i), a.get_f64(i));
+        (x - y).abs() <= tolerance * x.abs().max(1.0) || (x.is_nan() && y.is_nan())
+    })
+}
+
+/// The first element of any field for which `agree` is false.
+fn first_mismatch(
+    names: &[String],
+    expected: &FieldSet,
+    actual: &FieldSet,
+    agree: &dyn Fn(&Buffer, &Buffer, usize) -> bool,
+) -> Option<String> {
     for (field, (e, a)) in expected.buffers.iter().zip(&actual.buffers).enumerate() {
         if e.ty() != a.ty() || e.len() != a.len() {
             return Some(format!("field `{}`: type or length differs", names[field]));
         }
-        let bytes = e.ty().size_bytes();
-        let (eb, ab) = (e.as_bytes(), a.as_bytes());
-        if let Some(i) =
-            (0..e.len()).find(|&i| eb[i * bytes..(i + 1) * bytes] != ab[i * bytes..(i + 1) * bytes])
-        {
-            let mismatches = (0..e.len())
-                .filter(|&i| eb[i * bytes..(i + 1) * bytes] != ab[i * bytes..(i + 1) * bytes])
-                .count();
+        if let Some(i) = (0..e.len()).find(|&i| !agree(e, a, i)) {
+            let count = (0..e.len()).filter(|&i| !agree(e, a, i)).count();
             return Some(format!(
-                "field `{}` differs at {:?} (linear {i}): expected {}, got {} ({mismatches} of {} cells differ)",
+                "field `{}` differs at {:?} (linear {i}): expected {}, got {} ({count} of {} cells differ)",
                 names[field],
                 unravel(i, &expected.shape),
                 show(e, i),
@@ -33,7 +55,7 @@ pub fn first_difference(
     None
 }
 
-/// Differences between the reductions, step counts and early stops of two reports.
+/// Differences between the steps, early stops and reduction records (bitwise) of two reports.
 pub fn report_difference(expected: &RunReport, actual: &RunReport) -> Option<String> {
     if expected.steps != actual.steps || expected.stopped_early != actual.stopped_early {
         return Some(format!(
@@ -55,6 +77,13 @@ pub fn report_difference(expected: &RunReport, actual: &RunReport) -> Option<Str
     })
 }
 
+/// The bytes of element `i`.
+fn element_bytes(buffer: &Buffer, i: usize) -> &[u8] {
+    let size = buffer.ty().size_bytes();
+    &buffer.as_bytes()[i * size..(i + 1) * size]
+}
+
+/// The index along each axis of linear index `i` in a row-major grid of `shape`.
 fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
     let mut index = vec![0; shape.len()];
     for axis in (0..shape.len()).rev() {
@@ -64,6 +93,7 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
     index
 }
 
+/// Element `i` with its bits for floats.
 fn show(buffer: &Buffer, i: usize) -> String {
     match buffer {
         Buffer::F32(v) => format!("{:e} ({:#010x})", v[i], v[i].to_bits()),

@@ -1,0 +1,53 @@
+//! Seeded inputs: every field filled from the one generator (`tessera_runtime::random`), and
+//! the fields a step writes everywhere before reading them poisoned, so that a cell a backend
+//! forgets to write shows.
+
+use tessera_analysis::{BoundProgram, Rect};
+use tessera_runtime::random::SplitMix64;
+use tessera_runtime::{Buffer, FieldSet};
+
+/// Every field filled with seeded random values: floats in `[0.5, 1.5)` (never zero, never
+/// subnormal), `u8` 0 or 1 (cells), `i32`/`i64` in `-50..50` (zero included: integer division
+/// by zero is part of THE semantics).
+pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
+    let mut rng = SplitMix64::new(seed);
+    let mut fields = FieldSet::zeros(bound);
+    for buffer in &mut fields.buffers {
+        match buffer {
+            Buffer::F32(v) => v
+                .iter_mut()
+                .for_each(|x| *x = (0.5 + rng.next_f64()) as f32),
+            Buffer::F64(v) => v.iter_mut().for_each(|x| *x = 0.5 + rng.next_f64()),
+            Buffer::U8(v) => v.iter_mut().for_each(|x| *x = rng.next_in(0, 2) as u8),
+            Buffer::I32(v) => v.iter_mut().for_each(|x| *x = rng.next_in(-50, 50) as i32),
+            Buffer::I64(v) => v.iter_mut().for_each(|x| *x = rng.next_in(-50, 50)),
+        }
+    }
+    fields
+}
+
+/// Inputs for a run: [`random_fields`], with every field that the step writes over the whole
+/// grid (densely) before any stage reads it poisoned (NaN for floats, all ones for integers).
+pub fn inputs(bound: &BoundProgram, seed: u64) -> FieldSet {
+    let mut fields = random_fields(bound, seed);
+    let checked = bound.checked();
+    let program = checked.program();
+    let grid = Rect::grid(&bound.extents);
+    for field in program.fields.ids() {
+        for stage in program.stages.ids() {
+            if checked.footprint(stage, field).is_some() {
+                break;
+            }
+            let domain = bound.stage_domain(stage);
+            if domain.rect == grid
+                && domain.is_dense()
+                && program.stages[stage].outputs().contains(&field)
+            {
+                let buffer = &mut fields.buffers[field.index()];
+                *buffer = Buffer::poisoned(buffer.ty(), buffer.len());
+                break;
+            }
+        }
+    }
+    fields
+}
