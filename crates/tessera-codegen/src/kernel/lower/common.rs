@@ -99,6 +99,23 @@ impl<'a> Ctx<'a> {
         index
     }
 
+    /// The digits of the linear index `index` in the mixed radix `radices` (slowest first):
+    /// `index / stride % radix`, without a division by 1 or the slowest digit's remainder.
+    pub fn digits(&self, index: &str, radices: &[i64]) -> Vec<Expr> {
+        let mut digits = vec![Expr::var(index); radices.len()];
+        let mut stride = 1i64;
+        for (j, &radix) in radices.iter().enumerate().rev() {
+            if stride > 1 {
+                digits[j] = digits[j].clone().op(KernelOp::Div, self.lit(stride));
+            }
+            if j > 0 {
+                digits[j] = digits[j].clone().op(KernelOp::Rem, self.lit(radix));
+            }
+            stride *= radix;
+        }
+        digits
+    }
+
     /// The border that answers `field`'s out-of-grid reads in `stage` (a field's own border for
     /// after-step reductions).
     pub fn border(&self, stage: Option<Id<Stage>>, field: Id<Field>) -> Option<Border> {
@@ -418,6 +435,20 @@ impl StageIo {
             resolve,
             border,
         )
+    }
+
+    /// The value of input `field` at `offset` from `coords`, answered by the stage's border
+    /// along the axes where the offset is not 0.
+    pub fn load_offset(
+        &self,
+        ctx: &Ctx,
+        field: Id<Field>,
+        coords: &[Expr],
+        offset: &[i32],
+    ) -> Expr {
+        let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
+        let border = ctx.border(Some(self.stage), field);
+        self.load(ctx, field, &ctx.shifted(coords, offset), &resolve, border)
     }
 
     /// The parameter `field` is read from.

@@ -12,6 +12,7 @@ mod common;
 mod naive;
 mod reduction;
 mod streaming;
+mod tile;
 mod tiled;
 
 use tessera_analysis::BoundProgram;

@@ -137,11 +137,7 @@ fn point_with_borders(ctx: &Ctx, stage: Id<Stage>, io: &StageIo, coords: &[Expr]
     match ctx.within(coords, &lo, &hi) {
         None => vec![interior],
         Some(cond) => {
-            let mut bordered = |field, offset: &[i32]| {
-                let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
-                let border = ctx.border(Some(stage), field);
-                io.load(ctx, field, &ctx.shifted(coords, offset), &resolve, border)
-            };
+            let mut bordered = |field, offset: &[i32]| io.load_offset(ctx, field, coords, offset);
             let boundary = ctx.point(io, coords, &mut bordered);
             vec![Stmt::If {
                 cond,

@@ -7,11 +7,13 @@
 //! memory) when the field is also read at in-plane neighbours. Other fields are read from
 //! global memory through the read-only cache.
 
+use tessera_analysis::{Domain, Footprint};
 use tessera_ir::{Border, Field, Id, Stage, UnaryOp};
 
 use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, kernel_name};
 use super::naive::blocks;
+use super::tile::Tile;
 
 /// A field streamed through registers.
 struct Streamed {
@@ -29,412 +31,467 @@ struct Streamed {
 
 /// The streaming kernel of `stage` and its grid, or why the stage cannot be streamed.
 pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64; 3]), String> {
-    let d = ctx.dims();
-    if d < 2 {
-        return Err("the grid has one axis, so there is no plane to stream".into());
+    let sweep = Sweep::new(ctx, stage, io)?;
+    let shared = sweep.shared_arrays();
+    let mut step = sweep.advance_queues();
+    if !shared.is_empty() {
+        step.push(Stmt::Barrier);
+        step.extend(sweep.stage_current_planes());
+        step.push(Stmt::Barrier);
     }
-    let s = if d >= 3 { d - 3 } else { d - 2 };
-    let plane: Vec<usize> = (s + 1..d).collect();
-    let domain = ctx.domain(stage).clone();
-    let names = ctx.axis_names();
-    if let Some(axis) = (s..d).find(|&a| domain.stride[a] != 1) {
-        return Err(format!(
-            "its domain is strided along {}, which streaming does not support",
-            names[axis]
-        ));
-    }
-    let plan = ctx.plan;
-    let two_plane_axes = plane.len() == 2;
-    let elements = if two_plane_axes {
-        plan.elements_per_thread
-    } else {
-        1
+    step.extend(sweep.points());
+    let mut body = sweep.prologue(!shared.is_empty());
+    body.extend(sweep.loops(step));
+    let kernel = Kernel {
+        name: kernel_name(ctx, stage, "streaming"),
+        strategy: "streaming",
+        doc: format!(
+            "stage `{}`: plane sweep along {}, register queues and a shared current plane",
+            ctx.bound.program().stages[stage].name,
+            sweep.names[sweep.s]
+        ),
+        params: io.kernel_params(),
+        shared,
+        block: sweep.tile.block,
+        body,
     };
-    let block = [
-        plan.block[0],
-        if two_plane_axes { plan.block[1] } else { 1 },
-        1,
-    ];
-    let block_axis = |axis: usize| d - 1 - axis;
-    let tile = |axis: usize| {
-        let b = block_axis(axis);
-        i64::from(block[b]) * if b == 1 { i64::from(elements) } else { 1 }
-    };
-    let threads = i64::from(block[0]) * i64::from(block[1]);
-    let ity = ctx.ity;
-    let program = ctx.bound.program();
+    Ok((kernel, sweep.grid()))
+}
 
-    let mut streamed = Vec::new();
-    let mut shared = Vec::new();
-    for (field, fp) in &io.reads {
+/// A stage's plane sweep: its axes, its block tile and the fields it streams.
+struct Sweep<'a> {
+    ctx: &'a Ctx<'a>,
+    stage: Id<Stage>,
+    io: &'a StageIo,
+    domain: Domain,
+    names: Vec<&'static str>,
+    /// The streaming axis.
+    s: usize,
+    /// The plane axes (the faster ones).
+    plane: Vec<usize>,
+    tile: Tile,
+    /// The fields streamed through registers.
+    streamed: Vec<Streamed>,
+}
+
+impl<'a> Sweep<'a> {
+    /// The sweep of `stage`, or why it cannot be streamed.
+    fn new(ctx: &'a Ctx<'a>, stage: Id<Stage>, io: &'a StageIo) -> Result<Sweep<'a>, String> {
+        let d = ctx.dims();
+        if d < 2 {
+            return Err("the grid has one axis, so there is no plane to stream".into());
+        }
+        let s = if d >= 3 { d - 3 } else { d - 2 };
+        let domain = ctx.domain(stage).clone();
+        let names = ctx.axis_names();
+        if let Some(axis) = (s..d).find(|&a| domain.stride[a] != 1) {
+            return Err(format!(
+                "its domain is strided along {}, which streaming does not support",
+                names[axis]
+            ));
+        }
+        let plan = ctx.plan;
+        let plane: Vec<usize> = (s + 1..d).collect();
+        let two_plane_axes = plane.len() == 2;
+        let tile = if two_plane_axes {
+            Tile::new(
+                d,
+                [plan.block[0], plan.block[1], 1],
+                plan.elements_per_thread,
+            )
+        } else {
+            Tile::new(d, [plan.block[0], 1, 1], 1)
+        };
+        let mut sweep = Sweep {
+            ctx,
+            stage,
+            io,
+            domain,
+            names,
+            s,
+            plane,
+            tile,
+            streamed: Vec::new(),
+        };
+        sweep.streamed = (io.reads.iter())
+            .filter_map(|(field, fp)| sweep.streamed(*field, fp))
+            .collect();
+        Ok(sweep)
+    }
+
+    /// How `field`, read at `fp`, is streamed; `None` when it is read at its point only, along
+    /// the looped axes or diagonally across planes.
+    fn streamed(&self, field: Id<Field>, fp: &Footprint) -> Option<Streamed> {
+        let s = self.s;
         let at_point_only = fp.offsets.iter().all(|o| o.iter().all(|&v| v == 0));
         let flat_loops = (0..s).all(|a| fp.min[a] == 0 && fp.max[a] == 0);
         let straight = fp
             .offsets
             .iter()
-            .all(|o| o[s] == 0 || plane.iter().all(|&a| o[a] == 0));
+            .all(|o| o[s] == 0 || self.plane.iter().all(|&a| o[a] == 0));
         if at_point_only || !flat_loops || !straight {
-            continue;
+            return None;
         }
         let in_plane: Vec<&Vec<i32>> = fp.offsets.iter().filter(|o| o[s] == 0).collect();
-        let min: Vec<i64> = plane
-            .iter()
-            .map(|&a| {
-                in_plane
-                    .iter()
-                    .map(|o| i64::from(o[a]))
-                    .min()
-                    .unwrap_or(0)
-                    .min(0)
-            })
-            .collect();
-        let max: Vec<i64> = plane
-            .iter()
-            .map(|&a| {
-                in_plane
-                    .iter()
-                    .map(|o| i64::from(o[a]))
-                    .max()
-                    .unwrap_or(0)
-                    .max(0)
-            })
-            .collect();
+        // The furthest in-plane read along `a` on the side `pick` chooses (0 when none is).
+        let reach = |a: usize, pick: fn(i64, i64) -> i64| {
+            in_plane.iter().map(|o| i64::from(o[a])).fold(0, pick)
+        };
+        let min: Vec<i64> = self.plane.iter().map(|&a| reach(a, i64::min)).collect();
+        let max: Vec<i64> = self.plane.iter().map(|&a| reach(a, i64::max)).collect();
         let neighbours = min.iter().chain(&max).any(|&v| v != 0);
-        let shared_name = neighbours.then(|| {
-            let name = format!("s_{}", field_ident(ctx, *field));
-            let dims = plane
-                .iter()
-                .enumerate()
-                .map(|(j, &a)| (tile(a) + max[j] - min[j]) as usize)
-                .collect();
-            shared.push(SharedArray {
-                name: name.clone(),
-                ty: program.fields[*field].ty,
-                dims,
-            });
-            name
-        });
-        streamed.push(Streamed {
-            field: *field,
+        Some(Streamed {
+            field,
             lo: i64::from(fp.min[s]).min(0),
             hi: i64::from(fp.max[s]).max(0),
             min,
             max,
-            shared: shared_name,
-        });
+            shared: neighbours.then(|| format!("s_{}", field_ident(self.ctx, field))),
+        })
     }
 
-    let queue = |f: &Streamed, e: u32, k: i64| {
+    /// The shared arrays of the current planes, one per streamed field read in-plane.
+    fn shared_arrays(&self) -> Vec<SharedArray> {
+        let program = self.ctx.bound.program();
+        (self.streamed.iter())
+            .filter_map(|f| {
+                Some(SharedArray {
+                    name: f.shared.clone()?,
+                    ty: program.fields[f.field].ty,
+                    dims: self.plane_dims(f).iter().map(|&n| n as usize).collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// The extents of `f`'s shared current plane: the tile with its in-plane halo.
+    fn plane_dims(&self, f: &Streamed) -> Vec<i64> {
+        (self.plane.iter().enumerate())
+            .map(|(j, &a)| self.tile.size(a) + f.max[j] - f.min[j])
+            .collect()
+    }
+
+    /// `q<field>_<e>_<m1|p0|p1..>`: the register of `f`'s plane `k` for element `e`.
+    fn queue(f: &Streamed, e: u32, k: i64) -> String {
         let k = if k < 0 {
             format!("m{}", -k)
         } else {
             format!("p{k}")
         };
         format!("q{}_{e}_{k}", f.field.index())
-    };
-    // Plane coordinates of element `e`: the thread's local and global positions.
-    let local_name = |axis: usize, e: u32| {
-        if block_axis(axis) == 1 {
-            format!("t_{}{e}", names[axis])
+    }
+
+    /// The name of element `e`'s position in the block's tile along plane axis `axis`.
+    fn local_name(&self, axis: usize, e: u32) -> String {
+        format!("t_{}", self.global_name(axis, e))
+    }
+
+    /// The name of element `e`'s grid coordinate along plane axis `axis`.
+    fn global_name(&self, axis: usize, e: u32) -> String {
+        if self.tile.block_axis(axis) == 1 {
+            format!("{}{e}", self.names[axis])
         } else {
-            format!("t_{}", names[axis])
+            self.names[axis].to_string()
         }
-    };
-    let global_name = |axis: usize, e: u32| {
-        if block_axis(axis) == 1 {
-            format!("{}{e}", names[axis])
-        } else {
-            names[axis].to_string()
-        }
-    };
-    let coords_of = |e: u32, stream: Expr| -> Vec<Expr> {
-        (0..d)
+    }
+
+    /// The grid coordinates of element `e` at position `stream` along the streaming axis.
+    fn coords(&self, e: u32, stream: Expr) -> Vec<Expr> {
+        (0..self.ctx.dims())
             .map(|a| match a {
-                a if a < s => Expr::var(names[a]),
-                a if a == s => stream.clone(),
-                a => Expr::var(global_name(a, e)),
+                a if a < self.s => Expr::var(self.names[a]),
+                a if a == self.s => stream.clone(),
+                a => Expr::var(self.global_name(a, e)),
             })
             .collect()
-    };
-    let all_but_loops: Vec<bool> = (0..d).map(|a| a >= s).collect();
-    let border_of = |field: Id<Field>| ctx.border(Some(stage), field).unwrap_or(Border::Clamp);
+    }
 
-    let mut body = Vec::new();
-    if !shared.is_empty() {
-        body.push(Stmt::Declare {
-            var: "tid".into(),
-            ty: ity,
-            value: Some(
-                Expr::ThreadIdx(1)
-                    .times(ctx.lit(i64::from(block[0])))
-                    .plus(Expr::ThreadIdx(0)),
-            ),
-        });
+    /// The value of streamed field `f` for element `e` at `position` along the streaming
+    /// axis, loaded from memory (border-resolved off the looped axes).
+    fn load_plane(&self, f: &Streamed, e: u32, position: Expr) -> Expr {
+        let resolve: Vec<bool> = (0..self.ctx.dims()).map(|a| a >= self.s).collect();
+        let coords = self.coords(e, position);
+        self.io.load(
+            self.ctx,
+            f.field,
+            &coords,
+            &resolve,
+            Some(self.border(f.field)),
+        )
     }
-    for &axis in &plane {
-        let origin = Expr::BlockIdx(block_axis(axis)).times(ctx.lit(tile(axis)));
-        body.push(Stmt::Declare {
-            var: format!("o_{}", names[axis]),
-            ty: ity,
-            value: Some(ctx.offset(origin, domain.rect.lo[axis])),
-        });
-    }
-    let mut hi = vec![None; d];
-    for e in 0..elements {
-        for &axis in &plane {
-            let b = block_axis(axis);
-            let mut l = Expr::ThreadIdx(b);
-            if b == 1 && e > 0 {
-                l = l.plus(ctx.lit(i64::from(e) * i64::from(block[1])));
-            }
-            if b == 1 || e == 0 {
-                body.push(Stmt::Declare {
-                    var: local_name(axis, e),
-                    ty: ity,
-                    value: Some(l),
-                });
-                let global =
-                    Expr::var(format!("o_{}", names[axis])).plus(Expr::var(local_name(axis, e)));
-                body.push(Stmt::Declare {
-                    var: global_name(axis, e),
-                    ty: ity,
-                    value: Some(global),
-                });
-            }
-        }
-    }
-    for &axis in &plane {
-        if domain.rect.lo[axis]
-            + blocks(Ctx::count(&domain, axis), tile(axis) as u64) as i64 * tile(axis)
-            > domain.rect.hi[axis]
-        {
-            hi[axis] = Some(domain.rect.hi[axis]);
-        }
-    }
-    let count_s = Ctx::count(&domain, s);
-    let chunk = plan.stream_chunk.map_or(count_s, i64::from).max(1);
-    let chunk_axis = plane.len();
-    let begin = ctx.offset(
-        Expr::BlockIdx(chunk_axis).times(ctx.lit(chunk)),
-        domain.rect.lo[s],
-    );
-    body.push(Stmt::Declare {
-        var: "s_begin".into(),
-        ty: ity,
-        value: Some(begin),
-    });
-    body.push(Stmt::Declare {
-        var: "s_end".into(),
-        ty: ity,
-        value: Some(
-            ctx.offset(Expr::var("s_begin"), chunk)
-                .op(KernelOp::Min, ctx.lit(domain.rect.hi[s])),
-        ),
-    });
 
-    let mut sweep = Vec::new();
-    for f in &streamed {
-        for e in 0..elements {
-            for k in f.lo..=f.hi {
-                let value = (k > f.lo).then(|| {
-                    let position = ctx.offset(Expr::var("s_begin"), k - 1);
-                    io.load(
-                        ctx,
-                        f.field,
-                        &coords_of(e, position),
-                        &all_but_loops,
-                        Some(border_of(f.field)),
-                    )
-                });
-                sweep.push(Stmt::Declare {
-                    var: queue(f, e, k),
-                    ty: program.fields[f.field].ty,
-                    value,
-                });
-            }
-        }
+    /// The border of `field` in the stage, clamping where it has none (halo of a tile).
+    fn border(&self, field: Id<Field>) -> Border {
+        self.ctx
+            .border(Some(self.stage), field)
+            .unwrap_or(Border::Clamp)
     }
-    let z = names[s];
-    let mut step = Vec::new();
-    for f in &streamed {
-        step.push(Stmt::Comment(format!(
-            "advance the register queue of `{}`",
-            program.fields[f.field].name
-        )));
-        for e in 0..elements {
-            for k in f.lo..f.hi {
-                step.push(Stmt::Assign {
-                    var: queue(f, e, k),
-                    value: Expr::var(queue(f, e, k + 1)),
-                });
-            }
-            let position = ctx.offset(Expr::var(z), f.hi);
-            let value = io.load(
-                ctx,
-                f.field,
-                &coords_of(e, position),
-                &all_but_loops,
-                Some(border_of(f.field)),
-            );
-            step.push(Stmt::Assign {
-                var: queue(f, e, f.hi),
-                value,
+
+    /// The statements before the sweep: the thread index (for staging), the block's origin,
+    /// each element's coordinates and the chunk of the streaming axis.
+    fn prologue(&self, staging: bool) -> Vec<Stmt> {
+        let (ctx, ity) = (self.ctx, self.ctx.ity);
+        let mut body = Vec::new();
+        if staging {
+            body.push(Stmt::Declare {
+                var: "tid".into(),
+                ty: ity,
+                value: Some(
+                    Expr::ThreadIdx(1)
+                        .times(ctx.lit(i64::from(self.tile.block[0])))
+                        .plus(Expr::ThreadIdx(0)),
+                ),
             });
         }
+        body.extend(
+            self.tile
+                .origins(ctx, &self.domain, self.plane.iter().copied()),
+        );
+        body.extend(self.element_coords());
+        body.extend(self.chunk_bounds());
+        body
     }
-    if !shared.is_empty() {
-        step.push(Stmt::Barrier);
-        for f in &streamed {
+
+    /// `t_<axis>[e]` and `<axis>[e]`: each element's position in the tile and in the grid
+    /// (one per element along the block's y axis, shared along x).
+    fn element_coords(&self) -> Vec<Stmt> {
+        let ity = self.ctx.ity;
+        let mut body = Vec::new();
+        for e in 0..self.tile.elements {
+            for &axis in &self.plane {
+                if self.tile.block_axis(axis) == 1 || e == 0 {
+                    body.push(Stmt::Declare {
+                        var: self.local_name(axis, e),
+                        ty: ity,
+                        value: Some(self.tile.thread_offset(self.ctx, axis, e)),
+                    });
+                    let origin = Expr::var(format!("o_{}", self.names[axis]));
+                    body.push(Stmt::Declare {
+                        var: self.global_name(axis, e),
+                        ty: ity,
+                        value: Some(origin.plus(Expr::var(self.local_name(axis, e)))),
+                    });
+                }
+            }
+        }
+        body
+    }
+
+    /// Points of the streaming axis per chunk (block along the grid's last block axis).
+    fn chunk(&self) -> i64 {
+        let count = Ctx::count(&self.domain, self.s);
+        self.ctx.plan.stream_chunk.map_or(count, i64::from).max(1)
+    }
+
+    /// `s_begin` and `s_end`: the block's chunk of the streaming axis.
+    fn chunk_bounds(&self) -> Vec<Stmt> {
+        let (ctx, ity) = (self.ctx, self.ctx.ity);
+        let chunk = self.chunk();
+        let begin = ctx.offset(
+            Expr::BlockIdx(self.plane.len()).times(ctx.lit(chunk)),
+            self.domain.rect.lo[self.s],
+        );
+        let end = ctx
+            .offset(Expr::var("s_begin"), chunk)
+            .op(KernelOp::Min, ctx.lit(self.domain.rect.hi[self.s]));
+        vec![
+            Stmt::Declare {
+                var: "s_begin".into(),
+                ty: ity,
+                value: Some(begin),
+            },
+            Stmt::Declare {
+                var: "s_end".into(),
+                ty: ity,
+                value: Some(end),
+            },
+        ]
+    }
+
+    /// The register queues filled before the sweep: every plane but the highest, read at
+    /// the chunk's first position.
+    fn queue_declarations(&self) -> Vec<Stmt> {
+        let program = self.ctx.bound.program();
+        let mut body = Vec::new();
+        for f in &self.streamed {
+            for e in 0..self.tile.elements {
+                for k in f.lo..=f.hi {
+                    let value = (k > f.lo).then(|| {
+                        let position = self.ctx.offset(Expr::var("s_begin"), k - 1);
+                        self.load_plane(f, e, position)
+                    });
+                    body.push(Stmt::Declare {
+                        var: Self::queue(f, e, k),
+                        ty: program.fields[f.field].ty,
+                        value,
+                    });
+                }
+            }
+        }
+        body
+    }
+
+    /// Each queue moved down one plane, its highest plane loaded from memory.
+    fn advance_queues(&self) -> Vec<Stmt> {
+        let program = self.ctx.bound.program();
+        let z = self.names[self.s];
+        let mut step = Vec::new();
+        for f in &self.streamed {
+            step.push(Stmt::Comment(format!(
+                "advance the register queue of `{}`",
+                program.fields[f.field].name
+            )));
+            for e in 0..self.tile.elements {
+                for k in f.lo..f.hi {
+                    step.push(Stmt::Assign {
+                        var: Self::queue(f, e, k),
+                        value: Expr::var(Self::queue(f, e, k + 1)),
+                    });
+                }
+                let position = self.ctx.offset(Expr::var(z), f.hi);
+                step.push(Stmt::Assign {
+                    var: Self::queue(f, e, f.hi),
+                    value: self.load_plane(f, e, position),
+                });
+            }
+        }
+        step
+    }
+
+    /// The current planes staged in shared memory, field by field.
+    fn stage_current_planes(&self) -> Vec<Stmt> {
+        let program = self.ctx.bound.program();
+        let mut step = Vec::new();
+        for f in &self.streamed {
             let Some(name) = &f.shared else { continue };
             step.push(Stmt::Comment(format!(
                 "current plane of `{}`: own points from registers, halo from memory",
                 program.fields[f.field].name
             )));
-            for e in 0..elements {
-                let index = plane
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &a)| ctx.offset(Expr::var(local_name(a, e)), -f.min[j]))
+            step.extend(self.own_points(f, name));
+            step.push(self.halo(f, name));
+        }
+        step
+    }
+
+    /// Each element's point of `f`'s current plane, stored from its queue into `array`.
+    fn own_points(&self, f: &Streamed, array: &str) -> Vec<Stmt> {
+        (0..self.tile.elements)
+            .map(|e| {
+                let index = (self.plane.iter().enumerate())
+                    .map(|(j, &a)| self.ctx.offset(Expr::var(self.local_name(a, e)), -f.min[j]))
                     .collect();
-                step.push(Stmt::SharedStore {
+                Stmt::SharedStore {
+                    array: array.to_string(),
+                    index,
+                    value: Expr::var(Self::queue(f, e, 0)),
+                }
+            })
+            .collect()
+    }
+
+    /// The block's loop loading the points of `f`'s current plane in `array` that no thread
+    /// owns (the halo) from memory.
+    fn halo(&self, f: &Streamed, array: &str) -> Stmt {
+        let ctx = self.ctx;
+        let (d, s) = (ctx.dims(), self.s);
+        let dims = self.plane_dims(f);
+        self.tile
+            .cooperative_loop(ctx, &dims, &self.names[s + 1..], |local| {
+                let own = (self.plane.iter().enumerate())
+                    .map(|(j, &a)| {
+                        ctx.lit(-f.min[j]).op(KernelOp::Le, local[j].clone()).op(
+                            KernelOp::And,
+                            local[j]
+                                .clone()
+                                .op(KernelOp::Lt, ctx.lit(-f.min[j] + self.tile.size(a))),
+                        )
+                    })
+                    .reduce(|a, b| a.op(KernelOp::And, b))
+                    .expect("a plane axis");
+                let mut coords: Vec<Expr> = (0..=s).map(|a| Expr::var(self.names[a])).collect();
+                for (j, &a) in self.plane.iter().enumerate() {
+                    coords.push(
+                        ctx.offset(Expr::var(format!("o_{}", self.names[a])), f.min[j])
+                            .plus(local[j].clone()),
+                    );
+                }
+                let resolve: Vec<bool> = (0..d).map(|a| a > s).collect();
+                let border = Some(self.border(f.field));
+                let value = self.io.load(ctx, f.field, &coords, &resolve, border);
+                vec![Stmt::when(
+                    Expr::Unary(UnaryOp::Not, Box::new(own)),
+                    vec![Stmt::SharedStore {
+                        array: array.to_string(),
+                        index: local,
+                        value,
+                    }],
+                )]
+            })
+    }
+
+    /// Every element's point of the current plane computed (where inside the domain).
+    fn points(&self) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let d = ctx.dims();
+        let hi = self.tile.overhang(&self.domain, self.plane.iter().copied());
+        (0..self.tile.elements)
+            .map(|e| {
+                let coords = self.coords(e, Expr::var(self.names[self.s]));
+                let compute = ctx.point(self.io, &coords, &mut |field, offset| {
+                    self.read(e, &coords, field, offset)
+                });
+                Stmt::guarded(ctx.within(&coords, &vec![None; d], &hi), compute)
+            })
+            .collect()
+    }
+
+    /// The read of `field` at `offset` from element `e`'s point at `coords`: from the shared
+    /// current plane or the register queue when streamed, else from memory.
+    fn read(&self, e: u32, coords: &[Expr], field: Id<Field>, offset: &[i32]) -> Expr {
+        let ctx = self.ctx;
+        let Some(f) = self.streamed.iter().find(|f| f.field == field) else {
+            return self.io.load_offset(ctx, field, coords, offset);
+        };
+        let in_plane = self.plane.iter().any(|&a| offset[a] != 0);
+        match (&f.shared, in_plane) {
+            (Some(name), true) => {
+                let index = (self.plane.iter().enumerate())
+                    .map(|(j, &a)| {
+                        let local = Expr::var(self.local_name(a, e));
+                        ctx.offset(local, i64::from(offset[a]) - f.min[j])
+                    })
+                    .collect();
+                Expr::SharedLoad {
                     array: name.clone(),
                     index,
-                    value: Expr::var(queue(f, e, 0)),
-                });
-            }
-            let dims: Vec<i64> = plane
-                .iter()
-                .enumerate()
-                .map(|(j, &a)| tile(a) + f.max[j] - f.min[j])
-                .collect();
-            let mut load = Vec::new();
-            let mut stride = 1i64;
-            let mut local = vec![Expr::var("i"); plane.len()];
-            for j in (0..plane.len()).rev() {
-                let mut l = Expr::var("i");
-                if stride > 1 {
-                    l = l.op(KernelOp::Div, ctx.lit(stride));
                 }
-                if j > 0 {
-                    l = l.op(KernelOp::Rem, ctx.lit(dims[j]));
-                }
-                stride *= dims[j];
-                let var = format!("l_{}", names[plane[j]]);
-                load.push(Stmt::Declare {
-                    var: var.clone(),
-                    ty: ity,
-                    value: Some(l),
-                });
-                local[j] = Expr::var(var);
             }
-            let own = plane
-                .iter()
-                .enumerate()
-                .map(|(j, &a)| {
-                    ctx.lit(-f.min[j]).op(KernelOp::Le, local[j].clone()).op(
-                        KernelOp::And,
-                        local[j]
-                            .clone()
-                            .op(KernelOp::Lt, ctx.lit(-f.min[j] + tile(a))),
-                    )
-                })
-                .reduce(|a, b| a.op(KernelOp::And, b))
-                .expect("a plane axis");
-            let mut coords: Vec<Expr> = (0..=s).map(|a| Expr::var(names[a])).collect();
-            for (j, &a) in plane.iter().enumerate() {
-                coords.push(
-                    ctx.offset(Expr::var(format!("o_{}", names[a])), f.min[j])
-                        .plus(local[j].clone()),
-                );
-            }
-            let resolve: Vec<bool> = (0..d).map(|a| a > s).collect();
-            let value = io.load(ctx, f.field, &coords, &resolve, Some(border_of(f.field)));
-            load.push(Stmt::when(
-                Expr::Unary(UnaryOp::Not, Box::new(own)),
-                vec![Stmt::SharedStore {
-                    array: name.clone(),
-                    index: local,
-                    value,
-                }],
-            ));
-            step.push(Stmt::For {
-                var: "i".into(),
-                ty: ity,
-                start: Expr::var("tid"),
-                end: ctx.lit(stride),
-                step: ctx.lit(threads),
-                body: load,
-            });
+            _ => Expr::var(Self::queue(f, e, i64::from(offset[self.s]))),
         }
-        step.push(Stmt::Barrier);
     }
-    for e in 0..elements {
-        let coords = coords_of(e, Expr::var(z));
-        let mut read = |field: Id<Field>, offset: &[i32]| {
-            if let Some(f) = streamed.iter().find(|f| f.field == field) {
-                let k = i64::from(offset[s]);
-                let in_plane = plane.iter().any(|&a| offset[a] != 0);
-                match (&f.shared, in_plane) {
-                    (Some(name), true) => {
-                        let index = plane
-                            .iter()
-                            .enumerate()
-                            .map(|(j, &a)| {
-                                ctx.offset(
-                                    Expr::var(local_name(a, e)),
-                                    i64::from(offset[a]) - f.min[j],
-                                )
-                            })
-                            .collect();
-                        Expr::SharedLoad {
-                            array: name.clone(),
-                            index,
-                        }
-                    }
-                    _ => Expr::var(queue(f, e, k)),
-                }
-            } else {
-                let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
-                io.load(
-                    ctx,
-                    field,
-                    &ctx.shifted(&coords, offset),
-                    &resolve,
-                    ctx.border(Some(stage), field),
-                )
-            }
-        };
-        let compute = ctx.point(io, &coords, &mut read);
-        step.push(Stmt::guarded(
-            ctx.within(&coords, &vec![None; d], &hi),
-            compute,
-        ));
+
+    /// `step` in the sweep along the block's chunk of the streaming axis (after the queues
+    /// are filled), inside the serial loops over the slower axes.
+    fn loops(&self, step: Vec<Stmt>) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let mut sweep = self.queue_declarations();
+        sweep.push(Stmt::For {
+            var: self.names[self.s].to_string(),
+            ty: ctx.ity,
+            start: Expr::var("s_begin"),
+            end: Expr::var("s_end"),
+            step: ctx.lit(1),
+            body: step,
+        });
+        ctx.serial_loops(&self.domain, &self.names, 0..self.s, sweep)
     }
-    sweep.push(Stmt::For {
-        var: z.to_string(),
-        ty: ity,
-        start: Expr::var("s_begin"),
-        end: Expr::var("s_end"),
-        step: ctx.lit(1),
-        body: step,
-    });
-    body.extend(ctx.serial_loops(&domain, &names, 0..s, sweep));
-    let mut grid = [1u64; 3];
-    for &axis in &plane {
-        grid[block_axis(axis)] = blocks(Ctx::count(&domain, axis), tile(axis) as u64);
+
+    /// The launch grid: blocks over the plane tiles, and one per chunk of the streaming axis.
+    fn grid(&self) -> [u64; 3] {
+        let mut grid = self.tile.grid(&self.domain, self.plane.iter().copied());
+        let count = Ctx::count(&self.domain, self.s);
+        grid[self.plane.len()] = blocks(count, self.chunk() as u64);
+        grid
     }
-    grid[chunk_axis] = blocks(count_s, chunk as u64);
-    let kernel = Kernel {
-        name: kernel_name(ctx, stage, "streaming"),
-        strategy: "streaming",
-        doc: format!(
-            "stage `{}`: plane sweep along {}, register queues and a shared current plane",
-            program.stages[stage].name, names[s]
-        ),
-        params: io.kernel_params(),
-        shared,
-        block,
-        body,
-    };
-    Ok((kernel, grid))
 }
