@@ -57,6 +57,23 @@ impl<'a> Ctx<'a> {
         self.bound.stage_domain(stage)
     }
 
+    /// `Ok` when `domain` is dense along `axes`, else why a strategy (whose `support` is "tiles
+    /// do") cannot run it.
+    pub fn require_dense(
+        &self,
+        domain: &Domain,
+        axes: std::ops::Range<usize>,
+        support: &str,
+    ) -> Result<(), String> {
+        match axes.into_iter().find(|&a| domain.stride[a] != 1) {
+            Some(axis) => Err(format!(
+                "its domain is strided along {}, which {support} not support",
+                self.axis_names()[axis]
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Whether a stage updates every grid point.
     pub fn covers_grid(&self, stage: Id<Stage>) -> bool {
         let d = self.domain(stage);

@@ -83,13 +83,7 @@ impl<'a> Sweep<'a> {
         }
         let s = if d >= 3 { d - 3 } else { d - 2 };
         let domain = ctx.domain(stage).clone();
-        let names = ctx.axis_names();
-        if let Some(axis) = (s..d).find(|&a| domain.stride[a] != 1) {
-            return Err(format!(
-                "its domain is strided along {}, which streaming does not support",
-                names[axis]
-            ));
-        }
+        ctx.require_dense(&domain, s..d, "streaming does")?;
         let plan = ctx.plan;
         let plane: Vec<usize> = (s + 1..d).collect();
         let two_plane_axes = plane.len() == 2;
@@ -107,7 +101,7 @@ impl<'a> Sweep<'a> {
             stage,
             io,
             domain,
-            names,
+            names: ctx.axis_names(),
             s,
             plane,
             tile,
