@@ -272,6 +272,51 @@ impl<'a> Ctx<'a> {
         tessera_ir::axis_names(self.dims())
     }
 
+    /// `r<n>`: the declarations of every read of `reads` (each offset of each footprint, in
+    /// order), their values spelled by `read`, and the bindings of the reads to them.
+    pub fn bind_reads(
+        &self,
+        reads: &[(Id<Field>, Footprint)],
+        read: &mut dyn FnMut(Id<Field>, &[i32]) -> Expr,
+    ) -> (Vec<Stmt>, Vec<ReadBinding>) {
+        let program = self.bound.program();
+        let mut declarations = Vec::new();
+        let mut bindings = Vec::new();
+        for (field, fp) in reads {
+            for offset in &fp.offsets {
+                let var = format!("r{}", bindings.len());
+                declarations.push(Stmt::Declare {
+                    var: var.clone(),
+                    ty: program.fields[*field].ty,
+                    value: Some(read(*field, offset)),
+                });
+                bindings.push(ReadBinding {
+                    field: *field,
+                    offset: offset.clone(),
+                    value: Expr::var(var),
+                });
+            }
+        }
+        (declarations, bindings)
+    }
+
+    /// `o<k>`: the declarations of variables for the outputs of `io`'s stage, and which
+    /// output each holds.
+    pub fn output_vars(&self, io: &StageIo) -> (Vec<Stmt>, Vec<(Id<Field>, String)>) {
+        let program = self.bound.program();
+        (io.outputs.iter().enumerate())
+            .map(|(k, (field, _))| {
+                let var = format!("o{k}");
+                let declaration = Stmt::Declare {
+                    var: var.clone(),
+                    ty: program.fields[*field].ty,
+                    value: None,
+                };
+                (declaration, (*field, var))
+            })
+            .unzip()
+    }
+
     /// Code evaluating `stage` at `coords` and storing its outputs there: reads are loaded into
     /// variables by `read` first, then the stage is evaluated, then outputs are stored.
     pub fn point(
@@ -280,34 +325,9 @@ impl<'a> Ctx<'a> {
         coords: &[Expr],
         read: &mut dyn FnMut(Id<Field>, &[i32]) -> Expr,
     ) -> Stmt {
-        let program = self.bound.program();
-        let mut body = Vec::new();
-        let mut reads = Vec::new();
-        for (field, fp) in &io.reads {
-            for offset in &fp.offsets {
-                let var = format!("r{}", reads.len());
-                body.push(Stmt::Declare {
-                    var: var.clone(),
-                    ty: program.fields[*field].ty,
-                    value: Some(read(*field, offset)),
-                });
-                reads.push(ReadBinding {
-                    field: *field,
-                    offset: offset.clone(),
-                    value: Expr::var(var),
-                });
-            }
-        }
-        let mut outputs = Vec::new();
-        for (k, (field, _)) in io.outputs.iter().enumerate() {
-            let var = format!("o{k}");
-            body.push(Stmt::Declare {
-                var: var.clone(),
-                ty: program.fields[*field].ty,
-                value: None,
-            });
-            outputs.push((*field, var));
-        }
+        let (mut body, reads) = self.bind_reads(&io.reads, read);
+        let (declarations, outputs) = self.output_vars(io);
+        body.extend(declarations);
         let env = ProgramEnv {
             reads,
             coords: coords.to_vec(),

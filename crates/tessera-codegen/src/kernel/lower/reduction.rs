@@ -2,11 +2,11 @@
 //! points sharing every index but x), accumulating in `f64` in ascending x from the identity
 //! and writing the row's partial; the host folds the partials in row order.
 
+use tessera_analysis::{Domain, Footprint};
 use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ReductionPlacement, ScalarType};
 
 use super::super::{
-    Expr, Kernel, KernelOp, KernelParam, ParamKind, ProgramEnv, ReadBinding, ReductionEval,
-    StageEval, Stmt,
+    Expr, Kernel, KernelOp, KernelParam, ParamKind, ProgramEnv, ReductionEval, StageEval, Stmt,
 };
 use super::common::{Ctx, StageIo, field_ident, ident};
 use super::naive::blocks;
@@ -32,152 +32,25 @@ pub struct Lowered {
 pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> Lowered {
     let program = ctx.bound.program();
     let r = &program.reductions[reduction];
-    let domain = ctx.bound.reduction_domains[reduction.index()].clone();
+    let domain = &ctx.bound.reduction_domains[reduction.index()];
     let d = ctx.dims();
-    let names = ctx.axis_names();
-    let ity = ctx.ity;
     let reads = match stage {
         Some(io) => io.reads.clone(),
         None => ctx.bound.checked().reduction_footprints(reduction).to_vec(),
     };
-    let stage_id = match r.placement {
-        ReductionPlacement::InStage(s) => Some(s),
-        ReductionPlacement::AfterStep { .. } => None,
-    };
-    let mut params: Vec<KernelParam> = reads
-        .iter()
-        .map(|(f, _)| KernelParam {
-            name: field_ident(ctx, *f),
-            kind: ParamKind::Buffer {
-                ty: program.fields[*f].ty,
-                read_only: true,
-            },
-        })
-        .collect();
-    params.push(KernelParam {
-        name: "partials".into(),
-        kind: ParamKind::Buffer {
-            ty: ScalarType::F64,
-            read_only: false,
-        },
-    });
-    params.push(KernelParam {
-        name: "t".into(),
-        kind: ParamKind::Scalar(ScalarType::I64),
-    });
-
-    let counts: Vec<i64> = (0..d).map(|a| Ctx::count(&domain, a)).collect();
+    let counts: Vec<i64> = (0..d).map(|a| Ctx::count(domain, a)).collect();
     let rows: i64 = counts[..d - 1].iter().product::<i64>() * i64::from(counts[d - 1] > 0);
-    let mut in_row = Vec::new();
-    let mut stride = 1i64;
-    for axis in (0..d - 1).rev() {
-        let mut k = Expr::var("row");
-        if stride > 1 {
-            k = k.op(KernelOp::Div, ctx.lit(stride));
-        }
-        if axis > 0 {
-            k = k.op(KernelOp::Rem, ctx.lit(counts[axis]));
-        }
-        stride *= counts[axis];
-        let coord = ctx.offset(k.times(ctx.lit(domain.stride[axis])), domain.rect.lo[axis]);
-        in_row.push(Stmt::Declare {
-            var: names[axis].to_string(),
-            ty: ity,
-            value: Some(coord),
-        });
-    }
-    let coords: Vec<Expr> = names.iter().map(|n| Expr::var(*n)).collect();
-    let mut point = Vec::new();
-    let mut bindings = Vec::new();
-    for (field, fp) in &reads {
-        for offset in &fp.offsets {
-            let var = format!("r{}", bindings.len());
-            let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
-            let value = ctx.load(
-                &field_ident(ctx, *field),
-                true,
-                *field,
-                &ctx.shifted(&coords, offset),
-                &resolve,
-                ctx.border(stage_id, *field),
-            );
-            point.push(Stmt::Declare {
-                var: var.clone(),
-                ty: program.fields[*field].ty,
-                value: Some(value),
-            });
-            bindings.push(ReadBinding {
-                field: *field,
-                offset: offset.clone(),
-                value: Expr::var(var),
-            });
-        }
-    }
-    let env = ProgramEnv {
-        reads: bindings,
-        coords: coords.clone(),
-        step: Expr::var("t"),
-    };
-    point.push(Stmt::Declare {
-        var: "v".into(),
-        ty: ScalarType::F64,
-        value: None,
-    });
-    match (stage, stage_id) {
-        (Some(io), Some(s)) => {
-            let mut outputs = Vec::new();
-            for (k, (field, _)) in io.outputs.iter().enumerate() {
-                let var = format!("o{k}");
-                point.push(Stmt::Declare {
-                    var: var.clone(),
-                    ty: program.fields[*field].ty,
-                    value: None,
-                });
-                outputs.push((*field, var));
-            }
-            point.push(Stmt::Stage(StageEval {
-                stage: s,
-                env,
-                outputs,
-                reductions: vec![(reduction, "v".into())],
-            }));
-        }
-        _ => point.push(Stmt::Reduce(ReductionEval {
-            reduction,
-            env,
-            var: "v".into(),
-        })),
-    }
-    point.push(Stmt::Assign {
-        var: "acc".into(),
-        value: combine(r.op),
-    });
-    let x = d - 1;
-    in_row.push(Stmt::Declare {
-        var: "acc".into(),
-        ty: ScalarType::F64,
-        value: Some(Expr::Literal(
-            Constant::Float(identity(r.op)),
-            ScalarType::F64,
-        )),
-    });
-    in_row.push(Stmt::For {
-        var: names[x].to_string(),
-        ty: ity,
-        start: ctx.lit(domain.rect.lo[x]),
-        end: ctx.lit(domain.rect.hi[x]),
-        step: ctx.lit(domain.stride[x]),
-        body: vec![Stmt::Block(point)],
-    });
-    in_row.push(Stmt::Store {
-        buffer: "partials".into(),
-        index: Expr::var("row"),
-        value: Expr::var("acc"),
-    });
+    let mut in_row = row_coords(ctx, domain, &counts[..d - 1]);
+    in_row.extend(fold_row(
+        ctx,
+        r.op,
+        domain,
+        point(ctx, reduction, stage, &reads),
+    ));
     let body = vec![
         Stmt::Declare {
             var: "row".into(),
-            ty: ity,
+            ty: ctx.ity,
             value: Some(
                 Expr::BlockIdx(0)
                     .times(ctx.lit(i64::from(THREADS)))
@@ -199,7 +72,7 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
             r.name,
             r.op.name()
         ),
-        params,
+        params: params(ctx, &reads),
         shared: Vec::new(),
         block: [THREADS, 1, 1],
         body,
@@ -210,6 +83,139 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
         rows: rows as usize,
         fields: reads.iter().map(|(f, _)| *f).collect(),
     }
+}
+
+/// The kernel's parameters: the fields read (read-only), `partials` and the step `t`.
+fn params(ctx: &Ctx, reads: &[(Id<Field>, Footprint)]) -> Vec<KernelParam> {
+    let program = ctx.bound.program();
+    let mut params: Vec<KernelParam> = reads
+        .iter()
+        .map(|(f, _)| KernelParam {
+            name: field_ident(ctx, *f),
+            kind: ParamKind::Buffer {
+                ty: program.fields[*f].ty,
+                read_only: true,
+            },
+        })
+        .collect();
+    params.push(KernelParam {
+        name: "partials".into(),
+        kind: ParamKind::Buffer {
+            ty: ScalarType::F64,
+            read_only: false,
+        },
+    });
+    params.push(KernelParam {
+        name: "t".into(),
+        kind: ParamKind::Scalar(ScalarType::I64),
+    });
+    params
+}
+
+/// The coordinates of row `row` along the slower axes, whose point counts are `counts`
+/// (declared fastest first).
+fn row_coords(ctx: &Ctx, domain: &Domain, counts: &[i64]) -> Vec<Stmt> {
+    let names = ctx.axis_names();
+    let digits = ctx.digits("row", counts);
+    (digits.into_iter().enumerate().rev())
+        .map(|(axis, k)| {
+            let coord = ctx.offset(k.times(ctx.lit(domain.stride[axis])), domain.rect.lo[axis]);
+            Stmt::Declare {
+                var: names[axis].to_string(),
+                ty: ctx.ity,
+                value: Some(coord),
+            }
+        })
+        .collect()
+}
+
+/// The value of the reduction at the point of the coordinate variables folded into `acc`:
+/// its reads loaded (border-resolved), then the stage evaluated with it (in-stage) or the
+/// reduction's value alone (after-step).
+fn point(
+    ctx: &Ctx,
+    reduction: Id<Reduction>,
+    stage: Option<&StageIo>,
+    reads: &[(Id<Field>, Footprint)],
+) -> Vec<Stmt> {
+    let r = &ctx.bound.program().reductions[reduction];
+    let stage_id = match r.placement {
+        ReductionPlacement::InStage(s) => Some(s),
+        ReductionPlacement::AfterStep { .. } => None,
+    };
+    let coords: Vec<Expr> = ctx.axis_names().iter().map(|n| Expr::var(*n)).collect();
+    let (mut point, bindings) = ctx.bind_reads(reads, &mut |field, offset| {
+        let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
+        ctx.load(
+            &field_ident(ctx, field),
+            true,
+            field,
+            &ctx.shifted(&coords, offset),
+            &resolve,
+            ctx.border(stage_id, field),
+        )
+    });
+    let env = ProgramEnv {
+        reads: bindings,
+        coords: coords.clone(),
+        step: Expr::var("t"),
+    };
+    point.push(Stmt::Declare {
+        var: "v".into(),
+        ty: ScalarType::F64,
+        value: None,
+    });
+    match (stage, stage_id) {
+        (Some(io), Some(s)) => {
+            let (declarations, outputs) = ctx.output_vars(io);
+            point.extend(declarations);
+            point.push(Stmt::Stage(StageEval {
+                stage: s,
+                env,
+                outputs,
+                reductions: vec![(reduction, "v".into())],
+            }));
+        }
+        _ => point.push(Stmt::Reduce(ReductionEval {
+            reduction,
+            env,
+            var: "v".into(),
+        })),
+    }
+    point.push(Stmt::Assign {
+        var: "acc".into(),
+        value: combine(r.op),
+    });
+    point
+}
+
+/// `point` over the row in ascending x, folded into `acc` from the identity of `op`, and
+/// the row's partial stored.
+fn fold_row(ctx: &Ctx, op: ReduceOp, domain: &Domain, point: Vec<Stmt>) -> Vec<Stmt> {
+    let x = ctx.dims() - 1;
+    vec![
+        Stmt::Declare {
+            var: "acc".into(),
+            ty: ScalarType::F64,
+            value: Some(Expr::Literal(
+                Constant::Float(identity(op)),
+                ScalarType::F64,
+            )),
+        },
+        Stmt::For {
+            var: ctx.axis_names()[x].to_string(),
+            ty: ctx.ity,
+            start: ctx.lit(domain.rect.lo[x]),
+            end: ctx.lit(domain.rect.hi[x]),
+            step: ctx.lit(domain.stride[x]),
+            body: vec![Stmt::Block(point)],
+        },
+        Stmt::Store {
+            buffer: "partials".into(),
+            index: Expr::var("row"),
+            value: Expr::var("acc"),
+        },
+    ]
 }
 
 /// The identity of `op`, as `tessera_runtime::reduce::identity` defines it.
