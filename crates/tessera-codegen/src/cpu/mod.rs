@@ -498,7 +498,7 @@ fn emit_run_overlapped(bound: &BoundProgram, layout: &CpuLayout, out: &mut Strin
         "    const int64_t record = {} * (2 + {fields} + steps * {stages});",
         2 * dims
     );
-    out.push_str("    int failed = 0;\n    #pragma omp parallel num_threads(threads)\n    {\n");
+    out.push_str(PARALLEL_OPEN);
     out.push_str("        void* la[TS_FIELDS] = {0};\n        void* lb[TS_FIELDS] = {0};\n        int ok = 1;\n");
     let buffered = |f| {
         program.stages.ids().any(|s| {
@@ -525,11 +525,7 @@ fn emit_run_overlapped(bound: &BoundProgram, layout: &CpuLayout, out: &mut Strin
             );
         }
     }
-    out.push_str("        if (!ok) {\n            #pragma omp atomic write\n            failed = 1;\n        }\n");
-    out.push_str("        #pragma omp for schedule(dynamic, 1)\n        for (int64_t n = 0; n < ntiles; n++) {\n");
-    out.push_str(
-        "            if (!ok) continue;\n            const int64_t* rec = tiles + n * record;\n",
-    );
+    out.push_str(TILE_LOOP_OPEN);
     let _ = writeln!(
         out,
         "            const int64_t* org = rec;\n            const int64_t* core = rec + {};",
@@ -596,7 +592,7 @@ fn emit_run_overlapped(bound: &BoundProgram, layout: &CpuLayout, out: &mut Strin
         );
     }
     out.push_str("        }\n        for (int f = 0; f < TS_FIELDS; f++) { free(la[f]); free(lb[f]); }\n    }\n");
-    out.push_str("    return failed;\n}\n\n");
+    out.push_str(FUSED_RETURN);
 }
 
 /// Emits `tessera_copy_back`: `spare` to `user` for every updated field, split over threads.
@@ -610,6 +606,28 @@ fn emit_copy_back(bound: &BoundProgram, out: &mut String) {
         );
     }
     out.push_str("    (void)user;\n    (void)spare;\n    (void)threads;\n}\n\n");
+}
+
+/// Opens the parallel region of a fused driver (`failed` set where a thread could not get its
+/// scratch).
+const PARALLEL_OPEN: &str =
+    "    int failed = 0;\n    #pragma omp parallel num_threads(threads)\n    {\n";
+
+/// Records a thread's failure (`ok` false), then opens the loop handing the tiles to the
+/// threads one at a time (`rec` the tile's record); a failed thread skips its tiles.
+const TILE_LOOP_OPEN: &str = "        if (!ok) {\n            #pragma omp atomic write\n            failed = 1;\n        }\n\
+    \x20       #pragma omp for schedule(dynamic, 1)\n        for (int64_t n = 0; n < ntiles; n++) {\n\
+    \x20           if (!ok) continue;\n            const int64_t* rec = tiles + n * record;\n";
+
+/// Ends a fused driver: 1 when some thread could not get its scratch.
+const FUSED_RETURN: &str = "    return failed;\n}\n\n";
+
+/// `v(0), v(1), ...`: one value per axis of `dims`, as the values of a C array.
+pub(crate) fn axis_list(dims: usize, v: impl Fn(usize) -> i64) -> String {
+    (0..dims)
+        .map(|a| v(a).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Writes a C array of one value per axis: `    static const int64_t NAME[TS_DIMS] = {VALUES};`.

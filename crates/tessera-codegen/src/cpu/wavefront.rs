@@ -27,9 +27,12 @@
 use std::fmt::Write as _;
 
 use tessera_analysis::{BoundProgram, FieldRole};
+use tessera_ir::{Id, Stage};
 use tessera_plan::cpu::{CpuLayout, CpuPlan, stream_skew};
 
-use super::{axis_constant, indent, working_arrays};
+use super::{
+    FUSED_RETURN, PARALLEL_OPEN, TILE_LOOP_OPEN, axis_constant, axis_list, indent, working_arrays,
+};
 
 /// The driver's helpers: filling the points outside the stage's domain, the ring buffers,
 /// prefetching the input stream.
@@ -182,229 +185,291 @@ pub(crate) fn emit_run_wavefront(
     layout: &CpuLayout,
     out: &mut String,
 ) {
-    let program = bound.program();
-    let checked = bound.checked();
-    let dims = bound.extents.len();
-    let fields = program.fields.len();
-    let stage = program
-        .stages
-        .ids()
-        .next()
-        .expect("wavefront plans have one stage");
-    let domain = bound.stage_domain(stage);
-    let (open, _) = working_arrays(bound);
-    let used: Vec<usize> = program
-        .fields
-        .ids()
-        .filter(|f| checked.role(*f) != FieldRole::Unused)
-        .map(|f| f.index())
-        .collect();
-    let ring_cells: usize = layout.scratch_extents.iter().product();
-    let list = |v: &dyn Fn(usize) -> i64| {
-        (0..dims)
-            .map(|a| v(a).to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let driver = Driver::new(bound, plan, layout);
     out.push_str(DRIVER_SUPPORT);
-    // Ring `s` (1..TS_T) of field `f` is rings[f][s]; each thread maps them all at once, at its
-    // first pass, and keeps them for the executable's later passes (mapping and first-touching
-    // them anew at every pass cost 15-30% of a 256³ f64 pass).
-    let rings = used.len() * (plan.time_tile as usize).saturating_sub(1);
-    let _ = writeln!(
-        out,
-        "/* One thread's rings, kept between passes (state: 0 not mapped yet, 1 mapped, -1 failed). */\n\
-         typedef struct {{ ts_rings rings; char* mapped[{0}]; int state; }} ts_kept_rings;\n\n\
-         /* The rings of `threads` threads, each mapped by its thread at its first pass. */\n\
-         void* tessera_scratch_open(int threads) {{ return calloc(threads > 0 ? (size_t)threads : 1, sizeof(ts_kept_rings)); }}\n\n\
-         void tessera_scratch_close(void* scratch, int threads) {{\n\
-         \x20   ts_kept_rings* kept = (ts_kept_rings*)scratch;\n\
-         \x20   for (int i = 0; kept && i < threads; i++) if (kept[i].state == 1) ts_rings_close(&kept[i].rings);\n\
-         \x20   free(kept);\n\
-         }}\n",
-        rings.max(1)
-    );
-    out.push_str(
-        "int tessera_run_wavefront(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads, void* scratch) {\n",
-    );
-    out.push_str(&open);
-    axis_constant(out, "dlo", &list(&|a| domain.rect.lo[a]));
-    axis_constant(out, "dhi", &list(&|a| domain.rect.hi[a]));
-    let _ = writeln!(
-        out,
-        "    enum {{ TS_T = {}, TS_K = {}, TS_R = {}, TS_SKEW = {} }};",
-        plan.time_tile,
-        layout.stream_rows,
-        layout.scratch_extents[0],
-        stream_skew(bound)
-    );
-    out.push_str("    const int64_t plane = ts_lst[0];\n");
-    let _ = writeln!(
-        out,
-        "    const int64_t record = {} * (2 + {fields} + steps);",
-        2 * dims
-    );
-    out.push_str("    int failed = 0;\n    #pragma omp parallel num_threads(threads)\n    {\n");
-    let _ = writeln!(
-        out,
-        "        char* ring[TS_FIELDS][TS_T + 1];\n        memset(ring, 0, sizeof ring);\n        size_t bytes[{}];",
-        rings.max(1)
-    );
-    for (n, &f) in used.iter().enumerate() {
+    driver.emit_scratch(out);
+    driver.emit_entry(out);
+    driver.emit_thread_rings(out);
+    out.push_str(TILE_LOOP_OPEN);
+    driver.emit_band_open(out);
+    driver.emit_prefetches(out);
+    out.push_str("                for (int64_t s = 1; s <= steps; s++) {\n");
+    driver.emit_step_window(out);
+    driver.emit_step_call(out);
+    driver.emit_twins(out);
+    out.push_str("                }\n");
+    out.push_str("            }\n        }\n");
+    out.push_str("    }\n");
+    out.push_str(FUSED_RETURN);
+}
+
+/// What the driver's pieces are printed from.
+struct Driver<'a> {
+    bound: &'a BoundProgram,
+    plan: &'a CpuPlan,
+    layout: &'a CpuLayout,
+    /// Grid axes.
+    dims: usize,
+    /// The indices of the fields the program uses.
+    used: Vec<usize>,
+    /// The number of rings of a thread: one per used field and intermediate step.
+    rings: usize,
+}
+
+impl<'a> Driver<'a> {
+    /// The driver of `bound` under `plan` and its `layout`.
+    fn new(bound: &'a BoundProgram, plan: &'a CpuPlan, layout: &'a CpuLayout) -> Driver<'a> {
+        let checked = bound.checked();
+        let used: Vec<usize> = (checked.program().fields.ids())
+            .filter(|f| checked.role(*f) != FieldRole::Unused)
+            .map(|f| f.index())
+            .collect();
+        let rings = used.len() * (plan.time_tile as usize).saturating_sub(1);
+        Driver {
+            bound,
+            plan,
+            layout,
+            dims: bound.extents.len(),
+            used,
+            rings,
+        }
+    }
+
+    /// Emits `tessera_scratch_open`/`_close`: ring `s` (1..TS_T) of field `f` is
+    /// rings[f][s]; each thread maps them all at once, at its first pass, and keeps them for
+    /// the executable's later passes (mapping and first-touching them anew at every pass cost
+    /// 15-30% of a 256³ f64 pass).
+    fn emit_scratch(&self, out: &mut String) {
         let _ = writeln!(
             out,
-            "        for (int s = 1; s < TS_T; s++) bytes[{n} * (TS_T - 1) + s - 1] = (size_t)({ring_cells} * ts_es[{f}]);"
+            "/* One thread's rings, kept between passes (state: 0 not mapped yet, 1 mapped, -1 failed). */\n\
+             typedef struct {{ ts_rings rings; char* mapped[{0}]; int state; }} ts_kept_rings;\n\n\
+             /* The rings of `threads` threads, each mapped by its thread at its first pass. */\n\
+             void* tessera_scratch_open(int threads) {{ return calloc(threads > 0 ? (size_t)threads : 1, sizeof(ts_kept_rings)); }}\n\n\
+             void tessera_scratch_close(void* scratch, int threads) {{\n\
+             \x20   ts_kept_rings* kept = (ts_kept_rings*)scratch;\n\
+             \x20   for (int i = 0; kept && i < threads; i++) if (kept[i].state == 1) ts_rings_close(&kept[i].rings);\n\
+             \x20   free(kept);\n\
+             }}\n",
+            self.rings.max(1)
         );
     }
-    let _ = writeln!(
-        out,
-        "        ts_kept_rings* kept = (ts_kept_rings*)scratch + omp_get_thread_num();\n\
-         \x20       if (kept->state == 0) kept->state = ts_rings_open(&kept->rings, kept->mapped, bytes, {rings}) ? 1 : -1;\n\
-         \x20       const int ok = kept->state == 1;\n\
-         \x20       char* const* mapped = kept->mapped;"
-    );
-    for (n, &f) in used.iter().enumerate() {
+
+    /// Emits the entry point's signature, working arrays and constants, up to the parallel
+    /// region.
+    fn emit_entry(&self, out: &mut String) {
+        let (bound, layout, dims) = (self.bound, self.layout, self.dims);
+        let fields = bound.program().fields.len();
+        let domain = bound.stage_domain(self.stage());
+        out.push_str(
+            "int tessera_run_wavefront(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads, void* scratch) {\n",
+        );
+        out.push_str(&working_arrays(bound).0);
+        axis_constant(out, "dlo", &axis_list(dims, |a| domain.rect.lo[a]));
+        axis_constant(out, "dhi", &axis_list(dims, |a| domain.rect.hi[a]));
         let _ = writeln!(
             out,
-            "        for (int s = 1; ok && s < TS_T; s++) ring[{f}][s] = mapped[{n} * (TS_T - 1) + s - 1];"
+            "    enum {{ TS_T = {}, TS_K = {}, TS_R = {}, TS_SKEW = {} }};",
+            self.plan.time_tile,
+            layout.stream_rows,
+            layout.scratch_extents[0],
+            stream_skew(bound)
         );
-    }
-    out.push_str("        if (!ok) {\n            #pragma omp atomic write\n            failed = 1;\n        }\n");
-    out.push_str("        #pragma omp for schedule(dynamic, 1)\n        for (int64_t n = 0; n < ntiles; n++) {\n");
-    out.push_str(
-        "            if (!ok) continue;\n            const int64_t* rec = tiles + n * record;\n",
-    );
-    out.push_str(
-        "            const int64_t* hull = rec;\n\
-         \x20           int64_t org[TS_DIMS], lo[TS_DIMS], hi[TS_DIMS];\n\
-         \x20           memcpy(org, hull, sizeof org);\n",
-    );
-    // Ring rows start `ring_front` points before the hull: the first computed point is aligned.
-    if layout.ring_front > 0 {
+        out.push_str("    const int64_t plane = ts_lst[0];\n");
         let _ = writeln!(
             out,
-            "            org[{}] -= {};",
-            dims - 1,
-            layout.ring_front
+            "    const int64_t record = {} * (2 + {fields} + steps);",
+            2 * dims
+        );
+        out.push_str(PARALLEL_OPEN);
+    }
+
+    /// The plan's single stage.
+    fn stage(&self) -> Id<Stage> {
+        (self.bound.program().stages.ids())
+            .next()
+            .expect("wavefront plans have one stage")
+    }
+
+    /// Emits the thread's `ring` table, its rings mapped at its first pass (or kept from an
+    /// earlier one) and `ok`.
+    fn emit_thread_rings(&self, out: &mut String) {
+        let ring_cells: usize = self.layout.scratch_extents.iter().product();
+        let rings = self.rings;
+        let _ = writeln!(
+            out,
+            "        char* ring[TS_FIELDS][TS_T + 1];\n        memset(ring, 0, sizeof ring);\n        size_t bytes[{}];",
+            rings.max(1)
+        );
+        for (n, &f) in self.used.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "        for (int s = 1; s < TS_T; s++) bytes[{n} * (TS_T - 1) + s - 1] = (size_t)({ring_cells} * ts_es[{f}]);"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "        ts_kept_rings* kept = (ts_kept_rings*)scratch + omp_get_thread_num();\n\
+             \x20       if (kept->state == 0) kept->state = ts_rings_open(&kept->rings, kept->mapped, bytes, {rings}) ? 1 : -1;\n\
+             \x20       const int ok = kept->state == 1;\n\
+             \x20       char* const* mapped = kept->mapped;"
+        );
+        for (n, &f) in self.used.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "        for (int s = 1; ok && s < TS_T; s++) ring[{f}][s] = mapped[{n} * (TS_T - 1) + s - 1];"
+            );
+        }
+    }
+
+    /// Emits the band's `hull`, the rings' origin `org` and the opening of the stream loop
+    /// over chunks of `TS_K` rows.
+    fn emit_band_open(&self, out: &mut String) {
+        out.push_str(
+            "            const int64_t* hull = rec;\n\
+             \x20           int64_t org[TS_DIMS], lo[TS_DIMS], hi[TS_DIMS];\n\
+             \x20           memcpy(org, hull, sizeof org);\n",
+        );
+        // Ring rows start `ring_front` points before the hull: the first computed point is aligned.
+        if self.layout.ring_front > 0 {
+            let _ = writeln!(
+                out,
+                "            org[{}] -= {};",
+                self.dims - 1,
+                self.layout.ring_front
+            );
+        }
+        out.push_str(
+            "            for (int64_t y = hull[0]; y - steps * TS_SKEW < hull[TS_DIMS]; y += TS_K) {\n",
         );
     }
-    out.push_str(
-        "            for (int64_t y = hull[0]; y - steps * TS_SKEW < hull[TS_DIMS]; y += TS_K) {\n",
-    );
-    // The compute box of fused step `s` in a tile's record.
-    let step_box = |s: &str| {
+
+    /// The compute box of fused step `s` in a tile's record.
+    fn step_box(&self, s: &str) -> String {
+        let fields = self.bound.program().fields.len();
         format!(
             "rec + {} + {} * ({s} - 1)",
-            2 * dims * (2 + fields),
-            2 * dims
+            2 * self.dims * (2 + fields),
+            2 * self.dims
         )
-    };
-    let clip = |from: &str, a: &str, b: &str| {
-        format!(
-            "memcpy(lo, {from}, sizeof lo);\nmemcpy(hi, {from} + TS_DIMS, sizeof hi);\nif (lo[0] < {a}) lo[0] = {a};\nif (hi[0] > {b}) hi[0] = {b};\n"
-        )
-    };
-    // The rows the first step reads two iterations from now: start loading them from memory.
-    for &f in &used {
-        let input = 2 * dims * (2 + f);
-        out.push_str(&indent(
-            &clip(
-                &format!("(rec + {input})"),
-                "y + (2 + TS_SKEW) * TS_K",
-                "y + (3 + TS_SKEW) * TS_K",
-            ),
-            "                ",
-        ));
-        let _ = writeln!(
-            out,
-            "                ts_prefetch_box((const char*)cur[{f}], ts_es[{f}], lo, hi, 0);"
-        );
     }
-    // In bands of whole rows (3D), the rows the last step writes two iterations from now:
-    // owned before its stores reach them. (The 2D bands split rows and were not measured.)
-    if dims >= 3 {
-        let last = format!("({})", step_box("steps"));
-        let updated = (program.fields.ids()).filter(|&f| checked.role(f) == FieldRole::Updated);
-        for f in updated {
+
+    /// Emits the prefetches of the rows the band reads and writes two iterations from now.
+    fn emit_prefetches(&self, out: &mut String) {
+        let checked = self.bound.checked();
+        // The rows the first step reads two iterations from now: start loading them from memory.
+        for &f in &self.used {
+            let input = 2 * self.dims * (2 + f);
             out.push_str(&indent(
                 &clip(
-                    &last,
-                    "y + 2 * TS_K - steps * TS_SKEW",
-                    "y + 3 * TS_K - steps * TS_SKEW",
+                    &format!("(rec + {input})"),
+                    "y + (2 + TS_SKEW) * TS_K",
+                    "y + (3 + TS_SKEW) * TS_K",
                 ),
                 "                ",
             ));
             let _ = writeln!(
                 out,
-                "                ts_prefetch_box((const char*)nxt[{0}], ts_es[{0}], lo, hi, 1);",
-                f.index()
+                "                ts_prefetch_box((const char*)cur[{f}], ts_es[{f}], lo, hi, 0);"
             );
         }
+        // In bands of whole rows (3D), the rows the last step writes two iterations from now:
+        // owned before its stores reach them. (The 2D bands split rows and were not measured.)
+        if self.dims >= 3 {
+            let last = format!("({})", self.step_box("steps"));
+            let updated =
+                (checked.program().fields.ids()).filter(|&f| checked.role(f) == FieldRole::Updated);
+            for f in updated {
+                out.push_str(&indent(
+                    &clip(
+                        &last,
+                        "y + 2 * TS_K - steps * TS_SKEW",
+                        "y + 3 * TS_K - steps * TS_SKEW",
+                    ),
+                    "                ",
+                ));
+                let _ = writeln!(
+                    out,
+                    "                ts_prefetch_box((const char*)nxt[{0}], ts_es[{0}], lo, hi, 1);",
+                    f.index()
+                );
+            }
+        }
     }
-    out.push_str("                for (int64_t s = 1; s <= steps; s++) {\n");
-    // One origin (`org`) for the window step s reads (ring s - 1) and the rows it writes (ring s).
-    out.push_str("                    const int64_t a = y - s * TS_SKEW, b = a + TS_K, o = ts_floor_to(a - TS_SKEW, TS_R);\n");
-    out.push_str("                    org[0] = o;\n");
-    // Points of an intermediate step outside the domain keep their values from the pass start.
-    out.push_str("                    if (s < steps) {\n");
-    out.push_str(&indent(&clip("hull", "a", "b"), "                        "));
-    for &f in &used {
+
+    /// Emits step `s`'s rows `a..b`, the rings' origin `o` and, for an intermediate step, its
+    /// points outside the domain; then `lo..hi`, the step's compute box within the rows.
+    fn emit_step_window(&self, out: &mut String) {
+        // One origin (`org`) for the window step s reads (ring s - 1) and the rows it writes (ring s).
+        out.push_str("                    const int64_t a = y - s * TS_SKEW, b = a + TS_K, o = ts_floor_to(a - TS_SKEW, TS_R);\n");
+        out.push_str("                    org[0] = o;\n");
+        // Points of an intermediate step outside the domain keep their values from the pass start.
+        out.push_str("                    if (s < steps) {\n");
+        out.push_str(&indent(&clip("hull", "a", "b"), "                        "));
+        for &f in &self.used {
+            let _ = writeln!(
+                out,
+                "                        ts_fill_outside(ring[{f}][s], org, (const char*)cur[{f}], ts_es[{f}], lo, hi, dlo, dhi);"
+            );
+        }
+        out.push_str("                    }\n");
         let _ = writeln!(
             out,
-            "                        ts_fill_outside(ring[{f}][s], org, (const char*)cur[{f}], ts_es[{f}], lo, hi, dlo, dhi);"
+            "                    const int64_t* c = {};",
+            self.step_box("s")
         );
+        out.push_str(&indent(&clip("c", "a", "b"), "                    "));
     }
-    out.push_str("                    }\n");
-    let _ = writeln!(
-        out,
-        "                    const int64_t* c = {};",
-        step_box("s")
-    );
-    out.push_str(&indent(&clip("c", "a", "b"), "                    "));
-    let k = stage.index();
-    // Step 1 reads the global arrays; the last step writes the other global buffers.
-    out.push_str("                    if (lo[0] >= hi[0]) {\n                    } else if (s == 1 && s == steps) {\n");
-    let _ = writeln!(
-        out,
-        "                        ts_s{k}_g(cur, nxt, ts_zero, lo, hi, t0);"
-    );
-    out.push_str("                    } else if (s == 1) {\n                        void* ln[TS_FIELDS] = {0};\n");
-    for &f in &used {
-        let _ = writeln!(out, "                        ln[{f}] = ring[{f}][1];");
-    }
-    let _ = writeln!(
-        out,
-        "                        ts_s{k}_gl(cur, ln, ts_zero, org, lo, hi, t0);"
-    );
-    out.push_str(
-        "                    } else {\n                        void* lc[TS_FIELDS] = {0};\n",
-    );
-    for &f in &used {
-        let _ = writeln!(out, "                        lc[{f}] = ring[{f}][s - 1];");
-    }
-    out.push_str("                        if (s == steps) {\n");
-    let _ = writeln!(
-        out,
-        "                            ts_s{k}_lg(lc, nxt, org, ts_zero, lo, hi, t0 + s - 1);"
-    );
-    out.push_str("                        } else {\n                            void* ln[TS_FIELDS] = {0};\n");
-    for &f in &used {
-        let _ = writeln!(out, "                            ln[{f}] = ring[{f}][s];");
-    }
-    let _ = writeln!(
-        out,
-        "                            ts_s{k}_l(lc, ln, org, lo, hi, t0 + s - 1);\n                        }}\n                    }}"
-    );
-    // Without the double mapping, the rows written into ring s also go to their twins.
-    out.push_str("                    if (!kept->rings.mirrored && s < steps) {\n");
-    for &f in &used {
-        let _ = writeln!(
+
+    /// Emits the call computing step `s` over `lo..hi` with the stage function of its views.
+    fn emit_step_call(&self, out: &mut String) {
+        let k = self.stage().index();
+        // `name`: the rings of step `step` for every field, declared `indent` spaces in.
+        let rings = |name: &str, step: &str, indent: usize| {
+            let indent = " ".repeat(indent);
+            let mut code = format!("{indent}void* {name}[TS_FIELDS] = {{0}};\n");
+            for &f in &self.used {
+                let _ = writeln!(code, "{indent}{name}[{f}] = ring[{f}][{step}];");
+            }
+            code
+        };
+        let (first, previous) = (rings("ln", "1", 24), rings("lc", "s - 1", 24));
+        let next = rings("ln", "s", 28);
+        // Step 1 reads the global arrays; the last step writes the other global buffers.
+        let _ = write!(
             out,
-            "                        ts_ring_twin(ring[{f}][s], plane * ts_es[{f}], TS_R, a - o, b - o);"
+            "                    if (lo[0] >= hi[0]) {{\n\
+             \x20                   }} else if (s == 1 && s == steps) {{\n\
+             \x20                       ts_s{k}_g(cur, nxt, ts_zero, lo, hi, t0);\n\
+             \x20                   }} else if (s == 1) {{\n\
+             {first}                        ts_s{k}_gl(cur, ln, ts_zero, org, lo, hi, t0);\n\
+             \x20                   }} else {{\n\
+             {previous}                        if (s == steps) {{\n\
+             \x20                           ts_s{k}_lg(lc, nxt, org, ts_zero, lo, hi, t0 + s - 1);\n\
+             \x20                       }} else {{\n\
+             {next}                            ts_s{k}_l(lc, ln, org, lo, hi, t0 + s - 1);\n\
+             \x20                       }}\n\
+             \x20                   }}\n"
         );
     }
-    out.push_str("                    }\n                }\n");
-    out.push_str("            }\n        }\n");
-    out.push_str("    }\n");
-    out.push_str("    return failed;\n}\n\n");
+
+    /// Emits the copies of the rows step `s` wrote into its rings to their twins, where the
+    /// rings are not mapped twice.
+    fn emit_twins(&self, out: &mut String) {
+        out.push_str("                    if (!kept->rings.mirrored && s < steps) {\n");
+        for &f in &self.used {
+            let _ = writeln!(
+                out,
+                "                        ts_ring_twin(ring[{f}][s], plane * ts_es[{f}], TS_R, a - o, b - o);"
+            );
+        }
+        out.push_str("                    }\n");
+    }
+}
+
+/// `lo..hi`: the box at `from` (a record entry) with its slowest axis clipped to `a..b`.
+fn clip(from: &str, a: &str, b: &str) -> String {
+    format!(
+        "memcpy(lo, {from}, sizeof lo);\nmemcpy(hi, {from} + TS_DIMS, sizeof hi);\nif (lo[0] < {a}) lo[0] = {a};\nif (hi[0] > {b}) hi[0] = {b};\n"
+    )
 }
