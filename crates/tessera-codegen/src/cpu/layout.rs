@@ -59,6 +59,14 @@ pub fn updated_fields(bound: &BoundProgram) -> Vec<Id<Field>> {
         .collect()
 }
 
+/// The fields the program uses (reads or updates).
+pub fn used_fields(bound: &BoundProgram) -> Vec<Id<Field>> {
+    let checked = bound.checked();
+    (checked.program().fields.ids())
+        .filter(|f| checked.role(*f) != FieldRole::Unused)
+        .collect()
+}
+
 /// Number of covered indices of a domain along `axis`.
 pub fn domain_count(domain: &Domain, axis: usize) -> i64 {
     if domain.rect.is_empty() {

@@ -39,42 +39,19 @@ mod wavefront;
 use std::fmt::Write as _;
 
 use tessera_analysis::BoundProgram;
-use tessera_ir::{Id, ReductionPlacement, ScalarType, Stage};
+use tessera_ir::{Field, Id, ReductionPlacement, ScalarType, Stage};
 use tessera_plan::cpu::{CpuLayout, CpuPlan, CpuStrategy};
 use tessera_plan::lanes::shifted_lanes;
 use tessera_plan::reuse::{ColumnSums, column_form};
 
 use crate::cfamily::{Dialect, print_expr};
-use layout::{WriteMode, partial_layout, updated_fields, write_mode};
+use layout::{WriteMode, partial_layout, updated_fields, used_fields, write_mode};
 use stage::{Context, View};
 
 /// The C source of `bound` under `plan`.
 pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
     let program = bound.program();
-    let dims = bound.extents.len();
     let layout = plan.layout(bound);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "/* Tessera CPU kernel for program `{}`: {}. */",
-        program.name,
-        plan.summary(Some(&layout))
-    );
-    out.push_str(&Dialect::C.preamble());
-    out.push_str(SUPPORT);
-    if plan.lane_shifts() || plan.column_sums() {
-        out.push_str(lanes::PRELUDE);
-    }
-    let _ = writeln!(
-        out,
-        "typedef {} ts_idx;",
-        if layout.index64 { "int64_t" } else { "int32_t" }
-    );
-    let _ = writeln!(
-        out,
-        "#define TS_DIMS {dims}\n#define TS_FIELDS {}\n",
-        program.fields.len().max(1)
-    );
     let column_sums: Vec<Option<ColumnSums>> = (program.stages.ids().zip(&plan.stages))
         .map(|(stage, form)| {
             form.column_sums
@@ -96,11 +73,56 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         stage_plans: &plan.stages,
         plane_pairs: false,
     };
-    let sizes = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+    let mut out = String::new();
+    emit_header(bound, plan, &layout, &mut out);
+    emit_constants(bound, &global.strides, &mut out);
+    emit_global_stages(&global, plan, &mut out);
+    emit_run(bound, &mut out);
+    emit_step_reduce(bound, plan, &mut out);
+    if matches!(
+        plan.strategy,
+        CpuStrategy::Overlapped | CpuStrategy::Wavefront
+    ) {
+        emit_fused(&global, plan, &layout, &mut out);
+    }
+    emit_until(bound, &mut out);
+    out
+}
+
+/// Emits the file's opening comment, preamble and helpers, the index type and the sizes.
+fn emit_header(bound: &BoundProgram, plan: &CpuPlan, layout: &CpuLayout, out: &mut String) {
+    let program = bound.program();
+    let _ = writeln!(
+        out,
+        "/* Tessera CPU kernel for program `{}`: {}. */",
+        program.name,
+        plan.summary(Some(layout))
+    );
+    out.push_str(&Dialect::C.preamble());
+    out.push_str(SUPPORT);
+    if plan.lane_shifts() || plan.column_sums() {
+        out.push_str(lanes::PRELUDE);
+    }
+    let _ = writeln!(
+        out,
+        "typedef {} ts_idx;",
+        if layout.index64 { "int64_t" } else { "int32_t" }
+    );
+    let _ = writeln!(
+        out,
+        "#define TS_DIMS {}\n#define TS_FIELDS {}\n",
+        bound.extents.len(),
+        program.fields.len().max(1)
+    );
+}
+
+/// Emits the grid's strides `ts_gst`, the zero origin, the number of cells and the element
+/// size of every field.
+fn emit_constants(bound: &BoundProgram, strides: &[i64], out: &mut String) {
     let _ = writeln!(
         out,
         "static const int64_t ts_gst[TS_DIMS] = {{{}}};",
-        sizes(&global.strides)
+        axis_list(strides.len(), |a| strides[a])
     );
     let _ = writeln!(out, "static const int64_t ts_zero[TS_DIMS] = {{0}};");
     let _ = writeln!(
@@ -108,9 +130,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         "static const int64_t ts_cells = {};",
         bound.cell_count()
     );
-    let elem: Vec<String> = program
-        .fields
-        .values()
+    let elem: Vec<String> = (bound.program().fields.values())
         .map(|f| f.ty.size_bytes().to_string())
         .collect();
     let _ = writeln!(
@@ -122,68 +142,77 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             elem.join(", ")
         }
     );
+}
+
+/// Emits every stage's functions on the global grid (box, reductions, tiles) and the
+/// after-step reductions.
+fn emit_global_stages(global: &Context, plan: &CpuPlan, out: &mut String) {
+    let bound = global.bound;
+    let program = bound.program();
     let offsets = partial_layout(bound);
     for stage in program.stages.ids() {
-        stage::emit_stage_box(&global, View::Global, stage, &mut out);
+        stage::emit_stage_box(global, View::Global, stage, out);
         if !bound.checked().stage_reductions(stage).is_empty() {
-            stage::emit_stage_reduce(&global, stage, &offsets, &mut out);
+            stage::emit_stage_reduce(global, stage, &offsets, out);
         }
-        emit_stage_tiles(bound, plan, stage, &mut out);
+        emit_stage_tiles(bound, plan, stage, out);
     }
     for (id, reduction) in program.reductions.iter() {
         if let ReductionPlacement::AfterStep { .. } = reduction.placement {
-            stage::emit_after_step_reduction(&global, id, offsets[id.index()].0, &mut out);
+            stage::emit_after_step_reduction(global, id, offsets[id.index()].0, out);
         }
     }
-    emit_run(bound, &mut out);
-    emit_step_reduce(bound, plan, &mut out);
-    if matches!(
-        plan.strategy,
-        CpuStrategy::Overlapped | CpuStrategy::Wavefront
-    ) {
-        let scratch_strides = row_major_strides(&layout.scratch_extents);
-        let _ = writeln!(
-            out,
-            "static const int64_t ts_lst[TS_DIMS] = {{{}}};",
-            sizes(&scratch_strides)
-        );
-        let local = Context {
-            bound,
-            strides: scratch_strides.clone(),
-            write_strides: None,
-            openmp: true,
-            relaxed: !plan.exact,
-            column_sums: &column_sums,
-            lane_shifts: &lane_shifts,
-            stage_plans: &plan.stages,
-            plane_pairs: plan.plane_pairs,
-        };
-        for stage in program.stages.ids() {
-            stage::emit_stage_box(&local, View::Scratch, stage, &mut out);
-        }
-        emit_copy_back(bound, &mut out);
-        if plan.strategy == CpuStrategy::Overlapped {
-            emit_run_overlapped(bound, &layout, &mut out);
-        } else {
-            // The wavefront's first step reads the global arrays, its last writes them.
-            let first = Context {
-                strides: global.strides.clone(),
-                write_strides: Some(scratch_strides.clone()),
-                ..local
-            };
-            let last = Context {
-                strides: scratch_strides,
-                write_strides: Some(global.strides.clone()),
-                ..first
-            };
-            for stage in program.stages.ids() {
-                stage::emit_stage_box(&first, View::GlobalToScratch, stage, &mut out);
-                stage::emit_stage_box(&last, View::ScratchToGlobal, stage, &mut out);
-            }
-            wavefront::emit_run_wavefront(bound, plan, &layout, &mut out);
-        }
+}
+
+/// Emits what the fused strategies (`overlapped`, `wavefront`) add: the scratch strides
+/// `ts_lst`, the stage functions on scratch views, `tessera_copy_back` and the driver.
+fn emit_fused(global: &Context, plan: &CpuPlan, layout: &CpuLayout, out: &mut String) {
+    let bound = global.bound;
+    let scratch_strides = row_major_strides(&layout.scratch_extents);
+    let _ = writeln!(
+        out,
+        "static const int64_t ts_lst[TS_DIMS] = {{{}}};",
+        axis_list(scratch_strides.len(), |a| scratch_strides[a])
+    );
+    let local = Context {
+        strides: scratch_strides,
+        openmp: true,
+        plane_pairs: plan.plane_pairs,
+        ..global.clone()
+    };
+    for stage in bound.program().stages.ids() {
+        stage::emit_stage_box(&local, View::Scratch, stage, out);
     }
-    if let Some(until) = &program.until {
+    emit_copy_back(bound, out);
+    if plan.strategy == CpuStrategy::Overlapped {
+        emit_run_overlapped(bound, layout, out);
+    } else {
+        emit_wavefront_ends(global, &local, out);
+        wavefront::emit_run_wavefront(bound, plan, layout, out);
+    }
+}
+
+/// Emits the stage functions of the wavefront's first step, which reads the global arrays,
+/// and of its last, which writes them (`local`: the scratch views' context).
+fn emit_wavefront_ends(global: &Context, local: &Context, out: &mut String) {
+    let first = Context {
+        strides: global.strides.clone(),
+        write_strides: Some(local.strides.clone()),
+        ..local.clone()
+    };
+    let last = Context {
+        write_strides: Some(global.strides.clone()),
+        ..local.clone()
+    };
+    for stage in global.bound.program().stages.ids() {
+        stage::emit_stage_box(&first, View::GlobalToScratch, stage, out);
+        stage::emit_stage_box(&last, View::ScratchToGlobal, stage, out);
+    }
+}
+
+/// Emits `tessera_until` when the program has a stop condition.
+fn emit_until(bound: &BoundProgram, out: &mut String) {
+    if let Some(until) = &bound.program().until {
         let mut leaves = stage::until_leaves(bound);
         let condition = print_expr(Dialect::C, bound.checked(), until.condition, &mut leaves);
         let _ = writeln!(
@@ -191,7 +220,6 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
             "int tessera_until(const double* v) {{\n    return {condition} ? 1 : 0;\n}}"
         );
     }
-    out
 }
 
 /// Row-major strides of `extents` (the fastest axis has stride 1).
@@ -289,21 +317,15 @@ fn emit_stage_tiles(bound: &BoundProgram, plan: &CpuPlan, stage: Id<Stage>, out:
             }
         })
         .collect();
-    let list = |v: &dyn Fn(usize) -> i64| {
-        (0..dims)
-            .map(|a| v(a).to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let _ = writeln!(
         out,
         "static void ts_s{k}_tiles(void* const* cur, void* const* nxt, int64_t t, int threads) {{"
     );
     let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
-    axis_constant(out, "dlo", &list(&|a| domain.rect.lo[a]));
-    axis_constant(out, "dhi", &list(&|a| domain.rect.hi[a]));
-    axis_constant(out, "tile", &list(&|a| plan.tile[a] as i64));
-    axis_constant(out, "count", &list(&|a| counts[a]));
+    axis_constant(out, "dlo", dims, |a| domain.rect.lo[a]);
+    axis_constant(out, "dhi", dims, |a| domain.rect.hi[a]);
+    axis_constant(out, "tile", dims, |a| plan.tile[a] as i64);
+    axis_constant(out, "count", dims, |a| counts[a]);
     let _ = writeln!(
         out,
         "    const int64_t tiles = {};",
@@ -354,16 +376,10 @@ fn post_stage(
                 );
             }
             WriteMode::CopyBack => {
-                let list = |v: &dyn Fn(usize) -> i64| {
-                    (0..bound.extents.len())
-                        .map(|a| v(a).to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
                 let _ = writeln!(out, "{{");
-                axis_constant(&mut out, "dlo", &list(&|a| domain.rect.lo[a]));
-                axis_constant(&mut out, "dhi", &list(&|a| domain.rect.hi[a]));
-                axis_constant(&mut out, "step", &list(&|a| domain.stride[a]));
+                axis_constant(&mut out, "dlo", bound.extents.len(), |a| domain.rect.lo[a]);
+                axis_constant(&mut out, "dhi", bound.extents.len(), |a| domain.rect.hi[a]);
+                axis_constant(&mut out, "step", bound.extents.len(), |a| domain.stride[a]);
                 let _ = writeln!(out, "    int64_t cl[TS_DIMS], ch[TS_DIMS];");
                 let (lo, hi) = bounds.unwrap_or(("dlo", "dhi"));
                 let _ = writeln!(out, "    for (int a = 0; a < TS_DIMS; a++) {{");
@@ -478,53 +494,26 @@ fn emit_step_reduce(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
     out.push_str("    (void)threads;\n    return 0;\n}\n\n");
 }
 
+/// Emits `tessera_run_overlapped`: each thread's tile buffers, then per tile its inputs
+/// copied in, the fused steps computed in the buffers and the core copied out.
 fn emit_run_overlapped(bound: &BoundProgram, layout: &CpuLayout, out: &mut String) {
-    let program = bound.program();
     let dims = bound.extents.len();
-    let fields = program.fields.len();
-    let stages = program.stages.len();
-    let (open, _) = working_arrays(bound);
-    let updated = updated_fields(bound);
-    let scratch_cells: usize = layout.scratch_extents.iter().product();
+    let fields = bound.program().fields.len();
+    let stages = bound.program().stages.len();
     out.push_str(
         "int tessera_run_overlapped(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads, void* scratch) {\n",
     );
-    out.push_str(&open);
+    out.push_str(&working_arrays(bound).0);
     // The tile buffers come from malloc, which keeps them for the next pass.
     out.push_str("    (void)scratch;\n");
-    axis_constant(out, "ones", &vec!["1"; dims].join(", "));
+    axis_constant(out, "ones", dims, |_| 1);
     let _ = writeln!(
         out,
         "    const int64_t record = {} * (2 + {fields} + steps * {stages});",
         2 * dims
     );
     out.push_str(PARALLEL_OPEN);
-    out.push_str("        void* la[TS_FIELDS] = {0};\n        void* lb[TS_FIELDS] = {0};\n        int ok = 1;\n");
-    let buffered = |f| {
-        program.stages.ids().any(|s| {
-            program.stages[s].outputs().contains(&f)
-                && write_mode(bound, s, f) != WriteMode::InPlace
-        })
-    };
-    let used: Vec<_> = program
-        .fields
-        .ids()
-        .filter(|f| bound.checked().role(*f) != tessera_analysis::FieldRole::Unused)
-        .collect();
-    for &field in &used {
-        let f = field.index();
-        let bytes = (scratch_cells * program.fields[field].ty.size_bytes()).div_ceil(64) * 64;
-        let _ = writeln!(
-            out,
-            "        la[{f}] = aligned_alloc(64, {bytes});\n        ok = ok && la[{f}];"
-        );
-        if buffered(field) {
-            let _ = writeln!(
-                out,
-                "        lb[{f}] = aligned_alloc(64, {bytes});\n        ok = ok && lb[{f}];"
-            );
-        }
-    }
+    emit_tile_buffers(bound, layout, out);
     out.push_str(TILE_LOOP_OPEN);
     let _ = writeln!(
         out,
@@ -535,7 +524,54 @@ fn emit_run_overlapped(bound: &BoundProgram, layout: &CpuLayout, out: &mut Strin
     out.push_str(
         "            memcpy(lc, la, sizeof lc);\n            memcpy(ln, lb, sizeof ln);\n",
     );
-    for &field in &used {
+    emit_tile_inputs(bound, out);
+    emit_tile_steps(bound, out);
+    for field in updated_fields(bound) {
+        let f = field.index();
+        let _ = writeln!(
+            out,
+            "            ts_copy_box((char*)nxt[{f}], ts_gst, ts_zero, (const char*)lc[{f}], ts_lst, org, ts_es[{f}], core, core + TS_DIMS, ones, TS_DIMS);"
+        );
+    }
+    out.push_str("        }\n        for (int f = 0; f < TS_FIELDS; f++) { free(la[f]); free(lb[f]); }\n    }\n");
+    out.push_str(FUSED_RETURN);
+}
+
+/// Whether some stage writes `field` into its other buffer (not in place): then the tile
+/// needs a second buffer for it.
+fn double_buffered(bound: &BoundProgram, field: Id<Field>) -> bool {
+    let program = bound.program();
+    program.stages.ids().any(|s| {
+        program.stages[s].outputs().contains(&field)
+            && write_mode(bound, s, field) != WriteMode::InPlace
+    })
+}
+
+/// Emits the thread's tile buffers `la` (and `lb` for double-buffered fields), and `ok`.
+fn emit_tile_buffers(bound: &BoundProgram, layout: &CpuLayout, out: &mut String) {
+    let program = bound.program();
+    let scratch_cells: usize = layout.scratch_extents.iter().product();
+    out.push_str("        void* la[TS_FIELDS] = {0};\n        void* lb[TS_FIELDS] = {0};\n        int ok = 1;\n");
+    for field in used_fields(bound) {
+        let f = field.index();
+        let bytes = (scratch_cells * program.fields[field].ty.size_bytes()).div_ceil(64) * 64;
+        let _ = writeln!(
+            out,
+            "        la[{f}] = aligned_alloc(64, {bytes});\n        ok = ok && la[{f}];"
+        );
+        if double_buffered(bound, field) {
+            let _ = writeln!(
+                out,
+                "        lb[{f}] = aligned_alloc(64, {bytes});\n        ok = ok && lb[{f}];"
+            );
+        }
+    }
+}
+
+/// Emits the copies of every used field's input region into the tile's buffers.
+fn emit_tile_inputs(bound: &BoundProgram, out: &mut String) {
+    let dims = bound.extents.len();
+    for field in used_fields(bound) {
         let f = field.index();
         let input = 2 * dims * (2 + f);
         let _ = writeln!(
@@ -548,13 +584,21 @@ fn emit_run_overlapped(bound: &BoundProgram, layout: &CpuLayout, out: &mut Strin
             )
         };
         out.push_str(&copy("lc"));
-        if buffered(field) {
+        if double_buffered(bound, field) {
             out.push_str(&copy("ln"));
         }
         out.push_str("            }\n");
     }
+}
+
+/// Emits the loop over the fused steps: each stage over its compute region of the step in
+/// the tile's buffers, then swapped or copied back.
+fn emit_tile_steps(bound: &BoundProgram, out: &mut String) {
+    let dims = bound.extents.len();
+    let fields = bound.program().fields.len();
+    let stages = bound.program().stages.len();
     out.push_str("            for (int64_t s = 0; s < steps; s++) {\n                const int64_t t = t0 + s;\n");
-    for stage in program.stages.ids() {
+    for stage in bound.program().stages.ids() {
         let k = stage.index();
         let at = format!(
             "rec + {} + {} * (s * {stages} + {k})",
@@ -584,15 +628,6 @@ fn emit_run_overlapped(bound: &BoundProgram, layout: &CpuLayout, out: &mut Strin
         out.push_str("                }\n");
     }
     out.push_str("            }\n");
-    for &field in &updated {
-        let f = field.index();
-        let _ = writeln!(
-            out,
-            "            ts_copy_box((char*)nxt[{f}], ts_gst, ts_zero, (const char*)lc[{f}], ts_lst, org, ts_es[{f}], core, core + TS_DIMS, ones, TS_DIMS);"
-        );
-    }
-    out.push_str("        }\n        for (int f = 0; f < TS_FIELDS; f++) { free(la[f]); free(lb[f]); }\n    }\n");
-    out.push_str(FUSED_RETURN);
 }
 
 /// Emits `tessera_copy_back`: `spare` to `user` for every updated field, split over threads.
@@ -630,11 +665,13 @@ pub(crate) fn axis_list(dims: usize, v: impl Fn(usize) -> i64) -> String {
         .join(", ")
 }
 
-/// Writes a C array of one value per axis: `    static const int64_t NAME[TS_DIMS] = {VALUES};`.
-pub(crate) fn axis_constant(out: &mut String, name: &str, values: &str) {
+/// Writes a C array of one value per axis of `dims`:
+/// `    static const int64_t NAME[TS_DIMS] = {v(0), v(1), ...};`.
+pub(crate) fn axis_constant(out: &mut String, name: &str, dims: usize, v: impl Fn(usize) -> i64) {
     let _ = writeln!(
         out,
-        "    static const int64_t {name}[TS_DIMS] = {{{values}}};"
+        "    static const int64_t {name}[TS_DIMS] = {{{}}};",
+        axis_list(dims, v)
     );
 }
 

@@ -66,6 +66,7 @@ impl View {
 }
 
 /// Everything the stage printers need about the program and the instantiation.
+#[derive(Clone)]
 pub(crate) struct Context<'a> {
     pub(crate) bound: &'a BoundProgram,
     /// Row-major strides of the addressed arrays (last = 1).
@@ -560,17 +561,11 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
         let _ = writeln!(out, "    (void)t;\n}}\n");
     }
     let inner = ctx.bound.stage_interior(stage);
-    let list = |f: &dyn Fn(usize) -> i64| {
-        (0..dims)
-            .map(|a| f(a).to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let _ = writeln!(out, "static void ts_s{k}_{v}({signature}) {{");
-    axis_constant(out, "dlo", &list(&|a| domain.rect.lo[a]));
-    axis_constant(out, "dhi", &list(&|a| domain.rect.hi[a]));
-    axis_constant(out, "ilo", &list(&|a| inner[a].0));
-    axis_constant(out, "ihi", &list(&|a| inner[a].1));
+    axis_constant(out, "dlo", dims, |a| domain.rect.lo[a]);
+    axis_constant(out, "dhi", dims, |a| domain.rect.hi[a]);
+    axis_constant(out, "ilo", dims, |a| inner[a].0);
+    axis_constant(out, "ihi", dims, |a| inner[a].1);
     out.push_str(
         "    int64_t cl[TS_DIMS], ch[TS_DIMS];\n\
          \x20   for (int a = 0; a < TS_DIMS; a++) {\n\

@@ -26,13 +26,12 @@
 
 use std::fmt::Write as _;
 
-use tessera_analysis::{BoundProgram, FieldRole};
+use tessera_analysis::BoundProgram;
 use tessera_ir::{Id, Stage};
 use tessera_plan::cpu::{CpuLayout, CpuPlan, stream_skew};
 
-use super::{
-    FUSED_RETURN, PARALLEL_OPEN, TILE_LOOP_OPEN, axis_constant, axis_list, indent, working_arrays,
-};
+use super::layout::{updated_fields, used_fields};
+use super::{FUSED_RETURN, PARALLEL_OPEN, TILE_LOOP_OPEN, axis_constant, indent, working_arrays};
 
 /// The driver's helpers: filling the points outside the stage's domain, the ring buffers,
 /// prefetching the input stream.
@@ -219,11 +218,7 @@ struct Driver<'a> {
 impl<'a> Driver<'a> {
     /// The driver of `bound` under `plan` and its `layout`.
     fn new(bound: &'a BoundProgram, plan: &'a CpuPlan, layout: &'a CpuLayout) -> Driver<'a> {
-        let checked = bound.checked();
-        let used: Vec<usize> = (checked.program().fields.ids())
-            .filter(|f| checked.role(*f) != FieldRole::Unused)
-            .map(|f| f.index())
-            .collect();
+        let used: Vec<usize> = used_fields(bound).iter().map(|f| f.index()).collect();
         let rings = used.len() * (plan.time_tile as usize).saturating_sub(1);
         Driver {
             bound,
@@ -265,8 +260,8 @@ impl<'a> Driver<'a> {
             "int tessera_run_wavefront(void* const* user, void* const* spare, int64_t t0, int64_t steps, const int64_t* tiles, int64_t ntiles, int threads, void* scratch) {\n",
         );
         out.push_str(&working_arrays(bound).0);
-        axis_constant(out, "dlo", &axis_list(dims, |a| domain.rect.lo[a]));
-        axis_constant(out, "dhi", &axis_list(dims, |a| domain.rect.hi[a]));
+        axis_constant(out, "dlo", dims, |a| domain.rect.lo[a]);
+        axis_constant(out, "dhi", dims, |a| domain.rect.hi[a]);
         let _ = writeln!(
             out,
             "    enum {{ TS_T = {}, TS_K = {}, TS_R = {}, TS_SKEW = {} }};",
@@ -356,7 +351,6 @@ impl<'a> Driver<'a> {
 
     /// Emits the prefetches of the rows the band reads and writes two iterations from now.
     fn emit_prefetches(&self, out: &mut String) {
-        let checked = self.bound.checked();
         // The rows the first step reads two iterations from now: start loading them from memory.
         for &f in &self.used {
             let input = 2 * self.dims * (2 + f);
@@ -377,9 +371,7 @@ impl<'a> Driver<'a> {
         // owned before its stores reach them. (The 2D bands split rows and were not measured.)
         if self.dims >= 3 {
             let last = format!("({})", self.step_box("steps"));
-            let updated =
-                (checked.program().fields.ids()).filter(|&f| checked.role(f) == FieldRole::Updated);
-            for f in updated {
+            for f in updated_fields(self.bound) {
                 out.push_str(&indent(
                     &clip(
                         &last,
