@@ -63,6 +63,21 @@ impl View {
     fn mixed(self) -> bool {
         matches!(self, View::GlobalToScratch | View::ScratchToGlobal)
     }
+
+    /// The parameters of this instantiation's functions, and the origins among them.
+    fn signature(self) -> (&'static str, &'static str) {
+        if self.mixed() {
+            (
+                "void* const* cur, void* const* nxt, const int64_t* org, const int64_t* worg, const int64_t* lo, const int64_t* hi, int64_t t",
+                "org, worg",
+            )
+        } else {
+            (
+                "void* const* cur, void* const* nxt, const int64_t* org, const int64_t* lo, const int64_t* hi, int64_t t",
+                "org",
+            )
+        }
+    }
 }
 
 /// Everything the stage printers need about the program and the instantiation.
@@ -459,107 +474,148 @@ fn identity(op: ReduceOp) -> &'static str {
 
 /// Emits the interior, border and box functions of `stage` for `view`.
 pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &mut String) {
+    let pointers = pointer_declarations(ctx.bound, stage);
+    for border in [false, true] {
+        emit_nest_function(ctx, view, stage, border, &pointers, out);
+    }
+    emit_box_function(ctx, view, stage, out);
+}
+
+/// How the rows of one loop nest of a stage run.
+struct RowForm<'a> {
+    /// The stage's column sums, when its rows run as column sums.
+    sums: Option<&'a ColumnSums>,
+    /// The element type of its shifted lanes, when its rows run on shifted lanes.
+    lanes: Option<ScalarType>,
+    /// Whether shifted-lanes rows compute pairs of planes.
+    pairs: bool,
+}
+
+impl<'a> RowForm<'a> {
+    /// The rows of `stage`'s interior nest (the plan's forms) or its border nest (`border`:
+    /// plain points).
+    fn new(ctx: &'a Context, stage: Id<Stage>, border: bool) -> RowForm<'a> {
+        let sums = ctx.column_sums[stage.index()].as_ref().filter(|_| !border);
+        let lanes = ctx.lane_shifts[stage.index()].filter(|_| !border);
+        // Shifted-lanes rows (not column sums) of a plane-pairs plan compute two planes at a
+        // time, the last plane of an odd count alone.
+        let pairs = ctx.plane_pairs && ctx.dims() >= 2 && sums.is_none() && lanes.is_some();
+        RowForm { sums, lanes, pairs }
+    }
+}
+
+/// Emits `ts_s<k>_in_<v>` (`border` false) or `ts_s<k>_bd_<v>`: the loop nest of `stage`
+/// over `lo..hi`, without or with border handling.
+fn emit_nest_function(
+    ctx: &Context,
+    view: View,
+    stage: Id<Stage>,
+    border: bool,
+    pointers: &str,
+    out: &mut String,
+) {
+    let dims = ctx.dims();
+    let (k, v) = (stage.index(), view.suffix());
+    let part = if border { "bd" } else { "in" };
+    let form = RowForm::new(ctx, stage, border);
+    let plan = ctx.stage_plans[stage.index()];
+    // Column-sum loops the plan marks prefer 512-bit vectors; shifted lanes are 512-bit
+    // vectors.
+    let wide = (form.sums.is_some() && plan.wide_vectors) || form.lanes.is_some();
+    let attribute = if wide { "TS_WIDE_VECTORS " } else { "" };
+    let _ = writeln!(
+        out,
+        "{attribute}static void ts_s{k}_{part}_{v}({}) {{",
+        view.signature().0
+    );
+    out.push_str(pointers);
+    if let (Some(sums), None) = (form.sums, form.lanes) {
+        out.push_str(&reuse::buffers(sums));
+    }
+    let body = row_code(ctx, view, stage, border, &form);
+    let nest = LoopNest {
+        domain: ctx.bound.stage_domain(stage),
+        strides: &ctx.strides,
+        write_strides: ctx.write_strides.as_deref(),
+        lo: (0..dims).map(|a| format!("lo[{a}]")).collect(),
+        hi: (0..dims).map(|a| format!("hi[{a}]")).collect(),
+        outer_pragma: None,
+        inner_pragma: (ctx.openmp && !border).then_some("#pragma omp simd"),
+        row_open: String::new(),
+        row_close: String::new(),
+        body_owns_rows: form.sums.is_some() || form.lanes.is_some(),
+        slowest_planes: if form.pairs { 2 } else { 1 },
+    };
+    nest.emit(&body, out);
+    let _ = writeln!(out, "    (void)t;\n}}\n");
+}
+
+/// The code of `stage` in the loop nest of `form`: a whole row (column sums, shifted lanes)
+/// or one point.
+fn row_code(ctx: &Context, view: View, stage: Id<Stage>, border: bool, form: &RowForm) -> String {
+    let plan = ctx.stage_plans[stage.index()];
+    let plane = ctx.bound.stage_domain(stage).stride[0];
+    let write_strides = ctx.write_strides.as_deref().unwrap_or(&ctx.strides);
+    let shape = |ty, scalar_body, planes| lanes::RowShape {
+        ty,
+        strides: &ctx.strides,
+        mixed: view.mixed(),
+        scalar_body,
+        relaxed: ctx.relaxed,
+        simd: ctx.openmp,
+        prefetch: view.stream_prefetch(),
+        planes,
+        plane_step: plane * ctx.strides[0],
+        write_plane_step: plane * write_strides[0],
+    };
+    match (form.sums, form.lanes) {
+        (Some(sums), Some(ty)) => {
+            let scalar = stage_body(ctx, stage, border, false);
+            let target = target_array(ctx.bound, stage, sums.output);
+            let shape = shape(ty, &scalar, 1);
+            let pinned = plan.columns_in_registers;
+            reuse::lane_row(ctx.bound, stage, sums, &shape, &target, pinned)
+        }
+        (Some(sums), None) => {
+            let mut leaves = Leaves {
+                bound: ctx.bound,
+                stage: Some(stage),
+                strides: &ctx.strides,
+                border: false,
+            };
+            let target = target_array(ctx.bound, stage, sums.output);
+            reuse::row(
+                sums,
+                &mut |field, offset| leaves.read(field, offset),
+                &target,
+                ctx.dims(),
+                view.mixed(),
+                ctx.openmp,
+                plan.columns_in_registers,
+            )
+        }
+        (None, Some(ty)) => {
+            let scalar = stage_body(ctx, stage, border, false);
+            let single = lanes::row(ctx.bound, stage, &shape(ty, &scalar, 1));
+            if form.pairs {
+                let pair = lanes::row(ctx.bound, stage, &shape(ty, &scalar, 2));
+                format!("if (p0 + {plane} < hi[0]) {pair} else {single}")
+            } else {
+                single
+            }
+        }
+        (None, None) => stage_body(ctx, stage, border, false),
+    }
+}
+
+/// Emits `ts_s<k>_<v>`: `lo..hi` clipped to the stage's domain and split into the interior
+/// box (`_in_`) and up to two border slabs per axis (`_bd_`).
+fn emit_box_function(ctx: &Context, view: View, stage: Id<Stage>, out: &mut String) {
     let dims = ctx.dims();
     let k = stage.index();
     let v = view.suffix();
     let domain = ctx.bound.stage_domain(stage);
-    let (signature, origins) = if view.mixed() {
-        (
-            "void* const* cur, void* const* nxt, const int64_t* org, const int64_t* worg, const int64_t* lo, const int64_t* hi, int64_t t",
-            "org, worg",
-        )
-    } else {
-        (
-            "void* const* cur, void* const* nxt, const int64_t* org, const int64_t* lo, const int64_t* hi, int64_t t",
-            "org",
-        )
-    };
-    let pointers = pointer_declarations(ctx.bound, stage);
-    for (part, border) in [("in", false), ("bd", true)] {
-        let sums = ctx.column_sums[stage.index()].as_ref().filter(|_| !border);
-        let lane_type = ctx.lane_shifts[stage.index()].filter(|_| !border);
-        let form = ctx.stage_plans[stage.index()];
-        // Column-sum loops the plan marks prefer 512-bit vectors; shifted lanes are 512-bit
-        // vectors.
-        let wide = (sums.is_some() && form.wide_vectors) || lane_type.is_some();
-        let attribute = if wide { "TS_WIDE_VECTORS " } else { "" };
-        let _ = writeln!(
-            out,
-            "{attribute}static void ts_s{k}_{part}_{v}({signature}) {{"
-        );
-        out.push_str(&pointers);
-        // Shifted-lanes rows (not column sums) of a plane-pairs plan compute two planes at a
-        // time, the last plane of an odd count alone.
-        let pairs = ctx.plane_pairs && dims >= 2 && sums.is_none() && lane_type.is_some();
-        let plane = domain.stride[0];
-        let write_strides = ctx.write_strides.as_deref().unwrap_or(&ctx.strides);
-        let shape = |ty, scalar_body, planes| lanes::RowShape {
-            ty,
-            strides: &ctx.strides,
-            mixed: view.mixed(),
-            scalar_body,
-            relaxed: ctx.relaxed,
-            simd: ctx.openmp,
-            prefetch: view.stream_prefetch(),
-            planes,
-            plane_step: plane * ctx.strides[0],
-            write_plane_step: plane * write_strides[0],
-        };
-        let body = match (sums, lane_type) {
-            (Some(sums), Some(ty)) => {
-                let scalar = stage_body(ctx, stage, border, false);
-                let target = target_array(ctx.bound, stage, sums.output);
-                let shape = shape(ty, &scalar, 1);
-                let pinned = form.columns_in_registers;
-                reuse::lane_row(ctx.bound, stage, sums, &shape, &target, pinned)
-            }
-            (Some(sums), None) => {
-                out.push_str(&reuse::buffers(sums));
-                let mut leaves = Leaves {
-                    bound: ctx.bound,
-                    stage: Some(stage),
-                    strides: &ctx.strides,
-                    border: false,
-                };
-                let target = target_array(ctx.bound, stage, sums.output);
-                reuse::row(
-                    sums,
-                    &mut |field, offset| leaves.read(field, offset),
-                    &target,
-                    dims,
-                    view.mixed(),
-                    ctx.openmp,
-                    form.columns_in_registers,
-                )
-            }
-            (None, Some(ty)) => {
-                let scalar = stage_body(ctx, stage, border, false);
-                let single = lanes::row(ctx.bound, stage, &shape(ty, &scalar, 1));
-                if pairs {
-                    let pair = lanes::row(ctx.bound, stage, &shape(ty, &scalar, 2));
-                    format!("if (p0 + {plane} < hi[0]) {pair} else {single}")
-                } else {
-                    single
-                }
-            }
-            (None, None) => stage_body(ctx, stage, border, false),
-        };
-        let nest = LoopNest {
-            domain,
-            strides: &ctx.strides,
-            write_strides: ctx.write_strides.as_deref(),
-            lo: (0..dims).map(|a| format!("lo[{a}]")).collect(),
-            hi: (0..dims).map(|a| format!("hi[{a}]")).collect(),
-            outer_pragma: None,
-            inner_pragma: (ctx.openmp && !border).then_some("#pragma omp simd"),
-            row_open: String::new(),
-            row_close: String::new(),
-            body_owns_rows: sums.is_some() || lane_type.is_some(),
-            slowest_planes: if pairs { 2 } else { 1 },
-        };
-        nest.emit(&body, out);
-        let _ = writeln!(out, "    (void)t;\n}}\n");
-    }
+    let (signature, origins) = view.signature();
     let inner = ctx.bound.stage_interior(stage);
     let _ = writeln!(out, "static void ts_s{k}_{v}({signature}) {{");
     axis_constant(out, "dlo", dims, |a| domain.rect.lo[a]);
@@ -610,7 +666,6 @@ pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &
     );
 }
 
-/// Row bookkeeping for a loop nest that folds reductions row by row.
 /// The loop nest of a reduction over its whole domain: rows folded into per-row partials,
 /// the slowest axes shared among OpenMP threads.
 fn reduction_nest<'a>(
@@ -636,6 +691,8 @@ fn reduction_nest<'a>(
     }
 }
 
+/// Row bookkeeping for a loop nest that folds reductions row by row: the row's index and
+/// accumulators before the row, its partials stored after it.
 fn row_fold(domain: &Domain, reductions: &[(Id<Reduction>, ReduceOp, usize)]) -> (String, String) {
     let dims = domain.rect.dims();
     let mut row = String::from("const int64_t row = 0");
