@@ -208,20 +208,71 @@ pub(super) fn shuffle(mask: &str, a: &str, b: &str, lanes: impl Iterator<Item = 
 
 /// The code of one interior row of `stage` (innermost axis `a`, bounds `lo[a]..hi[a]`).
 pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> String {
-    let checked = bound.checked();
+    let (windows, printed) = print_planes(bound, stage, shape);
+    let statements = vector_statements(bound, stage, &printed, shape);
+    let end_vector = || unaligned_vectors(shape, &windows) + &statements;
+    let body = aligned_vectors(shape, &windows) + &statements + &rotation(&windows);
+    vector_row(
+        bound,
+        stage,
+        shape,
+        &windows,
+        end_vector,
+        &edge_vectors(shape, &windows),
+        &body,
+    )
+}
+
+/// The code of one interior row on whole vectors reading `windows` (see the module docs):
+/// its bounds, its ends (`end_vector` gives the code of one unaligned vector at `p<a>`), then
+/// the vector loop with `setup` before it and `body`, the code of one aligned vector, in it.
+pub(super) fn vector_row(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    shape: &RowShape,
+    windows: &[Window],
+    end_vector: impl FnOnce() -> String,
+    setup: &str,
+    body: &str,
+) -> String {
     let a = shape.strides.len() - 1;
     let n = lanes(shape.ty) as i32;
-    let suffix = shape.ty.to_string();
-    let (vector, mask) = (format!("ts_v{suffix}"), format!("ts_m{suffix}"));
+    let indices = row_indices(shape);
+    let mut out = row_bounds(shape, windows);
+    let vector_end = (!stores_over_reads(bound, stage, windows)).then(|| {
+        // An end vector spans two lines of the stream (it is unaligned).
+        prefetches(bound, stage, shape, windows, &[0, n - 1]) + &end_vector()
+    });
+    out.push_str(&ends(shape, &indices, vector_end.as_deref()));
+    out.push_str(&vector_loop_open(shape));
+    out.push_str(setup);
+    let _ = writeln!(
+        out,
+        "        for (int64_t p{a} = xa; p{a} < xb; p{a} += {n}) {{"
+    );
+    out.push_str(&indices);
+    out.push_str(&prefetches(bound, stage, shape, windows, &[0]));
+    out.push_str(body);
+    out.push_str("        }\n    }\n}");
+    out
+}
+
+/// `stage` printed on vectors, once per jammed plane, and the windows its reads make.
+fn print_planes(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    shape: &RowShape,
+) -> (Vec<Window>, Vec<PrintedStage>) {
+    let checked = bound.checked();
     let mut leaves = VectorLeaves {
         bound,
         strides: shape.strides,
-        vector: vector.clone(),
+        vector: format!("ts_v{}", shape.ty),
         windows: Vec::new(),
         plane: 0,
         plane_step: shape.plane_step,
     };
-    let printed: Vec<PrintedStage> = (0..shape.planes)
+    let printed = (0..shape.planes)
         .map(|plane| {
             leaves.plane = plane;
             if shape.relaxed {
@@ -231,27 +282,32 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
             }
         })
         .collect();
-    let windows = leaves.windows;
-    let indices = row_indices(shape);
-    let load = format!("ts_load_{suffix}");
-    let mut out = row_bounds(shape, &windows);
-    let vector_end = (!stores_over_reads(bound, stage, &windows)).then(|| {
-        // An end vector spans two lines of the stream (it is unaligned).
-        let mut code = prefetches(bound, stage, shape, &windows, &[0, n - 1]);
-        for (w, window) in windows.iter().enumerate() {
-            for &dx in &window.shifts {
-                let _ = writeln!(
-                    code,
-                    "            const {vector} {} = {load}({});",
-                    shifted_name(w, dx),
-                    window.at("i", dx)
-                );
-            }
+    (leaves.windows, printed)
+}
+
+/// The shifted vectors of an unaligned vector at `i`, each loaded on its own.
+fn unaligned_vectors(shape: &RowShape, windows: &[Window]) -> String {
+    let vector = format!("ts_v{}", shape.ty);
+    let mut out = String::new();
+    for (w, window) in windows.iter().enumerate() {
+        for &dx in &window.shifts {
+            let _ = writeln!(
+                out,
+                "            const {vector} {} = ts_load_{}({});",
+                shifted_name(w, dx),
+                shape.ty,
+                window.at("i", dx)
+            );
         }
-        code + &vector_statements(bound, stage, &printed, shape)
-    });
-    out.push_str(&ends(shape, &indices, vector_end.as_deref()));
-    out.push_str(&vector_loop_open(shape));
+    }
+    out
+}
+
+/// Before the vector loop, per window: `m<w>`, the vector before the first one (reads at
+/// `dx < 0`), and `c<w>`, the first one, with `e<w>`, the one after the last (`dx > 0`).
+fn edge_vectors(shape: &RowShape, windows: &[Window]) -> String {
+    let vector = format!("ts_v{}", shape.ty);
+    let mut out = String::new();
     for (w, window) in windows.iter().enumerate() {
         let (lo, hi) = (window.min(), window.max());
         if lo < 0 {
@@ -264,18 +320,27 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
         if hi > 0 {
             let _ = writeln!(
                 out,
-                "        {vector} c{w} = {load}({});\n        const {vector} e{w} = {};",
+                "        {vector} c{w} = ts_load_{}({});\n        const {vector} e{w} = {};",
+                shape.ty,
                 window.at("ia", 0),
                 after_last(shape, window)
             );
         }
     }
-    let _ = writeln!(
-        out,
-        "        for (int64_t p{a} = xa; p{a} < xb; p{a} += {n}) {{"
+    out
+}
+
+/// The shifted vectors of the aligned vector at `i`: each window's next vector `n<w>` (or its
+/// current one `c<w>`) loaded, the shifts shuffled out of it and its neighbours.
+fn aligned_vectors(shape: &RowShape, windows: &[Window]) -> String {
+    let a = shape.strides.len() - 1;
+    let n = lanes(shape.ty) as i32;
+    let (vector, mask, load) = (
+        format!("ts_v{}", shape.ty),
+        format!("ts_m{}", shape.ty),
+        format!("ts_load_{}", shape.ty),
     );
-    out.push_str(&indices);
-    out.push_str(&prefetches(bound, stage, shape, &windows, &[0]));
+    let mut out = String::new();
     for (w, window) in windows.iter().enumerate() {
         if window.max() > 0 {
             let _ = writeln!(
@@ -308,7 +373,12 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
             );
         }
     }
-    out.push_str(&vector_statements(bound, stage, &printed, shape));
+    out
+}
+
+/// The windows' vectors moved on by one for the next aligned vector.
+fn rotation(windows: &[Window]) -> String {
+    let mut out = String::new();
     for (w, window) in windows.iter().enumerate() {
         if window.min() < 0 {
             let _ = writeln!(out, "            m{w} = c{w};");
@@ -317,13 +387,12 @@ pub(crate) fn row(bound: &BoundProgram, stage: Id<Stage>, shape: &RowShape) -> S
             let _ = writeln!(out, "            c{w} = n{w};");
         }
     }
-    out.push_str("        }\n    }\n}");
     out
 }
 
 /// The prefetch statements of the vector at `i` (`iw` for writes): one per stream row and
 /// point `dx` of `points`, the distance of `shape.prefetch` ahead.
-pub(super) fn prefetches(
+fn prefetches(
     bound: &BoundProgram,
     stage: Id<Stage>,
     shape: &RowShape,
@@ -378,7 +447,7 @@ pub(super) fn prefetches(
 }
 
 /// The indices of point `p<a>` (`i`, and `iw` for mixed views), one statement per line.
-pub(super) fn row_indices(shape: &RowShape) -> String {
+fn row_indices(shape: &RowShape) -> String {
     indented_indices(shape, None)
 }
 
@@ -403,7 +472,7 @@ fn row_index(a: usize, x: &str) -> String {
 /// Opens the row's block and declares its bounds: `xs..xe`, the first point `xa` whose
 /// address in the window of the point's own row (else the first window) is 64-byte aligned,
 /// and the end `xb` of the whole vectors from there.
-pub(super) fn row_bounds(shape: &RowShape, windows: &[Window]) -> String {
+fn row_bounds(shape: &RowShape, windows: &[Window]) -> String {
     let a = shape.strides.len() - 1;
     let n = lanes(shape.ty);
     // Align on the row of the point itself (where the stores go too), else on the first.
@@ -418,7 +487,7 @@ pub(super) fn row_bounds(shape: &RowShape, windows: &[Window]) -> String {
 
 /// Opens the vector loop's block (when it has whole vectors) with the indices `ia` of `xa`
 /// and `ib` of `xb`.
-pub(super) fn vector_loop_open(shape: &RowShape) -> String {
+fn vector_loop_open(shape: &RowShape) -> String {
     let a = shape.strides.len() - 1;
     format!(
         "    if (xa < xb) {{\n        const int64_t ia = {}, ib = {};\n        (void)ia;\n        (void)ib;\n",
@@ -450,7 +519,7 @@ pub(super) fn after_last(shape: &RowShape, window: &Window) -> String {
 /// row holds a whole vector (the end vectors overlap the aligned ones, whose points are then
 /// computed twice from the same inputs); else the scalar body. Callers give no vector end
 /// when an output is stored over an array the stage reads.
-pub(super) fn ends(shape: &RowShape, indices: &str, vector_end: Option<&str>) -> String {
+fn ends(shape: &RowShape, indices: &str, vector_end: Option<&str>) -> String {
     let a = shape.strides.len() - 1;
     let n = lanes(shape.ty);
     let pragma = if shape.simd {
@@ -493,11 +562,7 @@ pub(super) fn ends(shape: &RowShape, indices: &str, vector_end: Option<&str>) ->
 
 /// Whether `stage` stores some output into an array it also reads (an in-place field read at
 /// its own point): then no point may be computed twice.
-pub(super) fn stores_over_reads(
-    bound: &BoundProgram,
-    stage: Id<Stage>,
-    windows: &[Window],
-) -> bool {
+fn stores_over_reads(bound: &BoundProgram, stage: Id<Stage>, windows: &[Window]) -> bool {
     let outputs = bound.checked().program().stages[stage].outputs();
     windows.iter().any(|w| {
         outputs.contains(&w.field) && write_mode(bound, stage, w.field) == WriteMode::InPlace
