@@ -6,46 +6,78 @@ use std::time::Instant;
 
 use tessera::inputs::random_inputs;
 use tessera::metrics::{gcells_per_s, roofline_gcells_per_s};
-use tessera::{DeviceSelection, Error};
-use tessera_runtime::{Backend, Bandwidth};
+use tessera::{DeviceSelection, Error, Session};
+use tessera_runtime::{Backend, Bandwidth, Executable, FieldSet};
 
 use super::args::BenchArgs;
 use super::planning;
+
+/// The timed runs of one benchmark.
+struct Timings {
+    /// Seconds of each run's time loop, sorted.
+    seconds: Vec<f64>,
+    /// Seconds of each run's host<->device transfers, sorted.
+    transfer_seconds: Vec<f64>,
+    /// Steps the runs executed.
+    steps: u64,
+}
+
+impl Timings {
+    /// The median time loop.
+    fn median(&self) -> f64 {
+        self.seconds[self.seconds.len() / 2]
+    }
+
+    /// The median transfer time.
+    fn transfer_median(&self) -> f64 {
+        self.transfer_seconds[self.transfer_seconds.len() / 2]
+    }
+}
+
+/// One warm-up run, then `reps` timed runs of `steps` steps on fresh copies of `inputs`.
+fn measure(
+    executable: &mut dyn Executable,
+    inputs: &FieldSet,
+    steps: u64,
+    reps: usize,
+) -> Result<Timings, Error> {
+    executable.run(&mut inputs.clone(), 0, steps, &mut ())?;
+    let mut timings = Timings {
+        seconds: Vec::with_capacity(reps),
+        transfer_seconds: Vec::with_capacity(reps),
+        steps,
+    };
+    for _ in 0..reps {
+        let report = executable.run(&mut inputs.clone(), 0, steps, &mut ())?;
+        timings.seconds.push(report.compute_time.as_secs_f64());
+        timings
+            .transfer_seconds
+            .push(report.transfer_time.as_secs_f64());
+        timings.steps = report.steps;
+    }
+    timings.seconds.sort_by(f64::total_cmp);
+    timings.transfer_seconds.sort_by(f64::total_cmp);
+    Ok(timings)
+}
 
 /// Benchmarks the program and prints a report (text or one JSON object).
 pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
     let session = args.program.load()?;
     let planned = planning::plan_run(&session, &args.exec)?;
-    let backend_name = planned.name;
     let steps = args.steps.unwrap_or_else(|| session.default_steps());
     let start = Instant::now();
     let mut executable =
         session.prepare(planned.backend.as_ref(), &planned.plan, &planned.device)?;
     let prepare_seconds = start.elapsed().as_secs_f64();
-    let compile_seconds = executable.compile_time().as_secs_f64();
     let (inputs, randomised) = random_inputs(&session, args.seed);
-
-    executable.run(&mut inputs.clone(), 0, steps, &mut ())?;
-    let mut seconds = Vec::with_capacity(args.reps);
-    let mut transfer_seconds = Vec::with_capacity(args.reps);
-    let mut steps_run = steps;
-    for _ in 0..args.reps {
-        let mut fields = inputs.clone();
-        let report = executable.run(&mut fields, 0, steps, &mut ())?;
-        seconds.push(report.compute_time.as_secs_f64());
-        transfer_seconds.push(report.transfer_time.as_secs_f64());
-        steps_run = report.steps;
-    }
+    let timings = measure(executable.as_mut(), &inputs, steps, args.reps)?;
     let described = executable.describe();
     let plan = described
-        .strip_prefix(backend_name)
+        .strip_prefix(planned.name)
         .map_or(described.as_str(), str::trim_start);
-    seconds.sort_by(f64::total_cmp);
-    transfer_seconds.sort_by(f64::total_cmp);
-    let median = seconds[seconds.len() / 2];
-    let transfer_median = transfer_seconds[transfer_seconds.len() / 2];
+    let median = timings.median();
     let gcells = if median > 0.0 {
-        gcells_per_s(session.bound(), steps_run, median)
+        gcells_per_s(session.bound(), timings.steps, median)
     } else {
         0.0
     };
@@ -56,72 +88,117 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
         &planned.device,
         args.exec.threads,
     );
-    let roofline = bandwidth
-        .as_ref()
-        .ok()
-        .map(|(b, _)| roofline_gcells_per_s(*b, bytes as f64));
-    let fraction = roofline.filter(|r| *r > 0.0).map(|r| gcells / r);
-
+    let roofline = (bandwidth.as_ref().ok()).map(|(b, _)| roofline_gcells_per_s(*b, bytes as f64));
+    let report = Report {
+        session: &session,
+        backend: planned.name,
+        plan,
+        timings: &timings,
+        reps: args.reps,
+        gcells,
+        compile_seconds: executable.compile_time().as_secs_f64(),
+        prepare_seconds,
+        bytes,
+        bandwidth: &bandwidth,
+        roofline,
+        fraction: roofline.filter(|r| *r > 0.0).map(|r| gcells / r),
+    };
     if args.json {
-        let report = serde_json::json!({
-            "program": session.name(),
-            "backend": backend_name,
-            "strategy": plan,
-            "size": session.grid_text(),
-            "types": session.updated_types_text(),
-            "steps": steps_run,
-            "reps": args.reps,
-            "seconds": median,
-            "seconds_all": seconds,
-            "transfer_seconds": transfer_median,
-            "transfer_seconds_all": transfer_seconds,
-            "gcells_per_s": gcells,
-            "compile_seconds": compile_seconds,
-            "prepare_seconds": prepare_seconds,
-            "bytes_per_point": bytes,
-            "bandwidth_gb_s": bandwidth.as_ref().ok().map(|(b, _)| *b),
-            "bandwidth_source": bandwidth.as_ref().ok().map(|(_, how)| how.clone()),
-            "roofline_gcells_per_s": roofline,
-            "fraction_of_roofline": fraction,
-            "random_inputs": randomised,
-            "exact": args.exec.exact,
-        });
-        println!("{report}");
-        return Ok(0);
-    }
-    println!(
-        "{}: {} ({}), {steps_run} steps, {backend_name}/{plan}",
-        session.name(),
-        session.grid_text(),
-        session.updated_types_text()
-    );
-    println!(
-        "  prepare: {prepare_seconds:.3} s (compilation {compile_seconds:.3} s; 0 on a cache hit)"
-    );
-    println!(
-        "  time loop: median {median:.6} s of {} runs (min {:.6} s, max {:.6} s)",
-        args.reps,
-        seconds[0],
-        seconds[seconds.len() - 1]
-    );
-    println!(
-        "  transfers: median {transfer_median:.6} s per run (host<->device fields, not in the time loop)"
-    );
-    println!("  speed: {gcells:.3} GCells/s (from the time loop)");
-    println!(
-        "  traffic model: {bytes} bytes per point per step (fields read once + fields written once)"
-    );
-    match &bandwidth {
-        Ok((b, how)) => println!("  bandwidth: {b:.1} GB/s ({how})"),
-        Err(why) => println!("  bandwidth: unknown ({why}; give --bandwidth GB/s)"),
-    }
-    if let (Some(r), Some(f)) = (roofline, fraction) {
-        println!(
-            "  roofline: {r:.3} GCells/s; reached {:.1}% (time tiling can exceed 100%)",
-            f * 100.0
-        );
+        println!("{}", report.json(&randomised, args.exec.exact));
+    } else {
+        report.print();
     }
     Ok(0)
+}
+
+/// What a benchmark measured and derived, for printing.
+struct Report<'a> {
+    session: &'a Session,
+    backend: &'a str,
+    plan: &'a str,
+    timings: &'a Timings,
+    reps: usize,
+    gcells: f64,
+    compile_seconds: f64,
+    prepare_seconds: f64,
+    bytes: usize,
+    bandwidth: &'a Result<(f64, String), String>,
+    roofline: Option<f64>,
+    fraction: Option<f64>,
+}
+
+impl Report<'_> {
+    /// The report as one JSON object.
+    fn json(&self, randomised: &[String], exact: bool) -> serde_json::Value {
+        let bandwidth = self.bandwidth.as_ref().ok();
+        serde_json::json!({
+            "program": self.session.name(),
+            "backend": self.backend,
+            "strategy": self.plan,
+            "size": self.session.grid_text(),
+            "types": self.session.updated_types_text(),
+            "steps": self.timings.steps,
+            "reps": self.reps,
+            "seconds": self.timings.median(),
+            "seconds_all": self.timings.seconds,
+            "transfer_seconds": self.timings.transfer_median(),
+            "transfer_seconds_all": self.timings.transfer_seconds,
+            "gcells_per_s": self.gcells,
+            "compile_seconds": self.compile_seconds,
+            "prepare_seconds": self.prepare_seconds,
+            "bytes_per_point": self.bytes,
+            "bandwidth_gb_s": bandwidth.map(|(b, _)| *b),
+            "bandwidth_source": bandwidth.map(|(_, how)| how.clone()),
+            "roofline_gcells_per_s": self.roofline,
+            "fraction_of_roofline": self.fraction,
+            "random_inputs": randomised,
+            "exact": exact,
+        })
+    }
+
+    /// The report as text.
+    fn print(&self) {
+        let (timings, session) = (self.timings, self.session);
+        println!(
+            "{}: {} ({}), {} steps, {}/{}",
+            session.name(),
+            session.grid_text(),
+            session.updated_types_text(),
+            timings.steps,
+            self.backend,
+            self.plan
+        );
+        println!(
+            "  prepare: {:.3} s (compilation {:.3} s; 0 on a cache hit)",
+            self.prepare_seconds, self.compile_seconds
+        );
+        println!(
+            "  time loop: median {:.6} s of {} runs (min {:.6} s, max {:.6} s)",
+            timings.median(),
+            self.reps,
+            timings.seconds[0],
+            timings.seconds[timings.seconds.len() - 1]
+        );
+        println!(
+            "  transfers: median {:.6} s per run (host<->device fields, not in the time loop)",
+            timings.transfer_median()
+        );
+        println!("  speed: {:.3} GCells/s (from the time loop)", self.gcells);
+        println!(
+            "  traffic model: {} bytes per point per step (fields read once + fields written once)",
+            self.bytes
+        );
+        match self.bandwidth {
+            Ok((b, how)) => println!("  bandwidth: {b:.1} GB/s ({how})"),
+            Err(why) => println!("  bandwidth: unknown ({why}; give --bandwidth GB/s)"),
+        }
+        if let (Some(r), Some(f)) = (self.roofline, self.fraction) {
+            println!(
+                "  roofline: {r:.3} GCells/s; reached {:.1}% (time tiling can exceed 100%)",
+                f * 100.0
+            );
+        }
+    }
 }
 
 /// The memory bandwidth in GB/s and where it came from: `given`, else the backend's
