@@ -42,7 +42,7 @@ pub fn plan(
                 .filter(|b| *b != plan.backend_name())
             {
                 return Err(usage(format!(
-                    "the plan {} is for the {} backend, not `{named}`; drop `--backend`",
+                    "the plan {} is for the {} backend, not `{named}`; drop `--backend` (or `TESSERA_BACKEND`)",
                     path.display(),
                     plan.backend_name()
                 )));
