@@ -51,6 +51,17 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 say "tests (workspace, all features)"
 cargo test --workspace --all-features
 
+if [ "$(uname -m)" = x86_64 ]; then
+  # The workspace tests ran the host's own target; the other x86 targets this machine runs
+  # get the CPU differential matrix too (one configuration per strategy).
+  isas=(sse2)
+  grep -qw avx2 /proc/cpuinfo && isas=(avx2 sse2)
+  for isa in "${isas[@]}"; do
+    say "the CPU differential matrix for the $isa target"
+    TESSERA_TARGET_ISA=$isa TESSERA_CPU_MATRIX=quick cargo test -p tessera-cpu --test cpu_matrix
+  done
+fi
+
 say "generated C under AddressSanitizer + UndefinedBehaviorSanitizer"
 cargo test -p tessera-cpu --test cpu_sanitize -- --ignored
 

@@ -7,7 +7,7 @@ use tessera_codegen::cpu::emit_c;
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{BinaryOp, Border, Constant, Range, Region, ScalarType, SizeExpr, SizeOp, Span};
 use tessera_plan::cpu::{CpuMachine, plan_cpu};
-use tessera_plan::{Arithmetic, PlanRequest, Strategy};
+use tessera_plan::{Arithmetic, PlanRequest, Strategy, TargetIsa};
 
 /// A builder with extent parameters `N0, N1, ...` (defaults `extents`) and their grid.
 fn builder(
@@ -78,8 +78,10 @@ fn program(extents: &[i64]) -> BoundProgram {
     finish(b, extents)
 }
 
+/// The machine the snapshots are planned for: AVX-512, 1 MiB of L2, 32 MiB of L3.
 fn machine() -> CpuMachine {
     CpuMachine {
+        isa: TargetIsa::Avx512,
         threads: 2,
         l2_bytes: 1 << 20,
         l3_bytes: 32 << 20,
@@ -373,7 +375,8 @@ fn long_rows_take_column_sums_on_lanes() {
     assert!(!tessera_plan::reuse::sums_on_lanes(
         &long,
         stage,
-        &[5, 6, 100]
+        &[5, 6, 100],
+        TargetIsa::Avx512
     ));
 }
 

@@ -22,10 +22,14 @@ impl CpuBackend {
     /// The compiler options for a plan: exactness, `-fno-math-errno` and `-fno-trapping-math`
     /// (which change no value: the kernels never read `errno` or unmask floating-point traps;
     /// without them gcc calls `sqrtf` and `floorf` per point instead of vectorizing them);
-    /// outside exact mode also `-ffp-contract=fast`.
+    /// outside exact mode also `-ffp-contract=fast`; for a target below the host's own, that
+    /// target's `-march` (after `-march=native`, so that it wins).
     fn compile_options(&self, plan: &CpuPlan) -> CompileOptions {
         let mut options = self.compile.clone();
         options.exact = plan.exact;
+        if plan.isa != crate::machine().isa {
+            options.extra_flags.push(plan.isa.march().into());
+        }
         options.extra_flags.push("-fno-math-errno".into());
         options.extra_flags.push("-fno-trapping-math".into());
         if !plan.exact {
@@ -118,8 +122,9 @@ impl Backend for CpuBackend {
             ));
         }
         lines.push(format!(
-            "indices: {} bits",
-            if layout.index64 { 64 } else { 32 }
+            "indices: {} bits; target {}",
+            if layout.index64 { 64 } else { 32 },
+            cpu.isa.describe()
         ));
         Ok(Explanation {
             target: String::new(),
@@ -158,6 +163,19 @@ impl Backend for CpuBackend {
             return Err(no_devices());
         }
         let cpu = cpu_plan_of(program, plan)?;
+        let host = crate::machine().isa;
+        if !cpu.isa.runs_on(host) {
+            return Err(PlanError::field(
+                "cpu.isa",
+                cpu.isa.name(),
+                format!(
+                    "this machine runs {} code at most; plan with `--target-isa {}` (or emit the code)",
+                    host.name(),
+                    host.name()
+                ),
+            )
+            .into());
+        }
         let source = tessera_codegen::cpu::emit_c(program, cpu);
         let (library, info) =
             tessera_jit::compile(&source, &self.compile_options(cpu)).map_err(jit_error)?;

@@ -58,8 +58,9 @@ fn sanitized_matrix() {
     }
     // Non-exact code: the column sums of box-shaped stages read whole row chunks, or whole
     // vectors on shifted lanes when the rows are long enough.
-    // Boxes of reach 1 on 16 f32 lanes.
-    let lane_row = tessera_plan::reuse::MIN_LANE_ROW_VECTORS_PER_REACH * 16 + 3;
+    // Boxes of reach 1 on the f32 lanes of the target.
+    let f32_lanes = test_isa().lanes(tessera_ir::ScalarType::F32);
+    let lane_row = tessera_plan::reuse::MIN_LANE_ROW_VECTORS_PER_REACH * f32_lanes + 3;
     let relaxed_cases: Vec<(&str, Vec<usize>, f64)> = vec![
         ("box3d1r", vec![4, 5, 6], 1e-5),
         ("box3d1r", vec![3, 4, lane_row], 1e-5),

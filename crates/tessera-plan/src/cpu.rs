@@ -31,6 +31,7 @@ use tessera_analysis::{BoundProgram, FieldRole, Rect};
 use tessera_ir::{Border, Id, Stage};
 
 use crate::error::PlanError;
+use crate::isa::TargetIsa;
 use crate::request::{Arithmetic, DeviceSelection, PlanRequest, Strategy};
 use crate::reuse::{ColumnSums, column_form, column_sums, lane_type};
 
@@ -107,6 +108,8 @@ pub struct CpuMachine {
     pub l2_bytes: u64,
     /// Last-level cache (shared), in bytes.
     pub l3_bytes: u64,
+    /// The best instruction set the host runs (the default target).
+    pub isa: TargetIsa,
 }
 
 /// A complete CPU plan: every decision the C generator and the executable follow. Code
@@ -125,6 +128,8 @@ pub struct CpuPlan {
     pub threads: usize,
     /// Bitwise-exact floating point (no contraction, no reassociation).
     pub exact: bool,
+    /// The instruction set the code is written for: vector width and registers.
+    pub isa: TargetIsa,
     /// How each stage's interior rows are computed, in program order.
     pub stages: Vec<CpuStagePlan>,
     /// `wavefront` in 3D only: shifted-lanes rows (not column sums) compute two planes at a
@@ -346,7 +351,7 @@ impl CpuPlan {
                 "column sums reorder additions: exact and naive plans do not use them",
             ));
         }
-        if form.column_sums && column_sums(bound, stage, &self.tile).is_none() {
+        if form.column_sums && column_sums(bound, stage, &self.tile, self.isa).is_none() {
             return Err(PlanError::field(
                 field("column_sums"),
                 true,
@@ -354,7 +359,7 @@ impl CpuPlan {
             ));
         }
         let lanes_apply = self.strategy != CpuStrategy::Naive
-            && lane_type(bound, stage, form.column_sums, &self.tile).is_some();
+            && lane_type(bound, stage, form.column_sums, &self.tile, self.isa).is_some();
         if form.lanes && !lanes_apply {
             return Err(PlanError::field(
                 field("lanes"),
@@ -406,7 +411,11 @@ impl CpuPlan {
             (self.lane_shifts(), " lane-shifts"),
             (self.plane_pairs, " plane-pairs"),
         ];
-        text.push_str(&format!(" threads={}", self.threads));
+        text.push_str(&format!(
+            " threads={} isa={}",
+            self.threads,
+            self.isa.name()
+        ));
         for (set, flag) in flags {
             if set {
                 text.push_str(flag);
@@ -466,7 +475,8 @@ pub fn plan_cpu(
         (None, CpuStrategy::Overlapped) => auto_overlapped_tile(bound, machine, time_tile),
         (None, CpuStrategy::Wavefront) => wave.map(|(_, bands)| bands).unwrap_or_default(),
     };
-    let stages = stage_plans(bound, strategy, exact, &tile);
+    let isa = request.isa.unwrap_or(machine.isa);
+    let stages = stage_plans(bound, strategy, exact, &tile, isa);
     let plane_pairs = strategy == CpuStrategy::Wavefront
         && dims == 3
         && stages.iter().any(|s| s.lanes && !s.column_sums);
@@ -478,6 +488,7 @@ pub fn plan_cpu(
         })?,
         threads,
         exact,
+        isa,
         stages,
         plane_pairs,
     })
@@ -572,6 +583,7 @@ fn stage_plans(
     strategy: CpuStrategy,
     exact: bool,
     tile: &[usize],
+    isa: TargetIsa,
 ) -> Vec<CpuStagePlan> {
     let relaxed = !exact && strategy != CpuStrategy::Naive;
     bound
@@ -579,18 +591,21 @@ fn stage_plans(
         .stages
         .ids()
         .map(|stage| {
-            let sums: Option<ColumnSums> =
-                relaxed.then(|| column_sums(bound, stage, tile)).flatten();
+            let sums: Option<ColumnSums> = relaxed
+                .then(|| column_sums(bound, stage, tile, isa))
+                .flatten();
             let lanes = strategy != CpuStrategy::Naive
-                && lane_type(bound, stage, sums.is_some(), tile).is_some();
+                && lane_type(bound, stage, sums.is_some(), tile, isa).is_some();
             let registers = |s: &ColumnSums| match lanes {
-                true => s.keeps_lane_columns_in_registers(),
-                false => s.keeps_columns_in_registers(),
+                true => s.keeps_lane_columns_in_registers(isa),
+                false => s.keeps_columns_in_registers(isa),
             };
+            // Only AVX-512 has wider vectors than the compiler's default width to prefer.
+            let wide = |s: &ColumnSums| isa == TargetIsa::Avx512 && s.bound_by_arithmetic();
             CpuStagePlan {
                 column_sums: sums.is_some(),
                 lanes,
-                wide_vectors: sums.as_ref().is_some_and(ColumnSums::bound_by_arithmetic),
+                wide_vectors: sums.as_ref().is_some_and(wide),
                 columns_in_registers: sums.as_ref().is_some_and(registers),
             }
         })
@@ -1279,6 +1294,7 @@ mod tests {
 
     fn machine() -> CpuMachine {
         CpuMachine {
+            isa: TargetIsa::Avx512,
             threads: 2,
             l2_bytes: 1280 << 10,
             l3_bytes: 48 << 20,

@@ -175,6 +175,11 @@ pub fn plan_gpu(
             "GPU backends have no f64 accuracy mode; use `--backend reference` for it".into(),
         ));
     }
+    if request.isa.is_some() {
+        return Err(PlanError::Invalid(format!(
+            "the {backend} backend has no CPU target; drop `--target-isa`"
+        )));
+    }
     if request.threads.is_some() {
         return Err(PlanError::Invalid(format!(
             "the {backend} backend does not take a thread count; drop `--threads`"

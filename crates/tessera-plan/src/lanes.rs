@@ -1,4 +1,6 @@
-//! Shifted lanes: interior rows computed on whole 64-byte vectors, where a read at `x + dx`
+//! Shifted lanes: interior rows computed on whole vectors of the target ISA
+//! ([`TargetIsa::vector_bytes`]: 64 bytes on AVX-512, 32 on AVX2, 16 on SSE2 and NEON), where
+//! a read at `x + dx`
 //! is not loaded again but formed in registers from the aligned vectors of its row (one
 //! shuffle of two neighbouring vectors).
 //!
@@ -16,21 +18,12 @@
 use tessera_analysis::BoundProgram;
 use tessera_ir::{BinaryOp, ExprId, ExprKind, Id, ScalarType, Stage, Statement, UnaryOp};
 
-/// Bytes per vector of the shifted-lanes loops (one AVX-512 register).
-pub const VECTOR_BYTES: usize = 64;
+use crate::isa::TargetIsa;
 
-/// Vector registers of the target the vector loops are written for (AVX-512: 32).
-pub const VECTOR_REGISTERS: usize = 32;
-
-/// The lanes per vector for elements of `ty`.
-pub fn lanes(ty: ScalarType) -> usize {
-    VECTOR_BYTES / ty.size_bytes()
-}
-
-/// The element type of `stage`'s shifted-lanes form, when it has one (see the module docs):
-/// a float type, every read at `|dx| <= lanes`, and some read with `dx != 0` (otherwise the
-/// plain loop's loads are aligned already).
-pub fn shifted_lanes(bound: &BoundProgram, stage: Id<Stage>) -> Option<ScalarType> {
+/// The element type of `stage`'s shifted-lanes form on `isa`, when it has one (see the module
+/// docs): a float type, every read at `|dx| <= lanes`, and some read with `dx != 0` (otherwise
+/// the plain loop's loads are aligned already).
+pub fn shifted_lanes(bound: &BoundProgram, stage: Id<Stage>, isa: TargetIsa) -> Option<ScalarType> {
     let dims = bound.extents.len();
     if bound.stage_domain(stage).stride[dims - 1] != 1 {
         return None;
@@ -42,7 +35,7 @@ pub fn shifted_lanes(bound: &BoundProgram, stage: Id<Stage>) -> Option<ScalarTyp
     if !ty.is_float() || outputs.iter().any(|f| program.fields[*f].ty != ty) {
         return None;
     }
-    let reach = lanes(ty) as i32;
+    let reach = isa.lanes(ty) as i32;
     let mut shifted = false;
     for (field, footprint) in checked.stage_footprints(stage) {
         if program.fields[*field].ty != ty {

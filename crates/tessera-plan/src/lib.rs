@@ -7,17 +7,20 @@
 //! - [`plan`]: the [`Plan`] of every backend, its JSON form and its checks against a program;
 //! - [`cpu`]: CPU strategies, tiles and per-stage forms, planned from a model of the machine;
 //! - [`gpu`]: GPU strategies, blocks and the resource model of Rawat §2;
+//! - [`isa`]: the CPU instruction set the code targets (vector width, registers, FMA);
 //! - [`reuse`], [`lanes`]: the stage forms the CPU planner chooses between;
 //! - [`PlanError`]: the one error type, naming the field, the value and the limit.
 
 pub mod cpu;
 mod error;
 pub mod gpu;
+pub mod isa;
 pub mod lanes;
 pub mod plan;
 pub mod request;
 pub mod reuse;
 
 pub use error::PlanError;
+pub use isa::TargetIsa;
 pub use plan::{BackendPlan, PLAN_FORMAT, Plan, Precision, ReferencePlan, StepsPerPass};
 pub use request::{Arithmetic, DeviceSelection, PlanRequest, Strategy};

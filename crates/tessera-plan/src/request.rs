@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::isa::TargetIsa;
+
 /// How values are computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,6 +118,8 @@ pub struct PlanRequest {
     pub arithmetic: Arithmetic,
     /// The device (GPU backends).
     pub device: DeviceSelection,
+    /// The instruction set CPU code is written for (`None`: the host's best).
+    pub isa: Option<TargetIsa>,
 }
 
 impl PlanRequest {

@@ -35,7 +35,8 @@
 use tessera_analysis::{BoundProgram, linear_form};
 use tessera_ir::{Field, Id, ScalarType, Stage};
 
-use crate::lanes::{VECTOR_REGISTERS, lanes, shifted_lanes};
+use crate::isa::TargetIsa;
+use crate::lanes::shifted_lanes;
 
 /// The shortest row whose column sums run on shifted lanes, in vectors per point of the
 /// stage's reach along the fastest axis and per register file its columns fill. Each row pays
@@ -130,11 +131,12 @@ impl ColumnSums {
     /// AMD EPYC machine (docs/performance.md): the 27-point box (9 columns and 9 weights
     /// instead of 27 loads) gains 17-20%, the 5x5 box (10 instead of 25) 9-13%; the 7x7 box
     /// (40 instead of 49) runs as fast either way, the 9x9 box (78 instead of 81) 5% slower.
-    pub fn keeps_columns_in_registers(&self) -> bool {
+    pub fn keeps_columns_in_registers(&self, isa: TargetIsa) -> bool {
         let products = self.first_pass_products();
         // Two registers for the temporaries of the sums' trees.
         let live = self.columns.len() + self.added_values() + self.sums.len() + 2;
-        let weight_reloads = products.saturating_sub(VECTOR_REGISTERS.saturating_sub(live));
+        let registers = isa.vector_registers();
+        let weight_reloads = products.saturating_sub(registers.saturating_sub(live));
         3 * (self.columns.len() + weight_reloads) <= 2 * products
     }
 
@@ -145,18 +147,18 @@ impl ColumnSums {
     /// the AMD EPYC machine (docs/performance.md): the 27-point box gains 15-25% over unpinned
     /// lanes in 3D, where its columns come from three planes in L2; the general 5x5 and 7x7
     /// boxes in 2D run as fast either way.
-    pub fn keeps_lane_columns_in_registers(&self) -> bool {
+    pub fn keeps_lane_columns_in_registers(&self, isa: TargetIsa) -> bool {
         let live = self.columns.len() + self.added_values() + 3 * self.sums.len() + 1;
-        self.first_pass_products() > self.columns.len() && live < VECTOR_REGISTERS
+        self.first_pass_products() > self.columns.len() && live < isa.vector_registers()
     }
 
-    /// The shortest row, in points of `ty`, on which these sums run on shifted lanes
+    /// The shortest row, in points of `ty`, on which these sums run on shifted lanes of `isa`
     /// ([`MIN_LANE_ROW_VECTORS_PER_REACH`]).
-    fn min_lane_row(&self, ty: ScalarType) -> usize {
+    fn min_lane_row(&self, ty: ScalarType, isa: TargetIsa) -> usize {
         let (left, right) = self.reach;
         let reach = usize::try_from(right.max(-left).max(1)).unwrap_or(1);
-        let register_files = self.columns.len().div_ceil(VECTOR_REGISTERS);
-        MIN_LANE_ROW_VECTORS_PER_REACH * reach * register_files * lanes(ty)
+        let register_files = self.columns.len().div_ceil(isa.vector_registers());
+        MIN_LANE_ROW_VECTORS_PER_REACH * reach * register_files * isa.lanes(ty)
     }
 
     /// Whether the loops are bound by their arithmetic rather than their loads and stores: at
@@ -173,9 +175,14 @@ impl ColumnSums {
 /// buffered ([`ColumnSums::pays_buffered`]), or on shifted lanes ([`sums_on_lanes`]) where it
 /// has more than one column (the plain lanes loop shuffles once per column and `dx != 0`, the
 /// column form once per `dx != 0`).
-pub fn column_sums(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> Option<ColumnSums> {
+pub fn column_sums(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    tile: &[usize],
+    isa: TargetIsa,
+) -> Option<ColumnSums> {
     column_form(bound, stage).filter(|sums| {
-        sums.pays_buffered() || (sums.columns.len() > 1 && on_lanes(bound, stage, sums, tile))
+        sums.pays_buffered() || (sums.columns.len() > 1 && on_lanes(bound, stage, sums, tile, isa))
     })
 }
 
@@ -264,34 +271,50 @@ pub fn column_form(bound: &BoundProgram, stage: Id<Stage>) -> Option<ColumnSums>
 /// Whether the column sums of `stage` (where it has them) run on shifted lanes rather than
 /// through a buffer: the stage has a shifted-lanes form and its rows within tiles of `tile`
 /// points hold at least [`min_lane_row`] points.
-pub fn sums_on_lanes(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> bool {
-    column_form(bound, stage).is_some_and(|sums| on_lanes(bound, stage, &sums, tile))
+pub fn sums_on_lanes(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    tile: &[usize],
+    isa: TargetIsa,
+) -> bool {
+    column_form(bound, stage).is_some_and(|sums| on_lanes(bound, stage, &sums, tile, isa))
 }
 
 /// The shortest row, in points, on which the column sums of `stage` run on shifted lanes
 /// ([`MIN_LANE_ROW_VECTORS_PER_REACH`]), where it has both forms.
-pub fn min_lane_row(bound: &BoundProgram, stage: Id<Stage>) -> Option<usize> {
-    let ty = shifted_lanes(bound, stage)?;
-    Some(column_form(bound, stage)?.min_lane_row(ty))
+pub fn min_lane_row(bound: &BoundProgram, stage: Id<Stage>, isa: TargetIsa) -> Option<usize> {
+    let ty = shifted_lanes(bound, stage, isa)?;
+    Some(column_form(bound, stage)?.min_lane_row(ty, isa))
 }
 
 /// [`sums_on_lanes`] for the column-sum form `sums` of `stage`.
-fn on_lanes(bound: &BoundProgram, stage: Id<Stage>, sums: &ColumnSums, tile: &[usize]) -> bool {
-    let Some(ty) = shifted_lanes(bound, stage) else {
+fn on_lanes(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    sums: &ColumnSums,
+    tile: &[usize],
+    isa: TargetIsa,
+) -> bool {
+    let Some(ty) = shifted_lanes(bound, stage, isa) else {
         return false;
     };
     let x = bound.extents.len() - 1;
     let rect = &bound.stage_domain(stage).rect;
     let (lo, hi) = bound.stage_interior(stage)[x];
     let row = rect.hi[x].min(hi) - rect.lo[x].max(lo);
-    usize::try_from(row).unwrap_or(0).min(tile[x]) >= sums.min_lane_row(ty)
+    usize::try_from(row).unwrap_or(0).min(tile[x]) >= sums.min_lane_row(ty, isa)
 }
 
 /// The column sums of `stage` with tiles of `tile` points where they run through a buffer:
 /// they pay buffered and do not run on shifted lanes.
-pub fn buffered_sums(bound: &BoundProgram, stage: Id<Stage>, tile: &[usize]) -> Option<ColumnSums> {
+pub fn buffered_sums(
+    bound: &BoundProgram,
+    stage: Id<Stage>,
+    tile: &[usize],
+    isa: TargetIsa,
+) -> Option<ColumnSums> {
     column_form(bound, stage)
-        .filter(|sums| sums.pays_buffered() && !on_lanes(bound, stage, sums, tile))
+        .filter(|sums| sums.pays_buffered() && !on_lanes(bound, stage, sums, tile, isa))
 }
 
 /// The element type `stage` runs its interior rows on shifted lanes with, in a plan that uses
@@ -302,9 +325,10 @@ pub fn lane_type(
     stage: Id<Stage>,
     with_column_sums: bool,
     tile: &[usize],
+    isa: TargetIsa,
 ) -> Option<ScalarType> {
-    let buffered = with_column_sums && buffered_sums(bound, stage, tile).is_some();
-    shifted_lanes(bound, stage).filter(|_| !buffered)
+    let buffered = with_column_sums && buffered_sums(bound, stage, tile, isa).is_some();
+    shifted_lanes(bound, stage, isa).filter(|_| !buffered)
 }
 
 /// An offset with its fastest-axis component zeroed: the column it lies in.

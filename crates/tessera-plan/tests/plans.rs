@@ -6,7 +6,7 @@ use tessera_plan::cpu::{CpuMachine, CpuPlan, CpuStrategy, plan_cpu};
 use tessera_plan::gpu::{GpuPlan, GpuStrategy};
 use tessera_plan::{
     Arithmetic, BackendPlan, PLAN_FORMAT, Plan, PlanError, PlanRequest, Precision, ReferencePlan,
-    Strategy,
+    Strategy, TargetIsa,
 };
 
 /// The corpus's 3x3 box (`box_`) or 5-point star on the interior of a `rows x cols` f32 grid.
@@ -17,6 +17,7 @@ fn program(rows: usize, cols: usize, box_: bool) -> BoundProgram {
 
 fn machine() -> CpuMachine {
     CpuMachine {
+        isa: TargetIsa::Avx512,
         threads: 2,
         l2_bytes: 1 << 20,
         l3_bytes: 32 << 20,

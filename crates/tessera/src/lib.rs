@@ -36,5 +36,5 @@ pub mod session;
 pub use backends::{backend, backend_names, default_backend_name};
 pub use error::Error;
 pub use session::{FieldRef, Session};
-pub use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanRequest, Strategy};
+pub use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanRequest, Strategy, TargetIsa};
 pub use tessera_runtime::{Executable, FieldSet, RunReport};

@@ -15,20 +15,35 @@ use std::fmt::Write as _;
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage};
-use tessera_plan::lanes::lanes;
+use tessera_plan::TargetIsa;
 
 use super::layout::{WriteMode, target_array, write_mode};
 use super::stage::{linear_offset, outer_base, point_indices};
 use crate::cfamily::{Dialect, PrintedStage, ReadRenderer, print_stage, print_stage_relaxed};
 
-/// Definitions shared by every vector function (shifted lanes, column sums): the vector and
-/// shuffle-mask types, the shuffle macro (GCC and Clang spell it differently), unaligned loads
-/// and stores, and `TS_IN_REGISTER`.
-pub(crate) const PRELUDE: &str = "\
-typedef float ts_vf32 __attribute__((vector_size(64)));
-typedef int32_t ts_mf32 __attribute__((vector_size(64)));
-typedef double ts_vf64 __attribute__((vector_size(64)));
-typedef int64_t ts_mf64 __attribute__((vector_size(64)));
+/// Definitions shared by every vector function (shifted lanes, column sums) for `isa`: the
+/// vector and shuffle-mask types of its width, then [`PRELUDE_REST`].
+pub(crate) fn prelude(isa: TargetIsa) -> String {
+    let bytes = isa.vector_bytes();
+    let mut out = String::new();
+    for (name, element) in [
+        ("vf32", "float"),
+        ("mf32", "int32_t"),
+        ("vf64", "double"),
+        ("mf64", "int64_t"),
+    ] {
+        let _ = writeln!(
+            out,
+            "typedef {element} ts_{name} __attribute__((vector_size({bytes})));"
+        );
+    }
+    out.push_str(PRELUDE_REST);
+    out
+}
+
+/// The width-independent part of [`prelude`]: the shuffle macro (GCC and Clang spell it
+/// differently), unaligned loads and stores, and `TS_IN_REGISTER`.
+const PRELUDE_REST: &str = "\
 #if defined(__clang__)
 #define TS_SHUFFLE(M, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
 #else
@@ -155,6 +170,8 @@ fn shifted_name(w: usize, dx: i32) -> String {
 pub(crate) struct RowShape<'a> {
     /// The element type of every value.
     pub(crate) ty: ScalarType,
+    /// The instruction set: the width of the vectors.
+    pub(crate) isa: TargetIsa,
     /// Read strides of the instantiation.
     pub(crate) strides: &'a [i64],
     /// Writes use other arrays than reads (index `iw`, origin `worg`).
@@ -236,7 +253,7 @@ pub(super) fn vector_row(
     body: &str,
 ) -> String {
     let a = shape.strides.len() - 1;
-    let n = lanes(shape.ty) as i32;
+    let n = shape.isa.lanes(shape.ty) as i32;
     let indices = row_indices(shape);
     let mut out = row_bounds(shape, windows);
     let vector_end = (!stores_over_reads(bound, stage, windows)).then(|| {
@@ -334,7 +351,7 @@ fn edge_vectors(shape: &RowShape, windows: &[Window]) -> String {
 /// current one `c<w>`) loaded, the shifts shuffled out of it and its neighbours.
 fn aligned_vectors(shape: &RowShape, windows: &[Window]) -> String {
     let a = shape.strides.len() - 1;
-    let n = lanes(shape.ty) as i32;
+    let n = shape.isa.lanes(shape.ty) as i32;
     let (vector, mask, load) = (
         format!("ts_v{}", shape.ty),
         format!("ts_m{}", shape.ty),
@@ -474,7 +491,7 @@ fn row_index(a: usize, x: &str) -> String {
 /// and the end `xb` of the whole vectors from there.
 fn row_bounds(shape: &RowShape, windows: &[Window]) -> String {
     let a = shape.strides.len() - 1;
-    let n = lanes(shape.ty);
+    let n = shape.isa.lanes(shape.ty);
     // Align on the row of the point itself (where the stores go too), else on the first.
     let aligned = windows.iter().find(|w| w.row == 0).unwrap_or(&windows[0]);
     format!(
@@ -499,7 +516,7 @@ fn vector_loop_open(shape: &RowShape) -> String {
 /// The vector whose lanes `n + lo..n` hold the points `xa + lo..xa` of `window` (`lo` its
 /// smallest `dx`, below 0), from one unaligned load starting at `xa + lo`.
 pub(super) fn before_first(shape: &RowShape, window: &Window) -> String {
-    let (n, lo) = (lanes(shape.ty) as i32, window.min());
+    let (n, lo) = (shape.isa.lanes(shape.ty) as i32, window.min());
     let lanes = (0..n).map(|j| if j >= n + lo { j - n - lo } else { 0 });
     let u = format!("ts_load_{}({})", shape.ty, window.at("ia", lo));
     shuffle(&format!("ts_m{}", shape.ty), &u, &u, lanes)
@@ -508,7 +525,7 @@ pub(super) fn before_first(shape: &RowShape, window: &Window) -> String {
 /// The vector whose lanes `0..hi` hold the points `xb..xb + hi` of `window` (`hi` its largest
 /// `dx`, above 0), from one unaligned load ending at `xb + hi`.
 pub(super) fn after_last(shape: &RowShape, window: &Window) -> String {
-    let (n, hi) = (lanes(shape.ty) as i32, window.max());
+    let (n, hi) = (shape.isa.lanes(shape.ty) as i32, window.max());
     let lanes = (0..n).map(|j| if j < hi { j + n - hi } else { 0 });
     let u = format!("ts_load_{}({})", shape.ty, window.at("ib", hi - n));
     shuffle(&format!("ts_m{}", shape.ty), &u, &u, lanes)
@@ -521,7 +538,7 @@ pub(super) fn after_last(shape: &RowShape, window: &Window) -> String {
 /// when an output is stored over an array the stage reads.
 fn ends(shape: &RowShape, indices: &str, vector_end: Option<&str>) -> String {
     let a = shape.strides.len() - 1;
-    let n = lanes(shape.ty);
+    let n = shape.isa.lanes(shape.ty);
     let pragma = if shape.simd {
         "        #pragma omp simd\n"
     } else {

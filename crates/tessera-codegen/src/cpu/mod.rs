@@ -60,7 +60,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         })
         .collect();
     let lane_shifts: Vec<Option<ScalarType>> = (program.stages.ids().zip(&plan.stages))
-        .map(|(stage, form)| form.lanes.then(|| shifted_lanes(bound, stage)).flatten())
+        .map(|(stage, form)| (form.lanes.then(|| shifted_lanes(bound, stage, plan.isa))).flatten())
         .collect();
     let global = Context {
         bound,
@@ -72,6 +72,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
         lane_shifts: &lane_shifts,
         stage_plans: &plan.stages,
         plane_pairs: false,
+        isa: plan.isa,
     };
     let mut out = String::new();
     emit_header(bound, plan, &layout, &mut out);
@@ -101,7 +102,7 @@ fn emit_header(bound: &BoundProgram, plan: &CpuPlan, layout: &CpuLayout, out: &m
     out.push_str(&Dialect::C.preamble());
     out.push_str(SUPPORT);
     if plan.lane_shifts() || plan.column_sums() {
-        out.push_str(lanes::PRELUDE);
+        out.push_str(&lanes::prelude(plan.isa));
     }
     let _ = writeln!(
         out,

@@ -15,7 +15,6 @@ use std::fmt::Write as _;
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Constant, Field, Id, Stage};
-use tessera_plan::lanes::lanes;
 use tessera_plan::reuse::{ColumnSums, SumTerms};
 
 use super::lanes::{RowShape, Window, after_last, before_first, shuffle, vector_row};
@@ -43,6 +42,8 @@ pub(crate) fn buffers(sums: &ColumnSums) -> String {
 /// axes of a nest over `dims` axes (`b<dims-2>` is the row's base index, `bw<dims-2>` the
 /// write base when `mixed`); `read` spells a read of a column at the linear index `i`, and
 /// the output is stored to the array `target` (`w<f>`, or `r<f>` when written in place).
+/// `pinned`: the lanes of the whole vectors the first pass runs on with its columns in
+/// registers, where the plan pins them.
 pub(crate) fn row(
     sums: &ColumnSums,
     read: &mut dyn FnMut(Id<Field>, &[i32]) -> String,
@@ -50,7 +51,7 @@ pub(crate) fn row(
     dims: usize,
     mixed: bool,
     simd: bool,
-    columns_in_registers: bool,
+    pinned: Option<usize>,
 ) -> String {
     let chunk = chunk(sums);
     let a = dims - 1;
@@ -62,13 +63,7 @@ pub(crate) fn row(
     let reads: Vec<String> = (sums.columns.iter())
         .map(|(field, offset)| read(*field, offset))
         .collect();
-    out.push_str(&store_partial_sums(
-        sums,
-        &reads,
-        dims,
-        simd,
-        columns_in_registers,
-    ));
+    out.push_str(&store_partial_sums(sums, &reads, dims, simd, pinned));
     out.push_str(&combine_partial_sums(sums, target, dims, mixed, simd));
     out.push_str("}\n");
     out
@@ -80,19 +75,19 @@ fn simd_pragma(simd: bool) -> &'static str {
 }
 
 /// The chunk's first loop: the partial sums of its columns (read as `reads`) stored into
-/// the `ts_cs<k>` buffers; on whole vectors first where `simd` and the plan pins columns.
+/// the `ts_cs<k>` buffers; on whole vectors of `pinned` lanes first where the plan pins the
+/// columns in registers.
 fn store_partial_sums(
     sums: &ColumnSums,
     reads: &[String],
     dims: usize,
     simd: bool,
-    columns_in_registers: bool,
+    pinned: Option<usize>,
 ) -> String {
     let (lo, hi) = sums.reach;
     let a = dims - 1;
     let mut out = String::new();
-    let first = if simd && columns_in_registers {
-        let v = lanes(sums.ty);
+    let first = if let Some(v) = pinned {
         let _ = write!(
             out,
             "    int64_t pv = x0{};\n    for (; pv + {v} <= x1{}; pv += {v}) {{\n{}    }}\n",
@@ -402,7 +397,10 @@ impl<'a> LaneSums<'a> {
     /// where `pinned`); after the last vector, the edge sums.
     fn next_sums(&self, pinned: bool) -> String {
         let (sums, vector) = (self.sums, self.vector());
-        let (a, n) = (self.shape.strides.len() - 1, lanes(sums.ty) as i32);
+        let (a, n) = (
+            self.shape.strides.len() - 1,
+            self.shape.isa.lanes(sums.ty) as i32,
+        );
         let count = sums.sums.len();
         let names: Vec<String> = (0..count).map(|k| format!("sn{k}")).collect();
         let mut out = format!(
@@ -458,7 +456,7 @@ impl<'a> LaneSums<'a> {
     /// The store of the aligned vector's output, its sums at `dx != 0` shuffled out of the
     /// neighbouring vectors' sums.
     fn shifted_output(&self) -> String {
-        let n = lanes(self.sums.ty) as i32;
+        let n = self.shape.isa.lanes(self.sums.ty) as i32;
         let mask = format!("ts_m{}", self.sums.ty);
         self.output(&|k, dx| match dx {
             0 => format!("s{k}"),

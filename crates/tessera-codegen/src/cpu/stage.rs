@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use tessera_analysis::{BoundProgram, Domain};
 use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, ScalarType, Stage};
+use tessera_plan::TargetIsa;
 use tessera_plan::cpu::CpuStagePlan;
 use tessera_plan::reuse::ColumnSums;
 
@@ -101,6 +102,8 @@ pub(crate) struct Context<'a> {
     pub(crate) stage_plans: &'a [CpuStagePlan],
     /// Shifted-lanes rows compute pairs of planes ([`tessera_plan::cpu::CpuPlan::plane_pairs`]).
     pub(crate) plane_pairs: bool,
+    /// The instruction set the vector code is written for.
+    pub(crate) isa: TargetIsa,
 }
 
 impl Context<'_> {
@@ -558,6 +561,7 @@ fn row_code(ctx: &Context, view: View, stage: Id<Stage>, border: bool, form: &Ro
     let write_strides = ctx.write_strides.as_deref().unwrap_or(&ctx.strides);
     let shape = |ty, scalar_body, planes| lanes::RowShape {
         ty,
+        isa: ctx.isa,
         strides: &ctx.strides,
         mixed: view.mixed(),
         scalar_body,
@@ -591,7 +595,7 @@ fn row_code(ctx: &Context, view: View, stage: Id<Stage>, border: bool, form: &Ro
                 ctx.dims(),
                 view.mixed(),
                 ctx.openmp,
-                plan.columns_in_registers,
+                (ctx.openmp && plan.columns_in_registers).then(|| ctx.isa.lanes(sums.ty)),
             )
         }
         (None, Some(ty)) => {

@@ -4,7 +4,25 @@
 #![allow(dead_code)]
 
 use tessera_cpu::CpuBackend;
-use tessera_plan::{Arithmetic, PlanRequest, Strategy};
+use tessera_plan::{Arithmetic, PlanRequest, Strategy, TargetIsa};
+
+/// The instruction set the tests plan for: `TESSERA_TARGET_ISA` when set (CI runs the matrix
+/// for every target the machine executes), else the host's best.
+pub fn test_isa() -> TargetIsa {
+    match std::env::var("TESSERA_TARGET_ISA") {
+        Ok(name) if name != "native" => TargetIsa::from_name(&name)
+            .unwrap_or_else(|| panic!("unknown TESSERA_TARGET_ISA `{name}`")),
+        _ => tessera_cpu::machine().isa,
+    }
+}
+
+/// An exact-mode request with everything else chosen by the planner, for [`test_isa`].
+pub fn exact_auto() -> PlanRequest {
+    PlanRequest {
+        isa: Some(test_isa()),
+        ..PlanRequest::exact()
+    }
+}
 
 /// The CPU backend with fast test compilation (`-O1`; exactness does not depend on it).
 pub fn backend() -> CpuBackend {
@@ -33,6 +51,7 @@ pub fn exact(
         tile,
         time_tile,
         threads: Some(threads),
+        isa: Some(test_isa()),
         ..PlanRequest::default()
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use tessera::session::parse_set;
-use tessera::{Arithmetic, DeviceSelection, Error, PlanRequest, Session, Strategy};
+use tessera::{Arithmetic, DeviceSelection, Error, PlanRequest, Session, Strategy, TargetIsa};
 
 /// Tessera: a stencil compiler and runtime.
 #[derive(Debug, Parser)]
@@ -107,9 +107,12 @@ pub struct ExecArgs {
     /// Device for GPU backends (`platform:device` or an index).
     #[arg(long, value_name = "D")]
     pub device: Option<String>,
+    /// Instruction set the cpu backend's code is written for (native: the host's best).
+    #[arg(long, env = "TESSERA_TARGET_ISA", value_parser = isa_parser(), value_name = "ISA")]
+    pub target_isa: Option<Isa>,
     /// Run exactly this plan (from `tessera plan --json`) instead of planning: it names the
     /// backend and fixes strategy, tiles, time tile, threads and exactness.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["strategy", "tile", "time_tile", "exact", "threads"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["strategy", "tile", "time_tile", "exact", "threads", "target_isa"])]
     pub plan: Option<PathBuf>,
 }
 
@@ -127,8 +130,21 @@ impl ExecArgs {
                 Arithmetic::Relaxed
             },
             device,
+            isa: self.target_isa.and_then(|isa| isa.0),
         }
     }
+}
+
+/// A `--target-isa` value: a target, or `native` (`None`: the host's best).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Isa(pub Option<TargetIsa>);
+
+/// The names `--target-isa` takes.
+fn isa_parser() -> impl TypedValueParser<Value = Isa> {
+    let names: Vec<&str> = (TargetIsa::ALL.iter().map(|t| t.name()))
+        .chain(["native"])
+        .collect();
+    PossibleValuesParser::new(names).map(|name| Isa(TargetIsa::from_name(&name)))
 }
 
 /// A spatial tile size per axis.
