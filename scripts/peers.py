@@ -6,9 +6,12 @@ Halide (each skipped with a note when its package is missing). Every peer comput
 stencil as the Tessera program (same weights, same interior, boundary values kept), is first
 checked against a NumPy model on a small awkward grid, then timed: per round, a warm-up run and
 the median of `--reps` runs of the full step count; the best round's median counts. Tessera is
-timed through `tessera bench --json` (its own median over `--reps` runs) in the same rounds.
+timed through `tessera bench --json` (its own median over `--reps` runs) in the same rounds,
+once per target instruction set (`--target-isa`; by default every x86 target this machine
+runs, best first), against the same peers (compiled for this machine).
 
-    python3 scripts/peers.py [--rows j2d5pt,j3d7pt-f64] [--rounds 2] [--reps 3] [--json OUT]
+    python3 scripts/peers.py [--rows j2d5pt,j3d7pt-f64] [--rounds 2] [--reps 3]
+                             [--target-isa avx2,sse2] [--json OUT]
 
 Run it through `scripts/peers.sh`, which makes a virtual environment with the peers.
 """
@@ -275,9 +278,26 @@ def time_peer(peer, data, steps, reps):
     return float(np.median(times))
 
 
-def time_tessera(tessera, program, sets, steps, reps, threads):
+def runnable_isas():
+    """The x86 targets this machine runs, best first (from /proc/cpuinfo)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f
+                          if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    isas = []
+    if {"avx512f", "avx512bw", "avx512vl"} <= set(flags):
+        isas.append("avx512")
+    if {"avx2", "fma"} <= set(flags):
+        isas.append("avx2")
+    return isas + ["sse2"] if flags else ["native"]
+
+
+def time_tessera(tessera, program, sets, steps, reps, threads, isa):
     cmd = [tessera, "bench", os.path.join(ROOT, "benchmarks", program + ".tess"), "--steps",
-           str(steps), "--reps", str(reps), "--threads", str(threads), "--json"]
+           str(steps), "--reps", str(reps), "--threads", str(threads), "--target-isa", isa,
+           "--json"]
     for s in sets:
         cmd += ["--set", s]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -312,17 +332,21 @@ def main():
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--tessera", default=os.path.join(ROOT, "target/release/tessera"))
+    parser.add_argument("--target-isa", default=",".join(runnable_isas()),
+                        help="the targets Tessera is timed for (native, avx512, avx2, sse2)")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
     names = args.rows.split(",")
+    isas = args.target_isa.split(",")
     peer_classes = [p for p in PEERS if p.__name__ in args.peers.split(",")]
     unknown = [n for n in names if n not in ROWS]
     if unknown:
         raise SystemExit(f"unknown rows {unknown}; known: {', '.join(ROWS)}")
     workdir = tempfile.mkdtemp(prefix="tessera-peers-")
     results = []
-    print(f"| row | {' | '.join(p.name for p in PEERS)} | best peer | Tessera | Tessera / best peer |")
-    print(f"|---|{'---|' * len(PEERS)}---|---|---|")
+    tessera_cols = " | ".join(f"Tessera {isa} | ratio" for isa in isas)
+    print(f"| row | {' | '.join(p.name for p in PEERS)} | best peer | {tessera_cols} |")
+    print(f"|---|{'---|' * len(PEERS)}---|{'---|---|' * len(isas)}")
     for name in names:
         program, sets, dtype, shape, steps, terms, scale = ROWS[name]
         cells = float(np.prod(shape)) * steps
@@ -336,21 +360,27 @@ def main():
                 print(f"  ({peer_class.name} skipped: {e})", file=sys.stderr)
         data = np.random.default_rng(1).random(shape).astype(dtype)
         best = {}
-        plan = None
+        plans = {}
         for _ in range(args.rounds):
             for peer_name, peer in peers.items():
                 t = time_peer(peer, data, steps, args.reps)
                 best[peer_name] = min(best.get(peer_name, t), t)
-            t, report = time_tessera(args.tessera, program, sets, steps, args.reps, args.threads)
-            best["Tessera"] = min(best.get("Tessera", t), t)
-            plan = report.get("strategy")
+            for isa in isas:
+                t, report = time_tessera(args.tessera, program, sets, steps, args.reps,
+                                         args.threads, isa)
+                key = f"Tessera {isa}"
+                best[key] = min(best.get(key, t), t)
+                plans[isa] = report.get("strategy")
         rate = {k: cells / t / 1e6 for k, t in best.items()}
-        best_peer = max((v for k, v in rate.items() if k != "Tessera"), default=float("nan"))
+        best_peer = max((v for k, v in rate.items() if not k.startswith("Tessera")),
+                        default=float("nan"))
         cols = " | ".join(f"{rate[p.name]:.0f}" if p.name in rate else "-" for p in PEERS)
+        ours = " | ".join(f"{rate[f'Tessera {isa}']:.0f} | {rate[f'Tessera {isa}'] / best_peer:.2f}"
+                          for isa in isas)
         print(f"| {name} {'x'.join(map(str, shape))}x{steps} | {cols} | {best_peer:.0f} | "
-              f"{rate['Tessera']:.0f} | {rate['Tessera'] / best_peer:.2f} |", flush=True)
+              f"{ours} |", flush=True)
         results.append({"row": name, "mcells_per_s": rate, "best_peer": best_peer,
-                        "tessera_strategy": plan})
+                        "tessera_strategy": plans})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -437,6 +437,12 @@ pub fn plan_cpu(
     request: &PlanRequest,
     machine: &CpuMachine,
 ) -> Result<CpuPlan, PlanError> {
+    // The machine as the target sees it: the host's caches, the target's vectors.
+    let target = CpuMachine {
+        isa: request.isa.unwrap_or(machine.isa),
+        ..machine.clone()
+    };
+    let machine = &target;
     let exact = request_exactness(request)?;
     let strategy = request_strategy(bound, request, machine, exact)?;
     let tile = request_tile(bound, request)?;
@@ -475,7 +481,7 @@ pub fn plan_cpu(
         (None, CpuStrategy::Overlapped) => auto_overlapped_tile(bound, machine, time_tile),
         (None, CpuStrategy::Wavefront) => wave.map(|(_, bands)| bands).unwrap_or_default(),
     };
-    let isa = request.isa.unwrap_or(machine.isa);
+    let isa = machine.isa;
     let stages = stage_plans(bound, strategy, exact, &tile, isa);
     let plane_pairs = strategy == CpuStrategy::Wavefront
         && dims == 3
@@ -987,8 +993,17 @@ const LIGHT_3D_WORK: usize = 10;
 /// "Deeper 2D and 1D wavefront").
 const DEEP_2D_WIDTH: usize = 1024;
 
-/// The fused steps of the deep 2D candidate tried before the others.
+/// The fused steps of the deep 2D candidates tried before the others.
 const DEEP_2D_STEPS: usize = 24;
+
+/// Whether 2D bands of whole rows whose rings live in L3 ([`deep_wavefront`]) are tried
+/// where the L2 candidate does not fit. On the AVX2 EPYC machine (512 KiB of L2 per core)
+/// j2d5pt went from 5.3 (the L2 ladder's 256-point bands at T=16) to 8.7 GCells/s in f32 and
+/// from 2.7 to 4.4 in f64, j2d9pt-box from 4.4 to 6.7, gaussian2d from 3.0 to 4.7
+/// (docs/performance.md, "AVX2"). AVX-512 plans keep the L2 ladder measured on their machines.
+fn rows_in_l3(isa: TargetIsa) -> bool {
+    isa != TargetIsa::Avx512
+}
 
 /// Rows (middle-axis points) of the deep 3D candidate's bands, whose rings live in L3.
 ///
@@ -1005,21 +1020,28 @@ const DEEP_3D_STEPS: usize = 8;
 
 /// The deep candidate tried before the ladder, where the request leaves both the depth and the
 /// bands to the planner: in 2D, [`DEEP_2D_STEPS`] over bands of [`DEEP_2D_WIDTH`] points whose
-/// rings fit in 60% of L2; for light 3D stencils, [`DEEP_3D_STEPS`] over bands of
-/// [`DEEP_3D_ROWS`] rows of up to 512 points whose rings fit in half of each thread's share
-/// of L3, with ghost work within [`MAX_3D_GHOST_WORK`].
+/// rings fit in 60% of L2, else (where [`rows_in_l3`]) over bands of whole rows whose rings
+/// fit in half of each thread's share of L3; for light 3D stencils, [`DEEP_3D_STEPS`] over
+/// bands of [`DEEP_3D_ROWS`] rows of up to 512 points whose rings fit in half of each thread's
+/// share of L3, with ghost work within [`MAX_3D_GHOST_WORK`].
 fn deep_wavefront(bound: &BoundProgram, machine: &CpuMachine) -> Option<(usize, Vec<usize>)> {
     let mut bands = bound.extents.clone();
+    let l3_share = machine.l3_bytes / machine.threads.max(1) as u64;
     let (depth, budget) = match bands.len() {
         2 => {
             bands[1] = bands[1].min(DEEP_2D_WIDTH);
-            (DEEP_2D_STEPS, machine.l2_bytes * 3 / 5)
+            let l2 = machine.l2_bytes * 3 / 5;
+            if !wavefront_fits(bound, DEEP_2D_STEPS, &bands, l2) && rows_in_l3(machine.isa) {
+                bands = bound.extents.clone();
+                (DEEP_2D_STEPS, l3_share / 2)
+            } else {
+                (DEEP_2D_STEPS, l2)
+            }
         }
         3 if work_per_point(bound, false) < LIGHT_3D_WORK => {
             bands[1] = bands[1].min(DEEP_3D_ROWS);
             bands[2] = bands[2].min(512);
-            let share = machine.l3_bytes / machine.threads.max(1) as u64;
-            (DEEP_3D_STEPS, share / 2)
+            (DEEP_3D_STEPS, l3_share / 2)
         }
         _ => return None,
     };
@@ -1343,6 +1365,41 @@ mod tests {
         let bound = jacobi(2, 4096, ScalarType::F32, false, false);
         let plan = plan_cpu(&bound, &request, &machine()).expect("plans");
         assert_eq!(plan.tile, vec![4096, 512]);
+    }
+
+    #[test]
+    fn without_avx512_large_2d_grids_stream_whole_rows_through_l3() {
+        // A 512 KiB L2 cannot hold the 1024-point bands of 24 steps: whole rows, rings in L3.
+        let avx2 = CpuMachine {
+            isa: TargetIsa::Avx2,
+            l2_bytes: 512 << 10,
+            ..machine()
+        };
+        for ty in [ScalarType::F32, ScalarType::F64] {
+            let bound = jacobi(2, 4096, ty, false, false);
+            let plan = plan_cpu(&bound, &PlanRequest::default(), &avx2).expect("plans");
+            assert_eq!(plan.strategy, CpuStrategy::Wavefront);
+            assert_eq!((plan.time_tile, plan.tile.clone()), (24, vec![1024, 4096]));
+            assert_eq!(plan.isa, TargetIsa::Avx2);
+        }
+        // AVX-512 plans keep the L2 ladder they were measured with.
+        let avx512 = CpuMachine {
+            l2_bytes: 512 << 10,
+            ..machine()
+        };
+        let bound = jacobi(2, 4096, ScalarType::F32, false, false);
+        let plan = plan_cpu(&bound, &PlanRequest::default(), &avx512).expect("plans");
+        assert!(plan.tile[1] < 4096, "{plan}");
+        // A request for another target plans with that target's rules on this machine.
+        let request = PlanRequest {
+            isa: Some(TargetIsa::Sse2),
+            ..PlanRequest::default()
+        };
+        let plan = plan_cpu(&bound, &request, &avx512).expect("plans");
+        assert_eq!(
+            (plan.isa, plan.tile.clone()),
+            (TargetIsa::Sse2, vec![1024, 4096])
+        );
     }
 
     #[test]
