@@ -996,8 +996,9 @@ const DEEP_2D_WIDTH: usize = 1024;
 /// The fused steps of the deep 2D candidates tried before the others.
 const DEEP_2D_STEPS: usize = 24;
 
-/// Whether 2D bands of whole rows whose rings live in L3 ([`deep_wavefront`]) are tried
-/// where the L2 candidate does not fit. On the AVX2 EPYC machine (512 KiB of L2 per core)
+/// Whether 2D bands of whole rows, and 3D bands of [`HEAVY_3D_ROWS`] rows for stencils that
+/// are not light, whose rings live in L3 ([`deep_wavefront`]), are tried (2D: where the L2
+/// candidate does not fit). On the AVX2 EPYC machine (512 KiB of L2 per core)
 /// j2d5pt went from 5.3 (the L2 ladder's 256-point bands at T=16) to 8.7 GCells/s in f32 and
 /// from 2.7 to 4.4 in f64, j2d9pt-box from 4.4 to 6.7, gaussian2d from 3.0 to 4.7
 /// (docs/performance.md, "AVX2"). AVX-512 plans keep the L2 ladder measured on their machines.
@@ -1018,12 +1019,22 @@ const DEEP_3D_ROWS: usize = 64;
 /// The fused steps of the deep 3D candidate.
 const DEEP_3D_STEPS: usize = 8;
 
+/// Rows of the bands of 3D stencils that are not light, whose rings live in L3 where
+/// [`rows_in_l3`]: j3d27pt 256³x20 on the AVX2 EPYC machine ran 2.45-2.54 GCells/s at T=4
+/// against 1.89-2.07 on the L2 ladder's 16-row bands (64 rows: 2.19-2.42; whole planes at T=3:
+/// 2.27-2.53).
+const HEAVY_3D_ROWS: usize = 128;
+
+/// The fused steps of the heavy 3D candidate.
+const HEAVY_3D_STEPS: usize = 4;
+
 /// The deep candidate tried before the ladder, where the request leaves both the depth and the
 /// bands to the planner: in 2D, [`DEEP_2D_STEPS`] over bands of [`DEEP_2D_WIDTH`] points whose
 /// rings fit in 60% of L2, else (where [`rows_in_l3`]) over bands of whole rows whose rings
 /// fit in half of each thread's share of L3; for light 3D stencils, [`DEEP_3D_STEPS`] over
-/// bands of [`DEEP_3D_ROWS`] rows of up to 512 points whose rings fit in half of each thread's
-/// share of L3, with ghost work within [`MAX_3D_GHOST_WORK`].
+/// bands of [`DEEP_3D_ROWS`] rows of up to 512 points, and for the others (where
+/// [`rows_in_l3`]) [`HEAVY_3D_STEPS`] over [`HEAVY_3D_ROWS`] rows, whose rings fit in half of
+/// each thread's share of L3, with ghost work within [`MAX_3D_GHOST_WORK`].
 fn deep_wavefront(bound: &BoundProgram, machine: &CpuMachine) -> Option<(usize, Vec<usize>)> {
     let mut bands = bound.extents.clone();
     let l3_share = machine.l3_bytes / machine.threads.max(1) as u64;
@@ -1042,6 +1053,11 @@ fn deep_wavefront(bound: &BoundProgram, machine: &CpuMachine) -> Option<(usize, 
             bands[1] = bands[1].min(DEEP_3D_ROWS);
             bands[2] = bands[2].min(512);
             (DEEP_3D_STEPS, l3_share / 2)
+        }
+        3 if rows_in_l3(machine.isa) => {
+            bands[1] = bands[1].min(HEAVY_3D_ROWS);
+            bands[2] = bands[2].min(512);
+            (HEAVY_3D_STEPS, l3_share / 2)
         }
         _ => return None,
     };
