@@ -13,6 +13,7 @@
 //! Invariant: nothing here does I/O; every error is a [`tessera_ir::Diagnostic`] with a span.
 
 pub mod bind;
+pub mod chains;
 pub mod check;
 pub mod deps;
 pub mod footprint;
@@ -21,6 +22,7 @@ pub mod region;
 pub mod tiling;
 
 pub use bind::{BoundProgram, Domain, bind, parse_param_value};
+pub use chains::{ChainStart, ChainTerm, SumChain, sum_chains};
 pub use check::{CheckedProgram, FieldRole, check};
 pub use footprint::Footprint;
 pub use linear::{LinearForm, LinearTerm, linear_form};

@@ -54,6 +54,11 @@ pub trait ReadRenderer {
     fn let_type(&self, scalar: &'static str) -> String {
         scalar.to_string()
     }
+    /// The spelling of an expression the caller computes itself (a sum chain run as a term
+    /// loop), or `None` to print the expression.
+    fn computed(&mut self, _expr: ExprId) -> Option<String> {
+        None
+    }
 }
 
 impl Dialect {
@@ -345,6 +350,9 @@ struct ExprPrinter<'a> {
 
 impl ExprPrinter<'_> {
     fn print(&mut self, id: ExprId) -> String {
+        if let Some(value) = self.leaves.computed(id) {
+            return value;
+        }
         let ty = self.checked.ty(id);
         match &self.checked.program().exprs[id].kind {
             ExprKind::Literal(c) => self.dialect.literal(*c, ty),

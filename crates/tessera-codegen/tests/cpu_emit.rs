@@ -487,3 +487,61 @@ fn accumulate_shifted(extents: &[i64]) -> BoundProgram {
     b.finish_stage(s);
     finish(b, extents)
 }
+
+/// A 7x7 box, all weights distinct: 49 terms, enough for term loops in written order.
+fn box2d_r3(extents: &[i64]) -> BoundProgram {
+    linear(extents, &box_offsets(2, 3), &|o| {
+        1.0 + f64::from(7 * o[0] + o[1]) / 100.0
+    })
+}
+
+#[test]
+fn long_sums_run_as_term_loops_over_row_chunks() {
+    let source = emit(&box2d_r3(&[40, 200]), "parallel", None, None);
+    insta::assert_snapshot!(interior_function(&source));
+}
+
+#[test]
+fn border_nests_run_long_sums_as_term_loops_through_the_border_mode() {
+    let source = emit(&box2d_r3(&[40, 200]), "parallel", None, None);
+    let start = source
+        .find("static void ts_s0_bd_g")
+        .expect("border function");
+    let border = &source[start..];
+    let border = &border[..border.find("\n}\n").expect("its end")];
+    assert!(
+        border.contains("static const int32_t ts_o0[49][2]"),
+        "{border}"
+    );
+    assert!(
+        border.contains("ts_clamp((p1 + ts_o0[k][1]), 200)"),
+        "{border}"
+    );
+}
+
+/// The generated C grows by a bounded number of bytes per stencil point: written-out sums
+/// grow it by a whole expression per point and per variant, and the C compiler's time grows
+/// faster still (minutes for the 729-point box before term loops).
+#[test]
+fn source_size_grows_linearly_with_the_stencil() {
+    let size = |r: i32, strategy: &str, exact: bool| {
+        let bound = linear(&[48, 48, 48], &box_offsets(3, r), &|o| {
+            1.0 + f64::from(81 * o[0] + 9 * o[1] + o[2]) / 1000.0
+        });
+        let source = match exact {
+            true => emit(&bound, strategy, None, None),
+            false => emit_relaxed(&bound, strategy),
+        };
+        source.len() as f64
+    };
+    for strategy in ["naive", "parallel", "overlapped", "wavefront"] {
+        for exact in [true, false] {
+            let (small, large) = (size(3, strategy, exact), size(4, strategy, exact));
+            let per_point = (large - small) / f64::from(729 - 343);
+            assert!(
+                per_point < 400.0,
+                "{strategy} exact={exact}: {per_point:.0} bytes per added point ({small} -> {large})"
+            );
+        }
+    }
+}

@@ -67,6 +67,9 @@ fn stage_form(form: &CpuStagePlan) -> String {
     if form.wide_vectors {
         text.push_str(", 512-bit vectors preferred");
     }
+    if form.term_loops {
+        text.push_str(", long sums as term loops");
+    }
     text
 }
 

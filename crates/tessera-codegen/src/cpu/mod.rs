@@ -34,6 +34,7 @@ mod lanes;
 pub mod layout;
 mod reuse;
 mod stage;
+mod terms;
 mod wavefront;
 
 use std::fmt::Write as _;
@@ -242,6 +243,13 @@ const SUPPORT: &str = r#"#include <stdlib.h>
 #define TS_WIDE_VECTORS __attribute__((target("prefer-vector-width=512")))
 #else
 #define TS_WIDE_VECTORS
+#endif
+/* Term loops (long sums over tables): gcc's unroll-and-jam fuses two passes over terms into
+   one loop whose loads it can only gather, four times slower. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TS_TERM_LOOPS __attribute__((optimize("no-loop-unroll-and-jam")))
+#else
+#define TS_TERM_LOOPS
 #endif
 #define TS_NAN ts_f64_from_bits(0x7ff8000000000000ull)
 #define TS_INF ts_f64_from_bits(0x7ff0000000000000ull)

@@ -13,14 +13,17 @@
 
 use std::fmt::Write as _;
 
-use tessera_analysis::{BoundProgram, Domain};
-use tessera_ir::{Border, Field, Id, Local, Param, ReduceOp, Reduction, ScalarType, Stage};
+use tessera_analysis::{BoundProgram, Domain, SumChain};
+use tessera_ir::{
+    Border, ExprId, Field, Id, Local, Param, ReduceOp, Reduction, ScalarType, Stage, Statement,
+};
 use tessera_plan::TargetIsa;
 use tessera_plan::cpu::CpuStagePlan;
 use tessera_plan::reuse::ColumnSums;
 
 use super::axis_constant;
 use super::layout::{WriteMode, domain_count, target_array, write_mode};
+use super::terms::{self, ChainForm};
 use super::{lanes, reuse};
 use crate::cfamily::{
     Dialect, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
@@ -113,44 +116,71 @@ impl Context<'_> {
 }
 
 /// How reads are spelled in a loop body.
-struct Leaves<'a> {
-    bound: &'a BoundProgram,
-    stage: Option<Id<Stage>>,
-    strides: &'a [i64],
+pub(super) struct Leaves<'a> {
+    pub(super) bound: &'a BoundProgram,
+    pub(super) stage: Option<Id<Stage>>,
+    pub(super) strides: &'a [i64],
     /// Map every read through its field's border mode (otherwise: plain offset from `i`).
-    border: bool,
+    pub(super) border: bool,
+    /// Expressions computed before the body (sum chains), with their spelling.
+    pub(super) computed: Vec<(ExprId, String)>,
+    /// Locals spelled otherwise than `l<k>` (a chain's value outside the body).
+    pub(super) locals: Vec<(Id<Local>, String)>,
 }
 
-impl ReadRenderer for Leaves<'_> {
-    fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String {
-        let name = format!("r{}", field.index());
-        if !self.border {
-            return match linear_offset(offset, self.strides) {
-                0 => format!("{name}[i]"),
-                k if k < 0 => format!("{name}[i - {}]", -k),
-                k => format!("{name}[i + {k}]"),
-            };
+/// One axis of a read's offset: known when the code is generated, or an entry of a term table.
+#[derive(Clone, Debug)]
+pub(super) enum AxisOffset {
+    /// A constant offset.
+    Fixed(i32),
+    /// A C expression (`ts_o0[k][1]`).
+    Table(String),
+}
+
+impl<'a> Leaves<'a> {
+    /// The leaves of `stage`'s body (or of a reduction's, `stage` `None`) in a nest whose
+    /// arrays have `strides`, mapping reads through border modes where `border`.
+    pub(super) fn new(
+        bound: &'a BoundProgram,
+        stage: Option<Id<Stage>>,
+        strides: &'a [i64],
+        border: bool,
+    ) -> Leaves<'a> {
+        Leaves {
+            bound,
+            stage,
+            strides,
+            border,
+            computed: Vec::new(),
+            locals: Vec::new(),
         }
+    }
+
+    /// A read of `field` at `offset` mapped through its border mode, from the point `p`.
+    pub(super) fn border_read(&self, field: Id<Field>, offset: &[AxisOffset]) -> String {
+        let name = format!("r{}", field.index());
         let program = self.bound.program();
         let border = match self.stage {
             Some(stage) => program.stages[stage].border_of(field, program),
             None => program.fields[field].border,
         };
         let extents = &self.bound.extents;
+        let moves = |o: &AxisOffset| !matches!(o, AxisOffset::Fixed(0));
         let q: Vec<String> = offset
             .iter()
             .enumerate()
-            .map(|(a, &o)| {
-                let raw = if o == 0 {
-                    format!("p{a}")
-                } else {
-                    format!("(p{a} + {o})")
+            .map(|(a, o)| {
+                let raw = match o {
+                    AxisOffset::Fixed(0) => format!("p{a}"),
+                    AxisOffset::Fixed(o) => format!("(p{a} + {o})"),
+                    AxisOffset::Table(o) => format!("(p{a} + {o})"),
                 };
-                match (border, o) {
-                    (_, 0) | (None | Some(Border::Constant(_)), _) => raw,
-                    (Some(Border::Clamp), _) => format!("ts_clamp({raw}, {})", extents[a]),
-                    (Some(Border::Periodic), _) => format!("ts_wrap({raw}, {})", extents[a]),
-                    (Some(Border::Mirror), _) => format!("ts_mirror({raw}, {})", extents[a]),
+                match border {
+                    _ if !moves(o) => raw,
+                    None | Some(Border::Constant(_)) => raw,
+                    Some(Border::Clamp) => format!("ts_clamp({raw}, {})", extents[a]),
+                    Some(Border::Periodic) => format!("ts_wrap({raw}, {})", extents[a]),
+                    Some(Border::Mirror) => format!("ts_mirror({raw}, {})", extents[a]),
                 }
             })
             .collect();
@@ -164,11 +194,11 @@ impl ReadRenderer for Leaves<'_> {
             .collect();
         let access = format!("{name}[{}]", index.join(" + "));
         match border {
-            Some(Border::Constant(value)) if offset.iter().any(|&o| o != 0) => {
+            Some(Border::Constant(value)) if offset.iter().any(moves) => {
                 let inside: Vec<String> = offset
                     .iter()
                     .enumerate()
-                    .filter(|(_, o)| **o != 0)
+                    .filter(|(_, o)| moves(o))
                     .map(|(a, _)| format!("(uint64_t){} < {}u", q[a], extents[a]))
                     .collect();
                 let ty = program.fields[field].ty;
@@ -181,9 +211,32 @@ impl ReadRenderer for Leaves<'_> {
             _ => access,
         }
     }
+}
+
+impl ReadRenderer for Leaves<'_> {
+    fn read(&mut self, field: Id<Field>, offset: &[i32]) -> String {
+        if self.border {
+            let offset: Vec<AxisOffset> = offset.iter().map(|&o| AxisOffset::Fixed(o)).collect();
+            return self.border_read(field, &offset);
+        }
+        let name = format!("r{}", field.index());
+        match linear_offset(offset, self.strides) {
+            0 => format!("{name}[i]"),
+            k if k < 0 => format!("{name}[i - {}]", -k),
+            k => format!("{name}[i + {k}]"),
+        }
+    }
+
+    fn computed(&mut self, expr: ExprId) -> Option<String> {
+        (self.computed.iter())
+            .find(|(e, _)| *e == expr)
+            .map(|(_, spelling)| spelling.clone())
+    }
 
     fn local(&mut self, local: Id<Local>) -> String {
-        format!("l{}", local.index())
+        (self.locals.iter())
+            .find(|(l, _)| *l == local)
+            .map_or_else(|| format!("l{}", local.index()), |(_, s)| s.clone())
     }
 
     fn coord(&mut self, axis: usize) -> String {
@@ -206,12 +259,7 @@ impl ReadRenderer for Leaves<'_> {
 
 /// Spells reduction values for the `until` condition (`v[r]`), and nothing else.
 pub(crate) fn until_leaves(bound: &BoundProgram) -> impl ReadRenderer + '_ {
-    Leaves {
-        bound,
-        stage: None,
-        strides: &[],
-        border: false,
-    }
+    Leaves::new(bound, None, &[], false)
 }
 
 /// The pointer declarations of a stage: `r<f>` for reads (and in-place writes), `w<f>` for
@@ -400,30 +448,48 @@ pub(super) fn outer_base(a: usize, base: &str, cast: &str) -> String {
     }
 }
 
-fn indent_lines(text: &str, indent: &str) -> String {
+pub(super) fn indent_lines(text: &str, indent: &str) -> String {
     text.lines().map(|l| format!("{indent}{l}\n")).collect()
 }
 
 /// The statements computing a stage at one point: lets, outputs into `o<f>`, then stores; when
-/// `fold` is set, in-stage reductions are folded into `a<r>` if `due[r]`.
-fn stage_body(ctx: &Context, stage: Id<Stage>, border: bool, fold: bool) -> String {
+/// `fold` is set, in-stage reductions are folded into `a<r>` if `due[r]`. Sum chains are
+/// computed as `chains` says.
+fn stage_body(
+    ctx: &Context,
+    stage: Id<Stage>,
+    border: bool,
+    fold: bool,
+    chains: ChainForm,
+) -> String {
     let (bound, strides) = (ctx.bound, &ctx.strides);
     let checked = bound.checked();
     let program = checked.program();
-    let mut leaves = Leaves {
-        bound,
-        stage: Some(stage),
-        strides,
-        border,
+    let mut leaves = Leaves::new(bound, Some(stage), strides, border);
+    let listed = match chains {
+        ChainForm::Written => &[][..],
+        ChainForm::PerPoint(list) | ChainForm::Chunked(list) => list,
     };
+    let x = format!("p{}", ctx.dims() - 1);
+    leaves.computed = (listed.iter().enumerate())
+        .map(|(c, chain)| (chain.root, terms::chain_value(chains, c, &x)))
+        .collect();
     let printed = if ctx.relaxed {
         print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
     } else {
         print_stage(Dialect::C, checked, stage, &mut leaves)
     };
     let mut body = String::new();
-    for line in &printed.lets {
-        let _ = writeln!(body, "{line}");
+    let mut lets = printed.lets.iter();
+    for (j, statement) in program.stages[stage].body.iter().enumerate() {
+        if let ChainForm::PerPoint(list) = chains {
+            for (c, chain) in list.iter().enumerate().filter(|(_, ch)| ch.statement == j) {
+                body.push_str(&terms::per_point(&mut leaves, chain, c, border));
+            }
+        }
+        if let Statement::Let { .. } = statement {
+            let _ = writeln!(body, "{}", lets.next().map_or("", String::as_str));
+        }
     }
     for (field, value) in &printed.outputs {
         let t = Dialect::C.scalar_type(program.fields[*field].ty);
@@ -522,20 +588,26 @@ fn emit_nest_function(
     let part = if border { "bd" } else { "in" };
     let form = RowForm::new(ctx, stage, border);
     let plan = ctx.stage_plans[stage.index()];
+    let chains = terms::stage_chains(ctx, stage);
+    let chain_form = chain_form(ctx, stage, border, &form, &chains);
     // Column-sum loops the plan marks prefer 512-bit vectors; shifted lanes are 512-bit
     // vectors.
     let wide = (form.sums.is_some() && plan.wide_vectors) || form.lanes.is_some();
-    let attribute = if wide { "TS_WIDE_VECTORS " } else { "" };
+    let mut attribute = if wide { "TS_WIDE_VECTORS " } else { "" }.to_string();
+    if matches!(chain_form, ChainForm::Chunked(_)) {
+        attribute.push_str("TS_TERM_LOOPS ");
+    }
     let _ = writeln!(
         out,
         "{attribute}static void ts_s{k}_{part}_{v}({}) {{",
         view.signature().0
     );
     out.push_str(pointers);
+    out.push_str(&terms::tables(ctx, stage, &chains, chain_form, border));
     if let (Some(sums), None) = (form.sums, form.lanes) {
         out.push_str(&reuse::buffers(sums));
     }
-    let body = row_code(ctx, view, stage, border, &form);
+    let body = row_code(ctx, view, stage, border, &form, chain_form);
     let nest = LoopNest {
         domain: ctx.bound.stage_domain(stage),
         strides: &ctx.strides,
@@ -546,16 +618,48 @@ fn emit_nest_function(
         inner_pragma: (ctx.openmp && !border).then_some("#pragma omp simd"),
         row_open: String::new(),
         row_close: String::new(),
-        body_owns_rows: form.sums.is_some() || form.lanes.is_some(),
+        body_owns_rows: form.sums.is_some()
+            || form.lanes.is_some()
+            || matches!(chain_form, ChainForm::Chunked(_)),
         slowest_planes: if form.pairs { 2 } else { 1 },
     };
     nest.emit(&body, out);
     let _ = writeln!(out, "    (void)t;\n}}\n");
 }
 
-/// The code of `stage` in the loop nest of `form`: a whole row (column sums, shifted lanes)
-/// or one point.
-fn row_code(ctx: &Context, view: View, stage: Id<Stage>, border: bool, form: &RowForm) -> String {
+/// How a nest of `stage` computes its sum `chains`: written out where it has none; in the
+/// border nest per point; in the interior in chunks where the rows allow it and column sums
+/// do not replace the whole stage.
+fn chain_form<'a>(
+    ctx: &Context,
+    stage: Id<Stage>,
+    border: bool,
+    form: &RowForm,
+    chains: &'a [SumChain],
+) -> ChainForm<'a> {
+    if chains.is_empty() {
+        ChainForm::Written
+    } else if border
+        || form.sums.is_some()
+        || form.lanes.is_some()
+        || !terms::chunkable(ctx, stage, chains)
+    {
+        ChainForm::PerPoint(chains)
+    } else {
+        ChainForm::Chunked(chains)
+    }
+}
+
+/// The code of `stage` in the loop nest of `form`: a whole row (column sums, shifted lanes,
+/// chunks of term loops) or one point.
+fn row_code(
+    ctx: &Context,
+    view: View,
+    stage: Id<Stage>,
+    border: bool,
+    form: &RowForm,
+    chains: ChainForm,
+) -> String {
     let plan = ctx.stage_plans[stage.index()];
     let plane = ctx.bound.stage_domain(stage).stride[0];
     let write_strides = ctx.write_strides.as_deref().unwrap_or(&ctx.strides);
@@ -574,19 +678,14 @@ fn row_code(ctx: &Context, view: View, stage: Id<Stage>, border: bool, form: &Ro
     };
     match (form.sums, form.lanes) {
         (Some(sums), Some(ty)) => {
-            let scalar = stage_body(ctx, stage, border, false);
+            let scalar = stage_body(ctx, stage, border, false, chains);
             let target = target_array(ctx.bound, stage, sums.output);
             let shape = shape(ty, &scalar, 1);
             let pinned = plan.columns_in_registers;
             reuse::lane_row(ctx.bound, stage, sums, &shape, &target, pinned)
         }
         (Some(sums), None) => {
-            let mut leaves = Leaves {
-                bound: ctx.bound,
-                stage: Some(stage),
-                strides: &ctx.strides,
-                border: false,
-            };
+            let mut leaves = Leaves::new(ctx.bound, Some(stage), &ctx.strides, false);
             let target = target_array(ctx.bound, stage, sums.output);
             reuse::row(
                 sums,
@@ -599,7 +698,7 @@ fn row_code(ctx: &Context, view: View, stage: Id<Stage>, border: bool, form: &Ro
             )
         }
         (None, Some(ty)) => {
-            let scalar = stage_body(ctx, stage, border, false);
+            let scalar = stage_body(ctx, stage, border, false, chains);
             let single = lanes::row(ctx.bound, stage, &shape(ty, &scalar, 1));
             if form.pairs {
                 let pair = lanes::row(ctx.bound, stage, &shape(ty, &scalar, 2));
@@ -608,7 +707,13 @@ fn row_code(ctx: &Context, view: View, stage: Id<Stage>, border: bool, form: &Ro
                 single
             }
         }
-        (None, None) => stage_body(ctx, stage, border, false),
+        (None, None) => match chains {
+            ChainForm::Chunked(list) => {
+                let body = stage_body(ctx, stage, border, false, chains);
+                terms::chunked_row(ctx, stage, list, view.mixed(), &body)
+            }
+            _ => stage_body(ctx, stage, border, false, chains),
+        },
     }
 }
 
@@ -742,7 +847,8 @@ pub(crate) fn emit_stage_reduce(
     );
     let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
     out.push_str(&pointer_declarations(ctx.bound, stage));
-    reduction_nest(ctx, domain, &reductions).emit(&stage_body(ctx, stage, true, true), out);
+    let body = stage_body(ctx, stage, true, true, ChainForm::Written);
+    reduction_nest(ctx, domain, &reductions).emit(&body, out);
     let _ = writeln!(out, "    (void)t;\n}}\n");
 }
 
@@ -772,12 +878,7 @@ pub(crate) fn emit_after_step_reduction(
             field.index()
         );
     }
-    let mut leaves = Leaves {
-        bound,
-        stage: None,
-        strides: &ctx.strides,
-        border: true,
-    };
+    let mut leaves = Leaves::new(bound, None, &ctx.strides, true);
     let value = print_reduction_value(
         Dialect::C,
         checked,

@@ -1,0 +1,287 @@
+//! Term loops: a stage's long sums ([`SumChain`]) run as loops over tables of their
+//! coefficients and offsets ([`tessera_plan::cpu::CpuStagePlan::term_loops`]).
+//!
+//! Each term is added in its written order, so a chain's value is bitwise the written sum's
+//! (`-ffp-contract=off` in exact mode keeps `w * x` and `+` separate). The code's size no
+//! longer depends on the number of terms: the C compiler's time on a 729-point box stencil
+//! drops from minutes to a second.
+//!
+//! Two forms:
+//! - **per point** (border nests, and interiors that cannot be chunked): a scalar loop over
+//!   the terms before the statement that uses the chain;
+//! - **chunked rows** (interiors): a row is cut into chunks; per chain, one vectorised pass
+//!   over the chunk starts the sums in a buffer (`ts_acc<c>`), then each group of up to four
+//!   terms adds into it in one pass, and the stage body runs last with the chains' values
+//!   read from the buffers.
+
+use std::fmt::Write as _;
+
+use tessera_analysis::chains::{
+    ChainStart, MIN_CHAIN_TERMS, SumChain, sum_chains, uses_only_chain_locals,
+};
+use tessera_ir::{Id, Local, ScalarType, Stage, Statement};
+
+use super::stage::{
+    AxisOffset, Context, Leaves, indent_lines, linear_offset, outer_base, point_indices,
+};
+use crate::cfamily::{Dialect, print_expr};
+
+/// Terms added per pass over a chunk: the buffer is loaded and stored once per group.
+const TERMS_PER_PASS: usize = 4;
+
+/// Keeps the compiler from unrolling a loop over terms: the tables are constants, and an
+/// unrolled loop is the written-out sum again (its size, its compile time, and worse code).
+const NO_UNROLL: &str = "#pragma GCC unroll 1";
+
+/// Bytes of chain buffers per nest: they stay in the L1 cache.
+const BUFFER_BYTES: usize = 16 * 1024;
+
+/// How a nest computes the stage's sum chains.
+#[derive(Clone, Copy)]
+pub(super) enum ChainForm<'a> {
+    /// Written out term by term (no term loops).
+    Written,
+    /// A scalar term loop per point, before the statement that uses the chain.
+    PerPoint(&'a [SumChain]),
+    /// Chunked rows: the chains' values come from the buffers (`ts_acc<c>[p - x0]`).
+    Chunked(&'a [SumChain]),
+}
+
+/// The chains `stage` runs as term loops under its plan (empty without term loops).
+pub(super) fn stage_chains(ctx: &Context, stage: Id<Stage>) -> Vec<SumChain> {
+    if !ctx.stage_plans[stage.index()].term_loops {
+        return Vec::new();
+    }
+    sum_chains(ctx.bound.checked(), stage, MIN_CHAIN_TERMS)
+}
+
+/// Whether the interior rows of `stage` can run `chains` in chunks: unit steps along the
+/// fastest axis, and chain heads that need no `let` other than earlier chains'.
+pub(super) fn chunkable(ctx: &Context, stage: Id<Stage>, chains: &[SumChain]) -> bool {
+    let domain = ctx.bound.stage_domain(stage);
+    let checked = ctx.bound.checked();
+    domain.stride.last() == Some(&1)
+        && chains.iter().enumerate().all(|(c, chain)| {
+            chain
+                .head()
+                .is_none_or(|head| uses_only_chain_locals(checked, stage, head, &chains[..c]))
+        })
+}
+
+/// The spelling of chain `c`'s value in the stage body of `form`.
+pub(super) fn chain_value(form: ChainForm, c: usize, x: &str) -> String {
+    match form {
+        ChainForm::Chunked(_) => format!("ts_acc{c}[{x} - x0]"),
+        _ => format!("ts_c{c}"),
+    }
+}
+
+/// The constant tables of `chains` (coefficients; linear offsets, or per-axis offsets for
+/// border nests) and, for chunked rows, their buffers: declarations at the top of a nest.
+///
+/// `chains` may be listed while `form` writes the main body out: a shifted-lanes or
+/// column-sum row's scalar edge runs them per point.
+pub(super) fn tables(
+    ctx: &Context,
+    stage: Id<Stage>,
+    chains: &[SumChain],
+    form: ChainForm,
+    border: bool,
+) -> String {
+    let mut out = String::new();
+    let mut leaves = Leaves::new(ctx.bound, Some(stage), &ctx.strides, border);
+    for (c, chain) in chains.iter().enumerate() {
+        let ty = Dialect::C.scalar_type(chain.ty);
+        let n = chain.terms.len();
+        let coefficients: Vec<String> = (chain.terms.iter())
+            .map(|t| print_expr(Dialect::C, ctx.bound.checked(), t.coefficient, &mut leaves))
+            .collect();
+        let _ = writeln!(
+            out,
+            "    static const {ty} ts_w{c}[{n}] = {{{}}};",
+            coefficients.join(", ")
+        );
+        if border {
+            let offsets: Vec<String> = (chain.terms.iter())
+                .map(|t| {
+                    let axes: Vec<String> = t.offset.iter().map(i32::to_string).collect();
+                    format!("{{{}}}", axes.join(", "))
+                })
+                .collect();
+            let dims = ctx.bound.extents.len();
+            let _ = writeln!(
+                out,
+                "    static const int32_t ts_o{c}[{n}][{dims}] = {{{}}};",
+                offsets.join(", ")
+            );
+        } else {
+            let offsets: Vec<String> = (chain.terms.iter())
+                .map(|t| linear_offset(&t.offset, &ctx.strides).to_string())
+                .collect();
+            let _ = writeln!(
+                out,
+                "    static const int64_t ts_d{c}[{n}] = {{{}}};",
+                offsets.join(", ")
+            );
+        }
+    }
+    if let ChainForm::Chunked(chains) = form {
+        let chunk = chunk_length(chains);
+        for (c, chain) in chains.iter().enumerate() {
+            let ty = Dialect::C.scalar_type(chain.ty);
+            let _ = writeln!(out, "    _Alignas(64) {ty} ts_acc{c}[{chunk}];");
+        }
+    }
+    out
+}
+
+/// Points per chunk: the chains' buffers fill [`BUFFER_BYTES`] at most, 64 points at least.
+fn chunk_length(chains: &[SumChain]) -> usize {
+    let bytes: usize = chains.iter().map(|c| element_bytes(c.ty)).sum();
+    (BUFFER_BYTES / bytes.max(1) / 64 * 64).clamp(64, 1024)
+}
+
+fn element_bytes(ty: ScalarType) -> usize {
+    match ty {
+        ScalarType::F64 => 8,
+        _ => 4,
+    }
+}
+
+/// `w * x` or `x * w`, in the chain's written operand order.
+fn product(chain: &SumChain, w: &str, x: &str) -> String {
+    if chain.read_first {
+        format!("({x} * {w})")
+    } else {
+        format!("({w} * {x})")
+    }
+}
+
+/// The scalar term loop of chain `c` at one point, declaring `ts_c<c>`: reads at the table's
+/// linear offsets from `i`, or mapped through border modes (`border`).
+pub(super) fn per_point(leaves: &mut Leaves, chain: &SumChain, c: usize, border: bool) -> String {
+    let read = |leaves: &Leaves, k: &str| {
+        if border {
+            let offset: Vec<AxisOffset> = (0..chain.terms[0].offset.len())
+                .map(|a| AxisOffset::Table(format!("ts_o{c}[{k}][{a}]")))
+                .collect();
+            leaves.border_read(chain.field, &offset)
+        } else {
+            format!("r{}[i + ts_d{c}[{k}]]", chain.field.index())
+        }
+    };
+    let term =
+        |leaves: &Leaves, k: &str| product(chain, &format!("ts_w{c}[{k}]"), &read(leaves, k));
+    let (first_term, every_term) = (term(leaves, "0"), term(leaves, "k"));
+    let (start, first) = start_of(chain, leaves, first_term);
+    let ty = Dialect::C.scalar_type(chain.ty);
+    let n = chain.terms.len();
+    format!(
+        "{ty} ts_c{c} = {start};\n{NO_UNROLL}\nfor (int k = {first}; k < {n}; k++) ts_c{c} = (ts_c{c} + {every_term});\n"
+    )
+}
+
+/// The first value of `chain` and the index of its first term still to add: the printed
+/// head, or `first_term`.
+fn start_of(chain: &SumChain, leaves: &mut Leaves, first_term: String) -> (String, usize) {
+    match chain.start {
+        ChainStart::Head(head) => {
+            let checked = leaves.bound.checked();
+            (print_expr(Dialect::C, checked, head, leaves), 0)
+        }
+        ChainStart::FirstTerm => (first_term, 1),
+    }
+}
+
+/// The row of a chunked interior nest: per chunk of the fastest axis, the chains' passes into
+/// their buffers, then `body` (the stage with the chains read from the buffers) per point.
+pub(super) fn chunked_row(
+    ctx: &Context,
+    stage: Id<Stage>,
+    chains: &[SumChain],
+    mixed: bool,
+    body: &str,
+) -> String {
+    let a = ctx.bound.extents.len() - 1;
+    let chunk = chunk_length(chains);
+    let simd = if ctx.openmp { "#pragma omp simd\n" } else { "" };
+    let mut out = format!(
+        "for (int64_t x0 = lo[{a}]; x0 < hi[{a}]; x0 += {chunk}) {{\n    const int64_t x1 = hi[{a}] - x0 < {chunk} ? hi[{a}] : x0 + {chunk};\n    const int64_t ix = {}(x0 - org[{a}]);\n",
+        outer_base(a, "b", "(int64_t)")
+    );
+    let mut leaves = Leaves::new(ctx.bound, Some(stage), &ctx.strides, false);
+    for (c, chain) in chains.iter().enumerate() {
+        leaves.locals = chain_locals(ctx, stage, &chains[..c], a);
+        let field = chain.field.index();
+        let first_term = product(
+            chain,
+            &format!("ts_w{c}[0]"),
+            &format!("r{field}[i + ts_d{c}[0]]"),
+        );
+        let (start, first) = start_of(chain, &mut leaves, first_term);
+        let start_loop = format!(
+            "{simd}for (int64_t p{a} = x0; p{a} < x1; p{a}++) {{\n    const int64_t i = ix + (p{a} - x0);\n    ts_acc{c}[p{a} - x0] = {start};\n}}\n"
+        );
+        out.push_str(&indent_lines(&start_loop, "    "));
+        out.push_str(&indent_lines(&term_passes(chain, c, first, simd), "    "));
+    }
+    let points = format!(
+        "{simd}for (int64_t p{a} = x0; p{a} < x1; p{a}++) {{\n{}{}}}\n",
+        indent_lines(&point_indices(a, mixed, None), "    "),
+        indent_lines(body, "    ")
+    );
+    out.push_str(&indent_lines(&points, "    "));
+    out.push_str("}\n");
+    out
+}
+
+/// The passes adding chain `c`'s terms from `first` on into its buffer, up to
+/// [`TERMS_PER_PASS`] per pass (`simd`: the pragma line of a pass, if any).
+fn term_passes(chain: &SumChain, c: usize, first: usize, simd: &str) -> String {
+    let n = chain.terms.len();
+    let ty = Dialect::C.scalar_type(chain.ty);
+    let field = chain.field.index();
+    let pass = |group: usize| {
+        let mut out = String::new();
+        for g in 0..group {
+            let _ = writeln!(
+                out,
+                "const {ty} w{g} = ts_w{c}[k + {g}];\nconst {ty}* s{g} = r{field} + ix + ts_d{c}[k + {g}];"
+            );
+        }
+        let sum = (0..group).fold(format!("ts_acc{c}[j]"), |acc, g| {
+            let term = product(chain, &format!("w{g}"), &format!("s{g}[j]"));
+            format!("({acc} + {term})")
+        });
+        let _ = writeln!(
+            out,
+            "{simd}for (int64_t j = 0; j < x1 - x0; j++) ts_acc{c}[j] = {sum};"
+        );
+        indent_lines(&out, "        ")
+    };
+    let step = TERMS_PER_PASS;
+    format!(
+        "{{\n    int k = {first};\n    {NO_UNROLL}\n    for (; k + {step} <= {n}; k += {step}) {{\n{}    }}\n    {NO_UNROLL}\n    for (; k < {n}; k++) {{\n{}    }}\n}}\n",
+        pass(step),
+        pass(1)
+    )
+}
+
+/// The locals bound to earlier chains, spelled as those chains' buffer entries at `p<a>`.
+fn chain_locals(
+    ctx: &Context,
+    stage: Id<Stage>,
+    earlier: &[SumChain],
+    a: usize,
+) -> Vec<(Id<Local>, String)> {
+    let body = &ctx.bound.program().stages[stage].body;
+    body.iter()
+        .filter_map(|s| match s {
+            Statement::Let { local, value } => earlier
+                .iter()
+                .position(|chain| chain.root == *value)
+                .map(|c| (*local, format!("ts_acc{c}[p{a} - x0]"))),
+            Statement::Assign { .. } => None,
+        })
+        .collect()
+}
