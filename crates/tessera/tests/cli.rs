@@ -578,3 +578,33 @@ fn plans_that_do_not_fit_are_refused_before_running_naming_the_field() {
         "the cpu backend has no strategy `tiled`; choose one of: naive, parallel, blocked, overlapped, wavefront",
     );
 }
+
+#[test]
+fn bench_compile_only_reports_the_compile_and_the_source_size_and_runs_nothing() {
+    let (dir, _) = jacobi_dir();
+    let cache = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args([
+            "bench",
+            "jacobi.tess",
+            "--backend",
+            "cpu",
+            "--exact",
+            "--compile-only",
+            "--json",
+        ])
+        .current_dir(dir.path())
+        .env("TESSERA_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["program"], "jacobi");
+    assert_eq!(report["exact"], true);
+    assert!(
+        report["compile_seconds"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+    assert!(report["source_bytes"].as_u64().unwrap() > 1000, "{report}");
+    assert!(report.get("gcells_per_s").is_none(), "{report}");
+}

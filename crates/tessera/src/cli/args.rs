@@ -301,6 +301,10 @@ pub struct BenchArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Only compile: print the compile time and the generated source's size, run nothing
+    /// (cold only with an empty kernel cache: `TESSERA_CACHE_DIR=$(mktemp -d)`).
+    #[arg(long)]
+    pub compile_only: bool,
 }
 
 /// `tessera explain`.

@@ -66,9 +66,21 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
     let planned = planning::plan_run(&session, &args.exec)?;
     let steps = args.steps.unwrap_or_else(|| session.default_steps());
     let start = Instant::now();
-    let mut executable =
-        session.prepare(planned.backend.as_ref(), &planned.plan, &planned.device)?;
+    let mut executable = planned.prepare(&session)?;
     let prepare_seconds = start.elapsed().as_secs_f64();
+    if args.compile_only {
+        let source = planned.backend.emit(session.bound(), &planned.plan)?;
+        let compiled = Compiled {
+            session: &session,
+            backend: planned.name,
+            plan: &executable.describe(),
+            compile_seconds: executable.compile_time().as_secs_f64(),
+            prepare_seconds,
+            source_bytes: source.text.len(),
+        };
+        compiled.print(args.json, args.exec.exact);
+        return Ok(0);
+    }
     let (inputs, randomised) = random_inputs(&session, args.seed);
     let timings = measure(executable.as_mut(), &inputs, steps, args.reps)?;
     let described = executable.describe();
@@ -109,6 +121,44 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
         report.print();
     }
     Ok(0)
+}
+
+/// What `--compile-only` measured.
+struct Compiled<'a> {
+    session: &'a Session,
+    backend: &'a str,
+    plan: &'a str,
+    compile_seconds: f64,
+    prepare_seconds: f64,
+    source_bytes: usize,
+}
+
+impl Compiled<'_> {
+    /// Prints the measurement: one JSON object, or one line of text.
+    fn print(&self, json: bool, exact: bool) {
+        if json {
+            let value = serde_json::json!({
+                "program": self.session.name(),
+                "backend": self.backend,
+                "plan": self.plan,
+                "size": self.session.grid_text(),
+                "exact": exact,
+                "compile_seconds": self.compile_seconds,
+                "prepare_seconds": self.prepare_seconds,
+                "source_bytes": self.source_bytes,
+            });
+            println!("{value}");
+        } else {
+            println!(
+                "{}: {}, compiled in {:.3} s (prepare {:.3} s; 0 on a cache hit), {} bytes of source",
+                self.session.name(),
+                self.plan,
+                self.compile_seconds,
+                self.prepare_seconds,
+                self.source_bytes
+            );
+        }
+    }
 }
 
 /// What a benchmark measured and derived, for printing.

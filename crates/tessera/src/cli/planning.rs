@@ -2,9 +2,10 @@
 //! for the flags. Every command goes through the `Backend` trait: no switch on names here.
 
 use tessera::{DeviceSelection, Error, Plan, Session};
-use tessera_runtime::Backend;
+use tessera_runtime::{Backend, Executable};
 
 use super::args::ExecArgs;
+use super::progress::CompileSpinner;
 use super::usage;
 
 /// A backend with the plan to run, and the device to run it on.
@@ -17,6 +18,15 @@ pub struct Planned {
     pub plan: Plan,
     /// The device the plan is for.
     pub device: DeviceSelection,
+}
+
+impl Planned {
+    /// Compiles the plan for `session` (a spinner names it when that takes over a second).
+    pub fn prepare(&self, session: &Session) -> Result<Box<dyn Executable>, Error> {
+        let _spinner =
+            CompileSpinner::start(format!("compiling {} for {}", session.name(), self.name));
+        session.prepare(self.backend.as_ref(), &self.plan, &self.device)
+    }
 }
 
 /// The backend and plan of `exec` for `session`: the `--plan` file's (whose backend must

@@ -64,3 +64,52 @@ impl Observer for StepBar {
         self.show(done);
     }
 }
+
+/// A spinner on stderr naming what is being compiled, shown once compilation has taken
+/// [`DELAY`] (none when stderr is not a terminal). Stops when dropped.
+pub struct CompileSpinner {
+    done: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl CompileSpinner {
+    /// Starts waiting; `what` is the message (`compiling box3d4r for cpu/wavefront ...`).
+    pub fn start(what: String) -> CompileSpinner {
+        if !std::io::stderr().is_terminal() {
+            return CompileSpinner {
+                done: None,
+                thread: None,
+            };
+        }
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            if finished.recv_timeout(DELAY).is_ok() {
+                return;
+            }
+            let spinner = ProgressBar::new_spinner();
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+                spinner.set_style(style);
+            }
+            spinner.set_message(what);
+            spinner.enable_steady_tick(Duration::from_millis(100));
+            // Returns when the spinner is stopped (or its owner went away).
+            let _ = finished.recv();
+            spinner.finish_and_clear();
+        });
+        CompileSpinner {
+            done: Some(done),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for CompileSpinner {
+    fn drop(&mut self) {
+        if let Some(done) = self.done.take() {
+            let _ = done.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

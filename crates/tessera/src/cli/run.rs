@@ -76,8 +76,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         files::read_into(&session, &mut fields, field, path)?;
     }
     let steps = args.steps.unwrap_or_else(|| session.default_steps());
-    let mut executable =
-        session.prepare(planned.backend.as_ref(), &planned.plan, &planned.device)?;
+    let mut executable = planned.prepare(&session)?;
     let mut observer = RunObserver {
         session: &session,
         bar: StepBar::new(steps),
