@@ -245,11 +245,15 @@ const SUPPORT: &str = r#"#include <stdlib.h>
 #define TS_WIDE_VECTORS
 #endif
 /* Term loops (long sums over tables): gcc's unroll-and-jam fuses two passes over terms into
-   one loop whose loads it can only gather, four times slower. */
+   one loop whose loads it can only gather, four times slower. Border nests run them per point
+   through the border modes, where vectorising with gathers doubles the compile time for
+   nothing: they stay scalar. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define TS_TERM_LOOPS __attribute__((optimize("no-loop-unroll-and-jam")))
+#define TS_SCALAR_LOOPS __attribute__((optimize("no-tree-vectorize")))
 #else
 #define TS_TERM_LOOPS
+#define TS_SCALAR_LOOPS
 #endif
 #define TS_NAN ts_f64_from_bits(0x7ff8000000000000ull)
 #define TS_INF ts_f64_from_bits(0x7ff0000000000000ull)

@@ -594,8 +594,10 @@ fn emit_nest_function(
     // vectors.
     let wide = (form.sums.is_some() && plan.wide_vectors) || form.lanes.is_some();
     let mut attribute = if wide { "TS_WIDE_VECTORS " } else { "" }.to_string();
-    if matches!(chain_form, ChainForm::Chunked(_)) {
-        attribute.push_str("TS_TERM_LOOPS ");
+    match chain_form {
+        ChainForm::Chunked(_) => attribute.push_str("TS_TERM_LOOPS "),
+        ChainForm::PerPoint(_) if border => attribute.push_str("TS_SCALAR_LOOPS "),
+        _ => {}
     }
     let _ = writeln!(
         out,
