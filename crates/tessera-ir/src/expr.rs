@@ -232,6 +232,15 @@ impl MathFn {
         }
     }
 
+    /// Whether exact mode computes it with the exact math library ([`crate::exact_math`]):
+    /// `exp log pow sin cos atan2`; the others are correctly rounded IEEE-754 operations.
+    pub fn is_transcendental(self) -> bool {
+        matches!(
+            self,
+            MathFn::Exp | MathFn::Log | MathFn::Pow | MathFn::Sin | MathFn::Cos | MathFn::Atan2
+        )
+    }
+
     /// Whether the function is defined only on floating-point values (`abs`, `min`, `max` also take integers).
     pub fn is_float_only(self) -> bool {
         !matches!(self, MathFn::Abs | MathFn::Min | MathFn::Max)

@@ -23,7 +23,7 @@ use super::axis_constant;
 use super::layout::{WriteMode, domain_count, target_array, write_mode};
 use super::{lanes, reuse};
 use crate::cfamily::{
-    Dialect, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
+    Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
 };
 
 /// Which buffers an instantiation addresses.
@@ -419,7 +419,7 @@ fn stage_body(ctx: &Context, stage: Id<Stage>, border: bool, fold: bool) -> Stri
     let printed = if ctx.relaxed {
         print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
     } else {
-        print_stage(Dialect::C, checked, stage, &mut leaves)
+        print_stage(Dialect::C, MathLibrary::Exact, checked, stage, &mut leaves)
     };
     let mut body = String::new();
     for line in &printed.lets {
@@ -780,6 +780,7 @@ pub(crate) fn emit_after_step_reduction(
     };
     let value = print_reduction_value(
         Dialect::C,
+        MathLibrary::for_exact_mode(!ctx.relaxed),
         checked,
         program.reductions[reduction].value,
         &mut leaves,
