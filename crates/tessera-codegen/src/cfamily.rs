@@ -508,7 +508,7 @@ impl ExprPrinter<'_> {
                 _ => unreachable!("the checker allows only abs/min/max on integers"),
             };
         }
-        if self.math == MathLibrary::Exact && function.is_transcendental() {
+        if self.math == MathLibrary::Exact && function.in_exact_library() {
             return format!("ts_{}_{ty}({})", function.name(), args.join(", "));
         }
         let name = self.dialect.float_function(function, ty);

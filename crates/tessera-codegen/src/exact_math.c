@@ -209,9 +209,17 @@ $Q double ts_atan2_f64(double y, double x) {
     }
     return ts_em_sign_bit(y) ? -angle : angle;
 }
+$Q double ts_min_f64(double a, double b) {
+    return (a != a || b < a || (b == a && ts_em_sign_bit(b))) ? b : a;
+}
+$Q double ts_max_f64(double a, double b) {
+    return (a != a || b > a || (b == a && ts_em_sign_bit(a))) ? b : a;
+}
 $Q float ts_exp_f32(float x) { return (float)ts_exp_f64((double)x); }
 $Q float ts_log_f32(float x) { return (float)ts_log_f64((double)x); }
 $Q float ts_pow_f32(float x, float y) { return (float)ts_pow_f64((double)x, (double)y); }
 $Q float ts_sin_f32(float x) { return (float)ts_sin_f64((double)x); }
 $Q float ts_cos_f32(float x) { return (float)ts_cos_f64((double)x); }
 $Q float ts_atan2_f32(float y, float x) { return (float)ts_atan2_f64((double)y, (double)x); }
+$Q float ts_min_f32(float a, float b) { return (float)ts_min_f64((double)a, (double)b); }
+$Q float ts_max_f32(float a, float b) { return (float)ts_max_f64((double)a, (double)b); }

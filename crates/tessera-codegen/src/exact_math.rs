@@ -17,11 +17,9 @@ const TEMPLATE: &str = include_str!("exact_math.c");
 
 /// Whether `checked` calls a function that exact mode computes with the exact math library.
 pub fn needs_exact_math(checked: &CheckedProgram) -> bool {
-    checked
-        .program()
-        .exprs
-        .values()
-        .any(|e| matches!(&e.kind, ExprKind::Call(f, _) if f.is_transcendental()))
+    checked.program().exprs.iter().any(|(id, e)| {
+        matches!(&e.kind, ExprKind::Call(f, _) if f.in_exact_library()) && checked.ty(id).is_float()
+    })
 }
 
 /// The exact math library in `dialect`: `ts_exp_f32`, `ts_exp_f64`, ... `ts_atan2_f64`, after

@@ -10,10 +10,10 @@ use tessera_codegen::cfamily::Dialect;
 use tessera_codegen::exact_math::exact_math_source;
 use tessera_ir::exact_math::{
     TRIG_REDUCTION_LIMIT, atan2_f32, atan2_f64, cos_f32, cos_f64, exp_f32, exp_f64, log_f32,
-    log_f64, pow_f32, pow_f64, sin_f32, sin_f64,
+    log_f64, max_f32, max_f64, min_f32, min_f64, pow_f32, pow_f64, sin_f32, sin_f64,
 };
 
-/// Reads `(x, y)` bit pairs from argv[1], writes the 6 f64 then the 6 f32 results to argv[2].
+/// Reads `(x, y)` bit pairs from argv[1], writes the 8 f64 then the 8 f32 results to argv[2].
 const DRIVER: &str = r#"
 #include <stdio.h>
 int main(int argc, char** argv) {
@@ -25,12 +25,12 @@ int main(int argc, char** argv) {
     while (fread(pair, sizeof pair[0], 2, in) == 2) {
         double x = ts_f64_from_bits(pair[0]), y = ts_f64_from_bits(pair[1]);
         float xf = (float)x, yf = (float)y;
-        double d[6] = { ts_exp_f64(x), ts_log_f64(x), ts_pow_f64(x, y), ts_sin_f64(x),
-                        ts_cos_f64(x), ts_atan2_f64(x, y) };
-        float f[6] = { ts_exp_f32(xf), ts_log_f32(xf), ts_pow_f32(xf, yf), ts_sin_f32(xf),
-                       ts_cos_f32(xf), ts_atan2_f32(xf, yf) };
-        fwrite(d, sizeof d[0], 6, out);
-        fwrite(f, sizeof f[0], 6, out);
+        double d[8] = { ts_exp_f64(x), ts_log_f64(x), ts_pow_f64(x, y), ts_sin_f64(x),
+                        ts_cos_f64(x), ts_atan2_f64(x, y), ts_min_f64(x, y), ts_max_f64(x, y) };
+        float f[8] = { ts_exp_f32(xf), ts_log_f32(xf), ts_pow_f32(xf, yf), ts_sin_f32(xf),
+                       ts_cos_f32(xf), ts_atan2_f32(xf, yf), ts_min_f32(xf, yf), ts_max_f32(xf, yf) };
+        fwrite(d, sizeof d[0], 8, out);
+        fwrite(f, sizeof f[0], 8, out);
     }
     return fclose(out) == 0 ? 0 : 1;
 }
@@ -46,6 +46,8 @@ fn rust_results(x: f64, y: f64) -> Vec<u8> {
         sin_f64(x),
         cos_f64(x),
         atan2_f64(x, y),
+        min_f64(x, y),
+        max_f64(x, y),
     ];
     let f = [
         exp_f32(xf),
@@ -54,6 +56,8 @@ fn rust_results(x: f64, y: f64) -> Vec<u8> {
         sin_f32(xf),
         cos_f32(xf),
         atan2_f32(xf, yf),
+        min_f32(xf, yf),
+        max_f32(xf, yf),
     ];
     let mut out: Vec<u8> = d.iter().flat_map(|v| v.to_le_bytes()).collect();
     out.extend(f.iter().flat_map(|v| v.to_le_bytes()));
@@ -217,24 +221,28 @@ fn run_c(dir: &Path, flags: &[&str], pairs: &[(f64, f64)]) -> Vec<u8> {
     std::fs::read(&output).expect("read the results")
 }
 
-const NAMES: [&str; 12] = [
+const NAMES: [&str; 16] = [
     "exp_f64",
     "log_f64",
     "pow_f64",
     "sin_f64",
     "cos_f64",
     "atan2_f64",
+    "min_f64",
+    "max_f64",
     "exp_f32",
     "log_f32",
     "pow_f32",
     "sin_f32",
     "cos_f32",
     "atan2_f32",
+    "min_f32",
+    "max_f32",
 ];
 
 /// The first function and arguments whose C result differs from the Rust one, if any.
 fn first_difference(pairs: &[(f64, f64)], c: &[u8]) -> Option<String> {
-    let record = 6 * 8 + 6 * 4;
+    let record = 8 * 8 + 8 * 4;
     assert_eq!(
         c.len(),
         pairs.len() * record,
@@ -243,7 +251,7 @@ fn first_difference(pairs: &[(f64, f64)], c: &[u8]) -> Option<String> {
     for (&(x, y), got) in pairs.iter().zip(c.chunks(record)) {
         let expected = rust_results(x, y);
         if expected != got {
-            let slot = |i: usize| if i < 48 { i / 8 } else { 6 + (i - 48) / 4 };
+            let slot = |i: usize| if i < 64 { i / 8 } else { 8 + (i - 64) / 4 };
             let i = (0..record).find(|&i| expected[i] != got[i]).unwrap_or(0);
             return Some(format!("{}({x:e}, {y:e}) differs", NAMES[slot(i)]));
         }

@@ -1,4 +1,5 @@
-//! The exact math library: `exp`, `log`, `pow`, `sin`, `cos` and `atan2` written with IEEE-754
+//! The exact math library: `exp`, `log`, `pow`, `sin`, `cos` and `atan2` (and `min`, `max` with
+//! `-0 < +0`, which C's `fmin`/`fmax` leave open) written with IEEE-754
 //! basic operations only (`+ - * /`, `floor`, `%` (fmod), comparisons and bit reinterpretation),
 //! so that every conforming machine computes the same bits. This is the Rust twin of the C
 //! source the code generator emits in exact mode (`tessera-codegen/src/exact_math.c`); the two
@@ -522,6 +523,24 @@ pub fn atan2_f64(y: f64, x: f64) -> f64 {
     if y.is_sign_negative() { -angle } else { angle }
 }
 
+/// The smaller of `a` and `b`, a NaN operand ignored (C's `fmin`), `-0` below `+0`.
+pub fn min_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b < a || (b == a && b.is_sign_negative()) {
+        b
+    } else {
+        a
+    }
+}
+
+/// The larger of `a` and `b`, a NaN operand ignored (C's `fmax`), `+0` above `-0`.
+pub fn max_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b > a || (b == a && a.is_sign_negative()) {
+        b
+    } else {
+        a
+    }
+}
+
 /// `f32` functions that convert their arguments to `f64`, call the `f64` function of the same
 /// name and round the result once to `f32`.
 macro_rules! via_f64 {
@@ -540,4 +559,6 @@ via_f64! {
     sin_f32 => sin_f64(x);
     cos_f32 => cos_f64(x);
     atan2_f32 => atan2_f64(y, x);
+    min_f32 => min_f64(a, b);
+    max_f32 => max_f64(a, b);
 }

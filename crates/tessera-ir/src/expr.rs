@@ -232,12 +232,13 @@ impl MathFn {
         }
     }
 
-    /// Whether exact mode computes it with the exact math library ([`crate::exact_math`]):
-    /// `exp log pow sin cos atan2`; the others are correctly rounded IEEE-754 operations.
-    pub fn is_transcendental(self) -> bool {
-        matches!(
+    /// Whether exact mode computes it on floats with the exact math library
+    /// ([`crate::exact_math`]): `exp log pow sin cos atan2`, and `min max` (whose result for
+    /// `+0` and `-0` C leaves open); the others are correctly rounded IEEE-754 operations.
+    pub fn in_exact_library(self) -> bool {
+        !matches!(
             self,
-            MathFn::Exp | MathFn::Log | MathFn::Pow | MathFn::Sin | MathFn::Cos | MathFn::Atan2
+            MathFn::Sqrt | MathFn::Rsqrt | MathFn::Abs | MathFn::Floor
         )
     }
 

@@ -4,7 +4,7 @@
 
 use tessera_ir::exact_math::{
     TRIG_REDUCTION_LIMIT, atan2_f32, atan2_f64, cos_f32, cos_f64, exp_f32, exp_f64, log_f32,
-    log_f64, pow_f32, pow_f64, sin_f32, sin_f64,
+    log_f64, max_f64, min_f32, min_f64, pow_f32, pow_f64, sin_f32, sin_f64,
 };
 
 /// A small deterministic generator (xorshift64*).
@@ -239,4 +239,15 @@ fn special_values_are_those_of_annex_f() {
     assert_eq!(pow_f64(2.0, -1074.0), 5e-324);
     assert_eq!(pow_f32(-2.0, 3.0), -8.0);
     assert!(sin_f64(f64::INFINITY).is_nan() && cos_f32(f32::NEG_INFINITY).is_nan());
+    for (a, b) in [(0.0, -0.0), (-0.0, 0.0)] {
+        assert_eq!(
+            min_f64(a, b).to_bits(),
+            (-0.0f64).to_bits(),
+            "min({a}, {b})"
+        );
+        assert_eq!(max_f64(a, b).to_bits(), 0, "max({a}, {b})");
+        assert_eq!(min_f32(a as f32, b as f32).to_bits(), (-0.0f32).to_bits());
+    }
+    assert_eq!((min_f64(f64::NAN, 1.0), max_f64(2.0, f64::NAN)), (1.0, 2.0));
+    assert!(min_f32(f32::NAN, f32::NAN).is_nan());
 }

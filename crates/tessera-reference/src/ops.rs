@@ -2,8 +2,9 @@
 //!
 //! Integers wrap; integer `/` and `%` by zero give 0; float `%` is C's `fmod`; `min`/`max` on
 //! floats ignore a NaN operand (C's `fmin`/`fmax`); `rsqrt(x)` is `1 / sqrt(x)`; conversions are
-//! Rust's `as` (see [`Element::from_value`]); `exp log pow sin cos atan2` are the exact math
-//! library ([`tessera_ir::exact_math`]), which every backend computes bitwise in exact mode.
+//! Rust's `as` (see [`Element::from_value`]); `exp log pow sin cos atan2` and float `min max`
+//! are the exact math library ([`tessera_ir::exact_math`]), which every backend computes
+//! bitwise in exact mode.
 
 use tessera_ir::{BinaryOp, MathFn, ScalarType, UnaryOp, exact_math};
 use tessera_runtime::BackendError;
@@ -95,9 +96,10 @@ pub(crate) trait Real: Number {
 }
 
 /// Implements [`Number`] and [`Real`] for a float type with the C library's semantics and the
-/// exact math library's functions `$exp`, `$log`, `$pow`, `$sin`, `$cos` and `$atan2`.
+/// exact math library's functions `$exp`, `$log`, `$pow`, `$sin`, `$cos`, `$atan2`, `$min` and
+/// `$max`.
 macro_rules! float_number {
-    ($t:ident, $exp:ident, $log:ident, $pow:ident, $sin:ident, $cos:ident, $atan2:ident) => {
+    ($t:ident, $exp:ident, $log:ident, $pow:ident, $sin:ident, $cos:ident, $atan2:ident, $min:ident, $max:ident) => {
         impl Number for $t {
             fn add(a: Self, b: Self) -> Self {
                 a + b
@@ -122,11 +124,11 @@ macro_rules! float_number {
                 a.abs()
             }
             fn min(a: Self, b: Self) -> Self {
-                // NaN-ignoring, like C's `fmin`.
-                a.min(b)
+                // NaN-ignoring, like C's `fmin`; -0 below +0.
+                exact_math::$min(a, b)
             }
             fn max(a: Self, b: Self) -> Self {
-                a.max(b)
+                exact_math::$max(a, b)
             }
         }
 
@@ -162,8 +164,12 @@ macro_rules! float_number {
     };
 }
 
-float_number!(f32, exp_f32, log_f32, pow_f32, sin_f32, cos_f32, atan2_f32);
-float_number!(f64, exp_f64, log_f64, pow_f64, sin_f64, cos_f64, atan2_f64);
+float_number!(
+    f32, exp_f32, log_f32, pow_f32, sin_f32, cos_f32, atan2_f32, min_f32, max_f32
+);
+float_number!(
+    f64, exp_f64, log_f64, pow_f64, sin_f64, cos_f64, atan2_f64, min_f64, max_f64
+);
 
 /// `f` applied to every element.
 fn map<T: Element, U: Element>(a: &[T], f: impl Fn(T) -> U) -> Column {
