@@ -27,6 +27,12 @@
 //!   `atan c + atan((t - c) / (1 + t c))` with `c` in `{0, 1/4, 1/2, 3/4, 1}` (`|u| <= 1/8`,
 //!   series to `u^19`), then the octant and quadrant with `pi/2` and `pi` in two parts.
 //!
+//! Accuracy, measured against Rust's std (glibc) on 400k-600k seeded arguments per function
+//! (`tests/exact_math.rs`): at most 1 ulp in `f64` for `exp`, `log`, `pow` (`|y log x|` up to
+//! 709), `sin` and `cos` (`|x| <= 2^20 pi/2`, near multiples of `pi/2` included), 2 ulp for
+//! `atan2`; every `f32` result equal to std's `f64` result rounded to `f32` (0 ulp) on those
+//! arguments. Special values follow C99 Annex F exactly.
+//!
 //! NaN arguments are returned as they are; a NaN made here (`log` of a negative number,
 //! `sin(inf)`, ...) is the canonical quiet NaN.
 
