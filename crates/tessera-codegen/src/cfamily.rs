@@ -268,6 +268,15 @@ impl Dialect {
         }
     }
 
+    /// The qualifiers of a constant table at file scope (OpenCL: the `__constant` space).
+    pub(crate) fn table_qualifier(self) -> &'static str {
+        match self {
+            Dialect::C => "static const",
+            Dialect::Cuda => "static __device__ const",
+            Dialect::OpenCl => "__constant",
+        }
+    }
+
     /// `ts_f64_to_bits`, the bit pattern of a `double` (used by the exact math).
     pub(crate) fn f64_to_bits_helper(self) -> String {
         let u64 = self.unsigned_type(ScalarType::I64);

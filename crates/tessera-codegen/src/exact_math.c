@@ -1,7 +1,7 @@
 /* Tessera's exact math: the C twin of `tessera_ir::exact_math` (same operations, same order;
    IEEE-754 basic operations, floor, fmod, fabs and bit casts only; compiled without
-   contraction). `$Q` is the dialect's qualifier, `$U64` its 64-bit unsigned type, `{NAME}` a
-   constant of the Rust module; the polynomials `ts_em_NAME(z)` are printed from its tables. */
+   contraction). `$Q` is the dialect's qualifier, `$U64` its 64-bit unsigned type, `$TABLE` the
+   qualifier of a constant table, `{NAME}` a constant of the Rust module; the polynomials `ts_em_NAME(z)` are printed from its tables. */
 typedef struct { double hi; double lo; } ts_dd;
 typedef struct { int quadrant; double hi; double lo; } ts_em_reduced;
 $Q ts_dd ts_em_dd(double hi, double lo) { ts_dd r; r.hi = hi; r.lo = lo; return r; }
@@ -124,8 +124,64 @@ $Q double ts_pow_f64(double x, double y) {
     if (w.hi < {EXP_UNDERFLOW}) return sign * 0.0;
     return sign * ts_em_exp_core(w.hi, w.lo);
 }
+$TABLE $U64 ts_em_two_over_pi[40] = { {TWO_OVER_PI_BITS} };
+/* The 192 bits of 2/pi from bit `start` (after 64 zero bits) as six 32-bit limbs, least
+   significant first. */
+$Q void ts_em_two_over_pi_window(int start, $U64 *w) {
+    int word = start / 32;
+    int shift = start % 32;
+    for (int i = 0; i < 6; i++) {
+        $U64 hi = ts_em_two_over_pi[word + 5 - i];
+        $U64 lo = ts_em_two_over_pi[word + 6 - i];
+        w[i] = ((hi << shift) | (lo >> (32 - shift))) & ($U64)0xffffffff;
+    }
+}
+/* m w for a 53-bit m and six 32-bit limbs w: eight 32-bit limbs, least significant first. */
+$Q void ts_em_mul_limbs($U64 m, const $U64 *w, $U64 *p) {
+    for (int i = 0; i < 8; i++) p[i] = 0;
+    for (int j = 0; j < 2; j++) {
+        $U64 mj = j == 0 ? (m & ($U64)0xffffffff) : (m >> 32);
+        $U64 carry = 0;
+        for (int i = 0; i < 6; i++) {
+            $U64 t = w[i] * mj + p[i + j] + carry;
+            p[i + j] = t & ($U64)0xffffffff;
+            carry = t >> 32;
+        }
+        p[j + 6] = carry;
+    }
+}
+/* |x| = k pi/2 + r for finite |x| > TRIG_REDUCTION_LIMIT (Payne and Hanek). */
+$Q ts_em_reduced ts_em_reduce_large(double x) {
+    $U64 bits = ts_f64_to_bits(x) & ($U64)0x7fffffffffffffff;
+    int e = (int)(bits >> 52) - 1075;
+    $U64 m = (bits & ($U64)0x000fffffffffffff) | ($U64)0x0010000000000000;
+    $U64 w[6];
+    $U64 p[8];
+    ts_em_two_over_pi_window(e + 62, w);
+    ts_em_mul_limbs(m, w, p);
+    int quadrant = (int)((p[5] >> 30) & 3);
+    ts_dd f = ts_em_two_sum((double)(p[5] & ($U64)0x3fffffff) * {TWO_M30}, (double)p[4] * {TWO_M62});
+    f = ts_em_fast_two_sum(f.hi, f.lo + ((double)p[3] * {TWO_M94} + (double)p[2] * {TWO_M126}));
+    if (f.hi >= 0.5) {
+        quadrant += 1;
+        f = ts_em_fast_two_sum(f.hi - 1.0, f.lo);
+    }
+    ts_dd r = ts_em_two_prod(f.hi, {PIO2_HI});
+    r = ts_em_fast_two_sum(r.hi, r.lo + (f.hi * {PIO2_LO} + f.lo * {PIO2_HI}));
+    ts_em_reduced out;
+    if (x < 0.0) {
+        out.quadrant = (4 - quadrant) & 3;
+        out.hi = -r.hi;
+        out.lo = -r.lo;
+    } else {
+        out.quadrant = quadrant & 3;
+        out.hi = r.hi;
+        out.lo = r.lo;
+    }
+    return out;
+}
 $Q ts_em_reduced ts_em_reduce_quadrant(double x) {
-    if (fabs(x) > {TRIG_REDUCTION_LIMIT}) x = fmod(x, {TWO_PI});
+    if (fabs(x) > {TRIG_REDUCTION_LIMIT}) return ts_em_reduce_large(x);
     double k = floor(x * {TWO_OVER_PI} + 0.5);
     double y0 = x - k * {PIO2_1};
     ts_dd y1 = ts_em_two_sum(y0, -(k * {PIO2_2}));

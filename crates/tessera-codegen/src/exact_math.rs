@@ -1,13 +1,14 @@
 //! The exact math library in C-family source: `exact_math.c`, the C twin of
 //! [`tessera_ir::exact_math`], written once for the three dialects. The dialect supplies the
-//! helpers' qualifier (`$Q`), its 64-bit unsigned type (`$U64`) and the bit casts; the
+//! helpers' qualifier (`$Q`), a constant table's (`$TABLE`), its 64-bit unsigned type (`$U64`)
+//! and the bit casts; the
 //! constants (`{NAME}`) and the polynomials (`ts_em_NAME(z)`) are printed from the Rust
 //! module's tables, so that both twins use the same numbers.
 
 use std::fmt::Write as _;
 
 use tessera_analysis::CheckedProgram;
-use tessera_ir::exact_math::{CONSTANTS, POLYNOMIALS};
+use tessera_ir::exact_math::{CONSTANTS, POLYNOMIALS, TWO_OVER_PI_BITS};
 use tessera_ir::{Constant, ExprKind, ScalarType};
 
 use crate::cfamily::Dialect;
@@ -34,9 +35,15 @@ pub fn exact_math_source(dialect: Dialect) -> String {
             horner_text(dialect, coefficients)
         );
     }
+    let table: Vec<String> = TWO_OVER_PI_BITS
+        .iter()
+        .map(|w| format!("0x{w:08x}"))
+        .collect();
     let mut text = TEMPLATE
         .replace("$Q", q)
-        .replace("$U64", dialect.unsigned_type(ScalarType::I64));
+        .replace("$TABLE", dialect.table_qualifier())
+        .replace("$U64", dialect.unsigned_type(ScalarType::I64))
+        .replace("{TWO_OVER_PI_BITS}", &table.join(", "));
     for (name, value) in CONSTANTS {
         text = text.replace(&format!("{{{name}}}"), &literal(dialect, value));
     }

@@ -19,10 +19,10 @@
 //!   below 2^-62, `s^3` and `s` in double-double) and the product in double-double (Dekker's
 //!   exact product, no FMA), the low part fed to `exp`'s reduction.
 //! - `sin`, `cos`: `x = k pi/2 + r` with `pi/2` in three parts (33, 33 and 53 bits) so that the
-//!   reduction is exact to about 2^-100 for `|x| <= 2^20 pi/2`, `r` kept as a double-double;
-//!   Taylor polynomials of degree 19 (sin) and 18 (cos) on `|r| <= pi/4`. Beyond `2^20 pi/2`
-//!   the argument is first reduced modulo the double nearest `2 pi` (exact, deterministic, but
-//!   no longer the true function).
+//!   reduction is exact to about 2^-100 for `|x| <= 2^20 pi/2`; beyond, Payne and Hanek's
+//!   reduction (the mantissa times 192 bits of `2/pi` in exact 32-bit limb arithmetic); `r`
+//!   kept as a double-double; Taylor polynomials of degree 19 (sin) and 18 (cos) on
+//!   `|r| <= pi/4`.
 //! - `atan2`: Annex F special cases; `t = min(|x|,|y|) / max(|x|,|y|)`, `atan t` as
 //!   `atan c + atan((t - c) / (1 + t c))` with `c` in `{0, 1/4, 1/2, 3/4, 1}` (`|u| <= 1/8`,
 //!   series to `u^19`), then the octant and quadrant with `pi/2` and `pi` in two parts.
@@ -52,7 +52,6 @@ const PIO4_LO: f64 = 3.061616997868383e-17;
 const PI3O4: f64 = 2.356194490192345;
 const PI_HI: f64 = std::f64::consts::PI;
 const PI_LO: f64 = 1.2246467991473532e-16;
-const TWO_PI: f64 = std::f64::consts::TAU;
 const ATAN_QUARTER_HI: f64 = 0.24497866312686414;
 const ATAN_QUARTER_LO: f64 = 1.0698755618734451e-17;
 const ATAN_HALF_HI: f64 = 0.4636476090008061;
@@ -61,6 +60,10 @@ const ATAN_THREE_QUARTERS_HI: f64 = 0.6435011087932844;
 const ATAN_THREE_QUARTERS_LO: f64 = 1.5834785051444286e-17;
 /// `2^20 pi/2`: below it the sine and cosine reduction is exact to about 2^-100.
 pub const TRIG_REDUCTION_LIMIT: f64 = 1647099.3291652855;
+const TWO_M30: f64 = 9.313225746154785e-10;
+const TWO_M62: f64 = 2.168404344971009e-19;
+const TWO_M94: f64 = 5.048709793414476e-29;
+const TWO_M126: f64 = 1.1754943508222875e-38;
 const SIN_TINY: f64 = 7.450580596923828e-9;
 const SQRT2: f64 = std::f64::consts::SQRT_2;
 const MIN_NORMAL: f64 = 2.2250738585072014e-308;
@@ -72,7 +75,7 @@ const TWO_THIRDS_LO: f64 = 3.700743415417188e-17;
 const SPLITTER: f64 = 134217729.0;
 
 /// Every named constant of the algorithms, for the C twin (`{NAME}` there).
-pub const CONSTANTS: [(&str, f64); 35] = [
+pub const CONSTANTS: [(&str, f64); 38] = [
     ("INV_LN2", INV_LN2),
     ("LN2_HI", LN2_HI),
     ("LN2_LO", LN2_LO),
@@ -89,7 +92,10 @@ pub const CONSTANTS: [(&str, f64); 35] = [
     ("PI3O4", PI3O4),
     ("PI_HI", PI_HI),
     ("PI_LO", PI_LO),
-    ("TWO_PI", TWO_PI),
+    ("TWO_M30", TWO_M30),
+    ("TWO_M62", TWO_M62),
+    ("TWO_M94", TWO_M94),
+    ("TWO_M126", TWO_M126),
     ("ATAN_QUARTER_HI", ATAN_QUARTER_HI),
     ("ATAN_QUARTER_LO", ATAN_QUARTER_LO),
     ("ATAN_HALF_HI", ATAN_HALF_HI),
@@ -118,6 +124,51 @@ pub const POLYNOMIALS: [(&str, &[f64]); 5] = [
     ("sin_taylor", &SIN_TAYLOR),
     ("cos_taylor", &COS_TAYLOR),
     ("atan_series", &ATAN_SERIES),
+];
+
+/// The bits of `2/pi`, 32 to a word, most significant first, after 64 zero bits (so that the
+/// window of [`reduce_large`] may start before the binary point): enough for every `f64`.
+pub const TWO_OVER_PI_BITS: [u64; 40] = [
+    0x0000_0000,
+    0x0000_0000,
+    0xa2f9_836e,
+    0x4e44_1529,
+    0xfc27_57d1,
+    0xf534_ddc0,
+    0xdb62_9599,
+    0x3c43_9041,
+    0xfe51_63ab,
+    0xdebb_c561,
+    0xb724_6e3a,
+    0x424d_d2e0,
+    0x0649_2eea,
+    0x09d1_921c,
+    0xfe1d_eb1c,
+    0xb129_a73e,
+    0xe882_35f5,
+    0x2ebb_4484,
+    0xe99c_7026,
+    0xb45f_7e41,
+    0x3991_d639,
+    0x8353_39f4,
+    0x9c84_5f8b,
+    0xbdf9_283b,
+    0x1ff8_97ff,
+    0xde05_980f,
+    0xef2f_118b,
+    0x5a0a_6d1f,
+    0x6d36_7ecf,
+    0x27cb_09b7,
+    0x4f46_3f66,
+    0x9e5f_ea2d,
+    0x7527_bac7,
+    0xebe5_f17b,
+    0x3d07_39f7,
+    0x8a52_92ea,
+    0x6bfb_5fb1,
+    0x1f8d_5d08,
+    0x5603_3046,
+    0xfc7b_6bab,
 ];
 
 /// `e^r - 1 - r` over `r^2`: `1/2!, 1/3!, ..., 1/13!`.
@@ -401,13 +452,70 @@ pub fn pow_f64(x: f64, y: f64) -> f64 {
     }
 }
 
+/// The 192 bits of [`TWO_OVER_PI_BITS`] from bit `start` (counting its 64 leading zeros) as
+/// six 32-bit limbs, least significant first.
+fn two_over_pi_window(start: usize) -> [u64; 6] {
+    let (word, shift) = (start / 32, start % 32);
+    let mut w = [0u64; 6];
+    for (i, limb) in w.iter_mut().enumerate() {
+        let (hi, lo) = (
+            TWO_OVER_PI_BITS[word + 5 - i],
+            TWO_OVER_PI_BITS[word + 6 - i],
+        );
+        *limb = ((hi << shift) | (lo >> (32 - shift))) & 0xffff_ffff;
+    }
+    w
+}
+
+/// `m w` for a 53-bit `m` and six 32-bit limbs `w`: eight 32-bit limbs, least significant
+/// first, exactly.
+fn mul_limbs(m: u64, w: &[u64; 6]) -> [u64; 8] {
+    let mut p = [0u64; 8];
+    for (j, mj) in [m & 0xffff_ffff, m >> 32].into_iter().enumerate() {
+        let mut carry = 0;
+        for (i, wi) in w.iter().enumerate() {
+            let t = wi * mj + p[i + j] + carry;
+            p[i + j] = t & 0xffff_ffff;
+            carry = t >> 32;
+        }
+        p[j + 6] = carry;
+    }
+    p
+}
+
+/// `|x| = k pi/2 + r` for finite `|x| > TRIG_REDUCTION_LIMIT` (Payne and Hanek): the 53-bit
+/// mantissa times the 192 bits of `2/pi` that reach below `2^2` in the product, in exact
+/// integer arithmetic; `(k mod 4, r_hi, r_lo)` of `x`.
+fn reduce_large(x: f64) -> (i32, f64, f64) {
+    let bits = x.to_bits() & 0x7fff_ffff_ffff_ffff;
+    let e = ((bits >> 52) as i32) - 1075;
+    let m = (bits & 0x000f_ffff_ffff_ffff) | 0x0010_0000_0000_0000;
+    let p = mul_limbs(m, &two_over_pi_window((e + 62) as usize));
+    let mut quadrant = ((p[5] >> 30) & 3) as i32;
+    let (h, l) = two_sum(
+        ((p[5] & 0x3fff_ffff) as f64) * TWO_M30,
+        (p[4] as f64) * TWO_M62,
+    );
+    let l = l + ((p[3] as f64) * TWO_M94 + (p[2] as f64) * TWO_M126);
+    let (mut h, mut l) = fast_two_sum(h, l);
+    if h >= 0.5 {
+        quadrant += 1;
+        (h, l) = fast_two_sum(h - 1.0, l);
+    }
+    let (r, r_err) = two_prod(h, PIO2_HI);
+    let (r_hi, r_lo) = fast_two_sum(r, r_err + (h * PIO2_LO + l * PIO2_HI));
+    if x < 0.0 {
+        ((4 - quadrant) & 3, -r_hi, -r_lo)
+    } else {
+        (quadrant & 3, r_hi, r_lo)
+    }
+}
+
 /// `x = k pi/2 + r`: `(k mod 4, r_hi, r_lo)` for finite `x`.
 fn reduce_quadrant(x: f64) -> (i32, f64, f64) {
-    let x = if x.abs() > TRIG_REDUCTION_LIMIT {
-        x % TWO_PI
-    } else {
-        x
-    };
+    if x.abs() > TRIG_REDUCTION_LIMIT {
+        return reduce_large(x);
+    }
     let k = (x * TWO_OVER_PI + 0.5).floor();
     let y0 = x - k * PIO2_1;
     let (y1, e1) = two_sum(y0, -(k * PIO2_2));
