@@ -1,7 +1,7 @@
 /* Tessera's exact math: the C twin of `tessera_ir::exact_math` (same operations, same order;
-   IEEE-754 basic operations, floor, fmod, fabs and bit casts only; compiled without
-   contraction). `$Q` is the dialect's qualifier, `$U64` its 64-bit unsigned type, `$TABLE` the
-   qualifier of a constant table, `{NAME}` a constant of the Rust module; the polynomials `ts_em_NAME(z)` are printed from its tables. */
+   IEEE-754 basic operations, floor, fmod, fabs, integer arithmetic and bit casts only; compiled
+   without contraction). Qualifiers, the 64-bit type, constants and polynomials are filled in
+   per dialect from the Rust module's tables by `tessera-codegen/src/exact_math.rs`. */
 typedef struct { double hi; double lo; } ts_dd;
 typedef struct { int quadrant; double hi; double lo; } ts_em_reduced;
 $Q ts_dd ts_em_dd(double hi, double lo) { ts_dd r; r.hi = hi; r.lo = lo; return r; }
