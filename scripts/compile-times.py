@@ -48,11 +48,12 @@ def main():
     parser.add_argument("--tessera", default=str(ROOT / "target/release/tessera"))
     parser.add_argument("--backend", default="cpu", choices=sorted(STRATEGIES))
     parser.add_argument("--programs", nargs="*", help="names under benchmarks/ (default: all)")
+    parser.add_argument("--strategies", nargs="*", help="a subset of the backend's strategies")
     parser.add_argument("--json", help="also write every measurement to this file")
     args = parser.parse_args()
 
     names = args.programs or sorted(p.stem for p in (ROOT / "benchmarks").glob("*.tess"))
-    strategies = STRATEGIES[args.backend]
+    strategies = args.strategies or STRATEGIES[args.backend]
     results = []
     for name in names:
         program = ROOT / "benchmarks" / f"{name}.tess"

@@ -11,7 +11,9 @@
 //! - float-to-integer conversions truncate and saturate, NaN gives 0 (Rust `as`);
 //! - float literals are spelled so that they round-trip bitwise (`f32` values with an `f`
 //!   suffix, non-finite values from their bit patterns);
-//! - `min`/`max` on floats are `fmin`/`fmax`, float `%` is `fmod`, `rsqrt(x)` is `1 / sqrt(x)`.
+//! - `min`/`max` on floats are `fmin`/`fmax`, float `%` is `fmod`, `rsqrt(x)` is `1 / sqrt(x)`;
+//! - with [`MathLibrary::Exact`], `exp log pow sin cos atan2` call the exact math library
+//!   (`ts_exp_f32`, ...) that [`crate::exact_math`] prints after the preamble.
 //!
 //! How a field read, a local, a coordinate, `t`, a parameter or a reduction value is spelled
 //! depends on the code generation strategy; it supplies a [`ReadRenderer`].
@@ -33,6 +35,28 @@ pub enum Dialect {
     Cuda,
     /// OpenCL C 1.2.
     OpenCl,
+}
+
+/// Which implementation the printed calls of `exp log pow sin cos atan2` use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathLibrary {
+    /// The target's own functions (`expf`, OpenCL's and CUDA's `exp`): fast, but their last
+    /// bits differ between targets.
+    Native,
+    /// Tessera's exact math (`ts_exp_f32`, ...; [`crate::exact_math`]): the reference's bits
+    /// on every target.
+    Exact,
+}
+
+impl MathLibrary {
+    /// The library of a mode: exact math in exact mode, the native one otherwise.
+    pub fn for_exact_mode(exact: bool) -> Self {
+        if exact {
+            MathLibrary::Exact
+        } else {
+            MathLibrary::Native
+        }
+    }
 }
 
 /// Spells the leaves of an expression that depend on the code generation strategy.
@@ -78,7 +102,7 @@ impl Dialect {
     }
 
     /// The unsigned type of the same width as an integer type (wrapping arithmetic is done in it).
-    fn unsigned_type(self, ty: ScalarType) -> &'static str {
+    pub(crate) fn unsigned_type(self, ty: ScalarType) -> &'static str {
         match (self, ty) {
             (Dialect::OpenCl, ScalarType::U8) => "uchar",
             (Dialect::OpenCl, ScalarType::I32) => "uint",
@@ -191,25 +215,23 @@ impl Dialect {
     /// `static inline` (CUDA: `__device__`) and prefixed `ts_`.
     pub fn preamble(self) -> String {
         let mut out = String::new();
-        let q = match self {
+        match self {
             Dialect::C => {
                 // memfd_create and MAP_ANONYMOUS (the wavefront's ring buffers) under -std=c11.
                 out.push_str("#define _GNU_SOURCE 1\n");
                 out.push_str("#include <stdint.h>\n#include <stdbool.h>\n#include <string.h>\n#include <math.h>\n\n");
-                "static inline"
             }
             Dialect::Cuda => {
                 out.push_str(
                     "typedef unsigned char uint8_t;\ntypedef int int32_t;\ntypedef unsigned int uint32_t;\n\
                      typedef long long int64_t;\ntypedef unsigned long long uint64_t;\n\n",
                 );
-                "static __device__ __forceinline__"
             }
             Dialect::OpenCl => {
                 out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#pragma OPENCL FP_CONTRACT OFF\n\n");
-                "static inline"
             }
-        };
+        }
+        let q = self.helper_qualifier();
         self.bit_cast_helpers(q, &mut out);
         for ty in [ScalarType::U8, ScalarType::I32, ScalarType::I64] {
             self.integer_helpers(q, ty, &mut out);
@@ -220,6 +242,14 @@ impl Dialect {
             }
         }
         out
+    }
+
+    /// The qualifiers of every `ts_` helper function (`static inline`; CUDA: `__device__`).
+    pub(crate) fn helper_qualifier(self) -> &'static str {
+        match self {
+            Dialect::Cuda => "static __device__ __forceinline__",
+            Dialect::C | Dialect::OpenCl => "static inline",
+        }
     }
 
     fn bit_cast_helpers(self, q: &str, out: &mut String) {
@@ -241,6 +271,29 @@ impl Dialect {
                 "{q} {name} ts_{ty}_from_bits({ubits} bits) {{ {body} }}"
             );
         }
+    }
+
+    /// The qualifiers of a constant table at file scope (OpenCL: the `__constant` space).
+    pub(crate) fn table_qualifier(self) -> &'static str {
+        match self {
+            Dialect::C => "static const",
+            Dialect::Cuda => "static __device__ const",
+            Dialect::OpenCl => "__constant",
+        }
+    }
+
+    /// `ts_f64_to_bits`, the bit pattern of a `double` (used by the exact math).
+    pub(crate) fn f64_to_bits_helper(self) -> String {
+        let u64 = self.unsigned_type(ScalarType::I64);
+        let body = match self {
+            Dialect::C => format!("{u64} bits; memcpy(&bits, &x, sizeof bits); return bits;"),
+            Dialect::Cuda => format!("return ({u64})__double_as_longlong(x);"),
+            Dialect::OpenCl => format!("return as_{u64}(x);"),
+        };
+        format!(
+            "{} {u64} ts_f64_to_bits(double x) {{ {body} }}\n",
+            self.helper_qualifier()
+        )
     }
 
     fn integer_helpers(self, q: &str, ty: ScalarType, out: &mut String) {
@@ -322,17 +375,19 @@ impl Dialect {
     }
 }
 
-/// Prints `expr` of `checked` in `dialect`; leaves are spelled by `leaves`.
+/// Prints `expr` of `checked` in `dialect` with `math`; leaves are spelled by `leaves`.
 ///
 /// The result is one fully parenthesised C expression of the node's elaborated type.
 pub fn print_expr(
     dialect: Dialect,
+    math: MathLibrary,
     checked: &CheckedProgram,
     expr: ExprId,
     leaves: &mut dyn ReadRenderer,
 ) -> String {
     ExprPrinter {
         dialect,
+        math,
         checked,
         leaves,
         relaxed: false,
@@ -342,6 +397,7 @@ pub fn print_expr(
 
 struct ExprPrinter<'a> {
     dialect: Dialect,
+    math: MathLibrary,
     checked: &'a CheckedProgram,
     leaves: &'a mut dyn ReadRenderer,
     /// Value-changing rewrites of non-exact mode (see [`print_stage_relaxed`]).
@@ -469,6 +525,9 @@ impl ExprPrinter<'_> {
                 _ => unreachable!("the checker allows only abs/min/max on integers"),
             };
         }
+        if self.math == MathLibrary::Exact && function.in_exact_library() {
+            return format!("ts_{}_{ty}({})", function.name(), args.join(", "));
+        }
         let name = self.dialect.float_function(function, ty);
         if function == MathFn::Rsqrt {
             let one = self.dialect.literal(Constant::Float(1.0), ty);
@@ -505,14 +564,15 @@ pub struct PrintedStage {
     pub reductions: Vec<(Id<Reduction>, String)>,
 }
 
-/// Prints the body of `stage`: `let`s, output values and in-stage reductions.
+/// Prints the body of `stage` with `math`: `let`s, output values and in-stage reductions.
 pub fn print_stage(
     dialect: Dialect,
+    math: MathLibrary,
     checked: &CheckedProgram,
     stage: Id<Stage>,
     leaves: &mut dyn ReadRenderer,
 ) -> PrintedStage {
-    print_stage_with(dialect, checked, stage, leaves, false)
+    print_stage_with(dialect, math, checked, stage, leaves, false)
 }
 
 /// [`print_stage`] for non-exact mode, where two value-changing rewrites are allowed (the
@@ -524,18 +584,19 @@ pub fn print_stage(
 /// - a float division by a literal is a multiplication by the literal's reciprocal (rounded to
 ///   the type), when that is a normal number.
 ///
-/// In-stage reduction values are printed as written.
+/// In-stage reduction values are printed as written. Math functions are the native ones.
 pub fn print_stage_relaxed(
     dialect: Dialect,
     checked: &CheckedProgram,
     stage: Id<Stage>,
     leaves: &mut dyn ReadRenderer,
 ) -> PrintedStage {
-    print_stage_with(dialect, checked, stage, leaves, true)
+    print_stage_with(dialect, MathLibrary::Native, checked, stage, leaves, true)
 }
 
 fn print_stage_with(
     dialect: Dialect,
+    math: MathLibrary,
     checked: &CheckedProgram,
     stage: Id<Stage>,
     leaves: &mut dyn ReadRenderer,
@@ -545,6 +606,7 @@ fn print_stage_with(
     let print = |expr: ExprId, leaves: &mut dyn ReadRenderer| {
         ExprPrinter {
             dialect,
+            math,
             checked,
             leaves,
             relaxed,
@@ -576,7 +638,7 @@ fn print_stage_with(
         .map(|r| {
             (
                 r,
-                print_reduction_value(dialect, checked, program.reductions[r].value, leaves),
+                print_reduction_value(dialect, math, checked, program.reductions[r].value, leaves),
             )
         })
         .collect();
@@ -608,11 +670,12 @@ pub(crate) fn balanced_sum(terms: &[String]) -> String {
 /// Prints a reduction's value expression converted to `double` (the accumulation type).
 pub fn print_reduction_value(
     dialect: Dialect,
+    math: MathLibrary,
     checked: &CheckedProgram,
     value: ExprId,
     leaves: &mut dyn ReadRenderer,
 ) -> String {
-    let printed = print_expr(dialect, checked, value, leaves);
+    let printed = print_expr(dialect, math, checked, value, leaves);
     match checked.ty(value) {
         ScalarType::F64 => printed,
         _ => format!("((double){printed})"),

@@ -1,7 +1,7 @@
 //! The C-family printer: literal spelling, per-dialect names, and snapshots of printed stages.
 
 use tessera_analysis::{CheckedProgram, check};
-use tessera_codegen::cfamily::{Dialect, ReadRenderer, print_expr, print_stage};
+use tessera_codegen::cfamily::{Dialect, MathLibrary, ReadRenderer, print_expr, print_stage};
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{
     BinaryOp, Border, Constant, Field, Id, Local, MathFn, Param, ReduceOp, Reduction, ScalarType,
@@ -115,7 +115,7 @@ fn sampler() -> CheckedProgram {
 fn printed_stage(dialect: Dialect) -> String {
     let checked = sampler();
     let stage = checked.program().stages.ids().next().unwrap();
-    let printed = print_stage(dialect, &checked, stage, &mut Plain);
+    let printed = print_stage(dialect, MathLibrary::Native, &checked, stage, &mut Plain);
     let mut out = printed.lets.join("\n");
     for (field, value) in printed.outputs {
         out.push_str(&format!(
@@ -248,7 +248,7 @@ fn reduction_value_prints_without_a_stage() {
     let checked = sampler();
     let reduction = checked.program().reductions.ids().next().unwrap();
     let value = checked.program().reductions[reduction].value;
-    let printed = print_expr(Dialect::C, &checked, value, &mut Plain);
+    let printed = print_expr(Dialect::C, MathLibrary::Exact, &checked, value, &mut Plain);
     assert_eq!(printed, "l0");
 }
 
@@ -284,7 +284,7 @@ fn relaxed_printing_balances_sums_and_multiplies_by_reciprocals() {
     use tessera_codegen::cfamily::print_stage_relaxed;
     let checked = five_point_sum(ScalarType::F32);
     let stage = checked.program().stages.ids().next().unwrap();
-    let exact = print_stage(Dialect::C, &checked, stage, &mut Plain);
+    let exact = print_stage(Dialect::C, MathLibrary::Exact, &checked, stage, &mut Plain);
     assert_eq!(
         exact.outputs[0].1,
         "(((((f0[0,-2] + (2.0f * f0[0,-1])) + f0[0,0]) + f0[0,1]) + f0[0,2]) / 4.0f)",
@@ -298,4 +298,20 @@ fn relaxed_printing_balances_sums_and_multiplies_by_reciprocals() {
     let checked = five_point_sum(ScalarType::F64);
     let relaxed = print_stage_relaxed(Dialect::C, &checked, stage, &mut Plain);
     assert!(relaxed.outputs[0].1.ends_with(" * 0.25)"));
+}
+
+#[test]
+fn exact_math_calls_the_library_and_native_math_the_targets() {
+    let checked = sampler();
+    let stage = checked.program().stages.ids().next().unwrap();
+    for dialect in [Dialect::C, Dialect::Cuda, Dialect::OpenCl] {
+        let exact = print_stage(dialect, MathLibrary::Exact, &checked, stage, &mut Plain);
+        let native = print_stage(dialect, MathLibrary::Native, &checked, stage, &mut Plain);
+        let (exact, native) = (format!("{exact:?}"), format!("{native:?}"));
+        assert!(exact.contains("ts_atan2_f32(") && !native.contains("ts_atan2_f32("));
+        assert!(
+            exact.contains("sqrt"),
+            "rsqrt is exact IEEE arithmetic in both"
+        );
+    }
 }

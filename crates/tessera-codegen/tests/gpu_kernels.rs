@@ -280,7 +280,7 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[usize], GpuPlan); 6] = [
+    let cases: [(&str, &[usize], GpuPlan); 7] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
@@ -298,6 +298,12 @@ fn generated_sources_are_snapshotted() {
             "reductions2d",
             &[13, 35],
             plan(GpuStrategy::Naive, [32, 4, 1], 1),
+        ),
+        // Exact mode with `exp`: the exact math library after the preamble.
+        (
+            "fdtd_ricker",
+            &[21, 19],
+            plan(GpuStrategy::Naive, [32, 8, 1], 1),
         ),
     ];
     for (name, sizes, plan) in cases {

@@ -232,6 +232,16 @@ impl MathFn {
         }
     }
 
+    /// Whether exact mode computes it on floats with the exact math library
+    /// ([`crate::exact_math`]): `exp log pow sin cos atan2`, and `min max` (whose result for
+    /// `+0` and `-0` C leaves open); the others are correctly rounded IEEE-754 operations.
+    pub fn in_exact_library(self) -> bool {
+        !matches!(
+            self,
+            MathFn::Sqrt | MathFn::Rsqrt | MathFn::Abs | MathFn::Floor
+        )
+    }
+
     /// Whether the function is defined only on floating-point values (`abs`, `min`, `max` also take integers).
     pub fn is_float_only(self) -> bool {
         !matches!(self, MathFn::Abs | MathFn::Min | MathFn::Max)

@@ -2,9 +2,11 @@
 //!
 //! Integers wrap; integer `/` and `%` by zero give 0; float `%` is C's `fmod`; `min`/`max` on
 //! floats ignore a NaN operand (C's `fmin`/`fmax`); `rsqrt(x)` is `1 / sqrt(x)`; conversions are
-//! Rust's `as` (see [`Element::from_value`]).
+//! Rust's `as` (see [`Element::from_value`]); `exp log pow sin cos atan2` and float `min max`
+//! are the exact math library ([`tessera_ir::exact_math`]), which every backend computes
+//! bitwise in exact mode.
 
-use tessera_ir::{BinaryOp, MathFn, ScalarType, UnaryOp};
+use tessera_ir::{BinaryOp, MathFn, ScalarType, UnaryOp, exact_math};
 use tessera_runtime::BackendError;
 
 use crate::value::{Column, Element, internal, with_element_type};
@@ -93,9 +95,11 @@ pub(crate) trait Real: Number {
     fn floor(a: Self) -> Self;
 }
 
-/// Implements [`Number`] and [`Real`] for a float type with the C library's semantics.
+/// Implements [`Number`] and [`Real`] for a float type with the C library's semantics and the
+/// exact math library's functions `$exp`, `$log`, `$pow`, `$sin`, `$cos`, `$atan2`, `$min` and
+/// `$max`.
 macro_rules! float_number {
-    ($t:ident) => {
+    ($t:ident, $exp:ident, $log:ident, $pow:ident, $sin:ident, $cos:ident, $atan2:ident, $min:ident, $max:ident) => {
         impl Number for $t {
             fn add(a: Self, b: Self) -> Self {
                 a + b
@@ -120,11 +124,11 @@ macro_rules! float_number {
                 a.abs()
             }
             fn min(a: Self, b: Self) -> Self {
-                // NaN-ignoring, like C's `fmin`.
-                a.min(b)
+                // NaN-ignoring, like C's `fmin`; -0 below +0.
+                exact_math::$min(a, b)
             }
             fn max(a: Self, b: Self) -> Self {
-                a.max(b)
+                exact_math::$max(a, b)
             }
         }
 
@@ -136,22 +140,22 @@ macro_rules! float_number {
                 1.0 / a.sqrt()
             }
             fn exp(a: Self) -> Self {
-                a.exp()
+                exact_math::$exp(a)
             }
             fn log(a: Self) -> Self {
-                a.ln()
+                exact_math::$log(a)
             }
             fn pow(a: Self, b: Self) -> Self {
-                a.powf(b)
+                exact_math::$pow(a, b)
             }
             fn sin(a: Self) -> Self {
-                a.sin()
+                exact_math::$sin(a)
             }
             fn cos(a: Self) -> Self {
-                a.cos()
+                exact_math::$cos(a)
             }
             fn atan2(y: Self, x: Self) -> Self {
-                y.atan2(x)
+                exact_math::$atan2(y, x)
             }
             fn floor(a: Self) -> Self {
                 a.floor()
@@ -160,8 +164,12 @@ macro_rules! float_number {
     };
 }
 
-float_number!(f32);
-float_number!(f64);
+float_number!(
+    f32, exp_f32, log_f32, pow_f32, sin_f32, cos_f32, atan2_f32, min_f32, max_f32
+);
+float_number!(
+    f64, exp_f64, log_f64, pow_f64, sin_f64, cos_f64, atan2_f64, min_f64, max_f64
+);
 
 /// `f` applied to every element.
 fn map<T: Element, U: Element>(a: &[T], f: impl Fn(T) -> U) -> Column {

@@ -16,7 +16,7 @@ pub fn first_difference(
 }
 
 /// The first element whose value differs by more than `tolerance` (relative, absolute below
-/// 1) from the expected one: the check of non-exact runs.
+/// 1) from the expected one: the check of non-exact runs (equal infinities agree).
 pub fn first_distant(
     names: &[String],
     expected: &FieldSet,
@@ -25,7 +25,7 @@ pub fn first_distant(
 ) -> Option<String> {
     first_mismatch(names, expected, actual, &|e, a, i| {
         let (x, y) = (e.get_f64(i), a.get_f64(i));
-        (x - y).abs() <= tolerance * x.abs().max(1.0) || (x.is_nan() && y.is_nan())
+        x == y || (x - y).abs() <= tolerance * x.abs().max(1.0) || (x.is_nan() && y.is_nan())
     })
 }
 

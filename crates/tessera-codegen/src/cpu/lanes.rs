@@ -19,7 +19,9 @@ use tessera_plan::TargetIsa;
 
 use super::layout::{WriteMode, target_array, write_mode};
 use super::stage::{linear_offset, outer_base, point_indices};
-use crate::cfamily::{Dialect, PrintedStage, ReadRenderer, print_stage, print_stage_relaxed};
+use crate::cfamily::{
+    Dialect, MathLibrary, PrintedStage, ReadRenderer, print_stage, print_stage_relaxed,
+};
 
 /// Definitions shared by every vector function (shifted lanes, column sums) for `isa`: the
 /// vector and shuffle-mask types of its width, then [`PRELUDE_REST`].
@@ -295,7 +297,7 @@ fn print_planes(
             if shape.relaxed {
                 print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
             } else {
-                print_stage(Dialect::C, checked, stage, &mut leaves)
+                print_stage(Dialect::C, MathLibrary::Exact, checked, stage, &mut leaves)
             }
         })
         .collect();

@@ -45,7 +45,8 @@ use tessera_plan::cpu::{CpuLayout, CpuPlan, CpuStrategy};
 use tessera_plan::lanes::shifted_lanes;
 use tessera_plan::reuse::{ColumnSums, column_form};
 
-use crate::cfamily::{Dialect, print_expr};
+use crate::cfamily::{Dialect, MathLibrary, print_expr};
+use crate::exact_math::{exact_math_source, needs_exact_math};
 use layout::{WriteMode, partial_layout, updated_fields, used_fields, write_mode};
 use stage::{Context, View};
 
@@ -87,7 +88,7 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
     ) {
         emit_fused(&global, plan, &layout, &mut out);
     }
-    emit_until(bound, &mut out);
+    emit_until(bound, MathLibrary::for_exact_mode(plan.exact), &mut out);
     out
 }
 
@@ -101,6 +102,9 @@ fn emit_header(bound: &BoundProgram, plan: &CpuPlan, layout: &CpuLayout, out: &m
         plan.summary(Some(layout))
     );
     out.push_str(&Dialect::C.preamble());
+    if plan.exact && needs_exact_math(bound.checked()) {
+        out.push_str(&exact_math_source(Dialect::C));
+    }
     out.push_str(SUPPORT);
     if plan.lane_shifts() || plan.column_sums() {
         out.push_str(&lanes::prelude(plan.isa));
@@ -213,10 +217,16 @@ fn emit_wavefront_ends(global: &Context, local: &Context, out: &mut String) {
 }
 
 /// Emits `tessera_until` when the program has a stop condition.
-fn emit_until(bound: &BoundProgram, out: &mut String) {
+fn emit_until(bound: &BoundProgram, math: MathLibrary, out: &mut String) {
     if let Some(until) = &bound.program().until {
         let mut leaves = stage::until_leaves(bound);
-        let condition = print_expr(Dialect::C, bound.checked(), until.condition, &mut leaves);
+        let condition = print_expr(
+            Dialect::C,
+            math,
+            bound.checked(),
+            until.condition,
+            &mut leaves,
+        );
         let _ = writeln!(
             out,
             "int tessera_until(const double* v) {{\n    return {condition} ? 1 : 0;\n}}"

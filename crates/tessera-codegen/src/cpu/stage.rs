@@ -26,7 +26,7 @@ use super::layout::{WriteMode, domain_count, target_array, write_mode};
 use super::terms::{self, ChainForm};
 use super::{lanes, reuse};
 use crate::cfamily::{
-    Dialect, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
+    Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
 };
 
 /// Which buffers an instantiation addresses.
@@ -477,14 +477,20 @@ fn stage_body(
     let printed = if ctx.relaxed {
         print_stage_relaxed(Dialect::C, checked, stage, &mut leaves)
     } else {
-        print_stage(Dialect::C, checked, stage, &mut leaves)
+        print_stage(Dialect::C, MathLibrary::Exact, checked, stage, &mut leaves)
     };
     let mut body = String::new();
     let mut lets = printed.lets.iter();
     for (j, statement) in program.stages[stage].body.iter().enumerate() {
         if let ChainForm::PerPoint(list) = chains {
             for (c, chain) in list.iter().enumerate().filter(|(_, ch)| ch.statement == j) {
-                body.push_str(&terms::per_point(&mut leaves, chain, c, border));
+                body.push_str(&terms::per_point(
+                    &mut leaves,
+                    terms::library(ctx),
+                    chain,
+                    c,
+                    border,
+                ));
             }
         }
         if let Statement::Let { .. } = statement {
@@ -883,6 +889,7 @@ pub(crate) fn emit_after_step_reduction(
     let mut leaves = Leaves::new(bound, None, &ctx.strides, true);
     let value = print_reduction_value(
         Dialect::C,
+        MathLibrary::for_exact_mode(!ctx.relaxed),
         checked,
         program.reductions[reduction].value,
         &mut leaves,

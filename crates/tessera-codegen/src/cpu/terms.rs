@@ -24,7 +24,7 @@ use tessera_ir::{Id, Local, ScalarType, Stage, Statement};
 use super::stage::{
     AxisOffset, Context, Leaves, indent_lines, linear_offset, outer_base, point_indices,
 };
-use crate::cfamily::{Dialect, print_expr};
+use crate::cfamily::{Dialect, MathLibrary, print_expr};
 
 /// Terms added per pass over a chunk: the buffer is loaded and stored once per group.
 const TERMS_PER_PASS: usize = 4;
@@ -94,7 +94,15 @@ pub(super) fn tables(
         let ty = Dialect::C.scalar_type(chain.ty);
         let n = chain.terms.len();
         let coefficients: Vec<String> = (chain.terms.iter())
-            .map(|t| print_expr(Dialect::C, ctx.bound.checked(), t.coefficient, &mut leaves))
+            .map(|t| {
+                print_expr(
+                    Dialect::C,
+                    library(ctx),
+                    ctx.bound.checked(),
+                    t.coefficient,
+                    &mut leaves,
+                )
+            })
             .collect();
         let _ = writeln!(
             out,
@@ -159,7 +167,13 @@ fn product(chain: &SumChain, w: &str, x: &str) -> String {
 
 /// The scalar term loop of chain `c` at one point, declaring `ts_c<c>`: reads at the table's
 /// linear offsets from `i`, or mapped through border modes (`border`).
-pub(super) fn per_point(leaves: &mut Leaves, chain: &SumChain, c: usize, border: bool) -> String {
+pub(super) fn per_point(
+    leaves: &mut Leaves,
+    math: MathLibrary,
+    chain: &SumChain,
+    c: usize,
+    border: bool,
+) -> String {
     let read = |leaves: &Leaves, k: &str| {
         if border {
             let offset: Vec<AxisOffset> = (0..chain.terms[0].offset.len())
@@ -173,7 +187,7 @@ pub(super) fn per_point(leaves: &mut Leaves, chain: &SumChain, c: usize, border:
     let term =
         |leaves: &Leaves, k: &str| product(chain, &format!("ts_w{c}[{k}]"), &read(leaves, k));
     let (first_term, every_term) = (term(leaves, "0"), term(leaves, "k"));
-    let (start, first) = start_of(chain, leaves, first_term);
+    let (start, first) = start_of(chain, leaves, math, first_term);
     let ty = Dialect::C.scalar_type(chain.ty);
     let n = chain.terms.len();
     format!(
@@ -181,13 +195,23 @@ pub(super) fn per_point(leaves: &mut Leaves, chain: &SumChain, c: usize, border:
     )
 }
 
+/// The math library of `ctx`'s stage bodies: exact where sums keep their written order.
+pub(super) fn library(ctx: &Context) -> MathLibrary {
+    MathLibrary::for_exact_mode(!ctx.relaxed)
+}
+
 /// The first value of `chain` and the index of its first term still to add: the printed
 /// head, or `first_term`.
-fn start_of(chain: &SumChain, leaves: &mut Leaves, first_term: String) -> (String, usize) {
+fn start_of(
+    chain: &SumChain,
+    leaves: &mut Leaves,
+    math: MathLibrary,
+    first_term: String,
+) -> (String, usize) {
     match chain.start {
         ChainStart::Head(head) => {
             let checked = leaves.bound.checked();
-            (print_expr(Dialect::C, checked, head, leaves), 0)
+            (print_expr(Dialect::C, math, checked, head, leaves), 0)
         }
         ChainStart::FirstTerm => (first_term, 1),
     }
@@ -218,7 +242,7 @@ pub(super) fn chunked_row(
             &format!("ts_w{c}[0]"),
             &format!("r{field}[i + ts_d{c}[0]]"),
         );
-        let (start, first) = start_of(chain, &mut leaves, first_term);
+        let (start, first) = start_of(chain, &mut leaves, library(ctx), first_term);
         let start_loop = format!(
             "{simd}for (int64_t p{a} = x0; p{a} < x1; p{a}++) {{\n    const int64_t i = ix + (p{a} - x0);\n    ts_acc{c}[p{a} - x0] = {start};\n}}\n"
         );

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage, UnaryOp};
 
 use super::{Expr, Kernel, KernelOp, KernelProgram, ParamKind, ProgramEnv, Stmt};
-use crate::cfamily::{Dialect, ReadRenderer, print_reduction_value, print_stage};
+use crate::cfamily::{Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage};
+use crate::exact_math::{exact_math_source, needs_exact_math};
 
 /// CUDA C source of every kernel of `program`: NVRTC-compilable alone (no includes).
 pub fn print_cuda(program: &KernelProgram) -> String {
@@ -42,6 +43,9 @@ fn print_source(program: &KernelProgram, dialect: Dialect) -> String {
         out.push_str("// the helpers below need cl_khr_fp64\n");
     }
     out.push_str(&dialect.preamble());
+    if program.plan.exact && needs_exact_math(&program.checked) {
+        out.push_str(&exact_math_source(dialect));
+    }
     if dialect == Dialect::OpenCl && !program.plan.exact {
         out.push_str("#pragma OPENCL FP_CONTRACT ON\n");
     }
@@ -64,6 +68,11 @@ struct Printer<'a> {
 }
 
 impl Printer<'_> {
+    /// The math library of the program's mode.
+    fn math(&self) -> MathLibrary {
+        MathLibrary::for_exact_mode(self.program.plan.exact)
+    }
+
     fn ty(&self, ty: ScalarType) -> &'static str {
         self.dialect.scalar_type(ty)
     }
@@ -221,7 +230,14 @@ impl Printer<'_> {
                         env: &eval.env,
                         stage: Some(eval.stage),
                     };
-                    print_stage(leaves.printer.dialect, &checked, eval.stage, &mut leaves)
+                    let math = leaves.printer.math();
+                    print_stage(
+                        leaves.printer.dialect,
+                        math,
+                        &checked,
+                        eval.stage,
+                        &mut leaves,
+                    )
                 };
                 self.line(depth, "{");
                 for text in &printed.lets {
@@ -250,7 +266,14 @@ impl Printer<'_> {
                         env: &eval.env,
                         stage: None,
                     };
-                    print_reduction_value(leaves.printer.dialect, &checked, value, &mut leaves)
+                    let math = leaves.printer.math();
+                    print_reduction_value(
+                        leaves.printer.dialect,
+                        math,
+                        &checked,
+                        value,
+                        &mut leaves,
+                    )
                 };
                 self.line(depth, &format!("{} = {printed};", eval.var));
             }
