@@ -165,14 +165,15 @@ pub struct CpuStagePlan {
     pub columns_in_registers: bool,
     /// The stage's long sums ([`sum_chains`]) run as loops over tables of their coefficients
     /// and offsets, in written order, instead of written out term by term: the generated code
-    /// then stays small however many points the stencil has, and the C compiler fast. The
-    /// interior rows run the chains over row chunks, a vectorised pass per group of terms;
-    /// with column sums (set by hand), those run the interior and the border runs the loops.
+    /// then stays small however many points the stencil has, and the C compiler fast. Border
+    /// nests run them per point; interiors over row chunks, a vectorised pass per group of
+    /// terms, unless column sums run the interior.
     ///
-    /// Planned where the stage has at least [`TERM_LOOP_MIN_TERMS`] terms in chains and sums
-    /// in written order (exact and naive plans: 1.6-4.6x faster than written-out sums on
-    /// shifted lanes, measured on an AVX2 machine), or [`REORDERED_TERM_LOOP_MIN_TERMS`] where
-    /// the plan may reorder sums (faster than column sums from about 300 terms on).
+    /// Planned where the stage has at least [`TERM_LOOP_MIN_TERMS`] terms in chains: in
+    /// written order (exact and naive plans) they are 1.6-3.5x faster than written-out sums
+    /// on shifted lanes; where the plan may reorder sums, column sums stay in the interior
+    /// below [`REORDERED_TERM_LOOP_MIN_TERMS`] terms (faster there), and term loops replace
+    /// them above it (2x faster on the 729-point box). Measured on an AVX2 machine.
     #[serde(default)]
     pub term_loops: bool,
 }
@@ -181,8 +182,8 @@ pub struct CpuStagePlan {
 /// ([`CpuStagePlan::term_loops`]), and at which plans summing in written order choose them.
 pub const TERM_LOOP_MIN_TERMS: usize = 32;
 
-/// The fewest chain terms at which plans that may reorder sums choose term loops over column
-/// sums.
+/// The fewest chain terms at which plans that may reorder sums run their interiors as term
+/// loops instead of column sums.
 pub const REORDERED_TERM_LOOP_MIN_TERMS: usize = 256;
 
 /// The number of terms in `stage`'s sum chains.
@@ -644,11 +645,8 @@ fn stage_plans(
         .ids()
         .map(|stage| {
             let terms = stage_chain_terms(bound, stage);
-            let term_loops = match relaxed {
-                true => terms >= REORDERED_TERM_LOOP_MIN_TERMS,
-                false => terms >= TERM_LOOP_MIN_TERMS,
-            };
-            let sums: Option<ColumnSums> = (relaxed && !term_loops)
+            let term_loops = terms >= TERM_LOOP_MIN_TERMS;
+            let sums: Option<ColumnSums> = (relaxed && terms < REORDERED_TERM_LOOP_MIN_TERMS)
                 .then(|| column_sums(bound, stage, tile, isa))
                 .flatten();
             let lanes = strategy != CpuStrategy::Naive

@@ -79,6 +79,9 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
     let mut out = String::new();
     emit_header(bound, plan, &layout, &mut out);
     emit_constants(bound, &global.strides, &mut out);
+    if plan.stages.iter().any(|s| s.term_loops && !s.column_sums) {
+        out.push_str(&terms::helpers(global.openmp));
+    }
     emit_global_stages(&global, plan, &mut out);
     emit_run(bound, &mut out);
     emit_step_reduce(bound, plan, &mut out);
@@ -254,16 +257,13 @@ const SUPPORT: &str = r#"#include <stdlib.h>
 #else
 #define TS_WIDE_VECTORS
 #endif
-/* Term loops (long sums over tables): gcc's unroll-and-jam fuses two passes over terms into
-   one loop whose loads it can only gather, four times slower. Border nests run them per point
-   through the border modes, where vectorising with gathers doubles the compile time for
-   nothing: they stay scalar. */
+/* The term-loop functions (ts_terms_*) stay out of line: one copy per file however many
+   chains call them. gcc's unroll-and-jam would fuse two passes over terms into one loop
+   whose loads it can only gather, four times slower. */
 #if defined(__GNUC__) && !defined(__clang__)
-#define TS_TERM_LOOPS __attribute__((optimize("no-loop-unroll-and-jam")))
-#define TS_SCALAR_LOOPS __attribute__((optimize("no-tree-vectorize")))
+#define TS_TERM_LOOPS __attribute__((noinline, optimize("no-loop-unroll-and-jam")))
 #else
-#define TS_TERM_LOOPS
-#define TS_SCALAR_LOOPS
+#define TS_TERM_LOOPS __attribute__((noinline))
 #endif
 #define TS_NAN ts_f64_from_bits(0x7ff8000000000000ull)
 #define TS_INF ts_f64_from_bits(0x7ff0000000000000ull)

@@ -76,18 +76,14 @@ pub(super) fn chain_value(form: ChainForm, c: usize, x: &str) -> String {
     }
 }
 
-/// The constant tables of `chains` (coefficients; linear offsets, or per-axis offsets for
-/// border nests) and, for chunked rows, their buffers: declarations at the top of a nest.
-///
-/// `chains` may be listed while `form` writes the main body out: a shifted-lanes or
-/// column-sum row's scalar edge runs them per point.
-pub(super) fn tables(
-    ctx: &Context,
-    stage: Id<Stage>,
-    chains: &[SumChain],
-    form: ChainForm,
-    border: bool,
-) -> String {
+/// The constant tables of the chains `form` runs (coefficients; linear offsets, or per-axis
+/// offsets for border nests) and, for chunked rows, their buffers: declarations at the top of
+/// a nest.
+pub(super) fn tables(ctx: &Context, stage: Id<Stage>, form: ChainForm, border: bool) -> String {
+    let chains = match form {
+        ChainForm::Written => return String::new(),
+        ChainForm::PerPoint(chains) | ChainForm::Chunked(chains) => chains,
+    };
     let mut out = String::new();
     let mut leaves = Leaves::new(ctx.bound, Some(stage), &ctx.strides, border);
     for (c, chain) in chains.iter().enumerate() {
@@ -247,7 +243,13 @@ pub(super) fn chunked_row(
             "{simd}for (int64_t p{a} = x0; p{a} < x1; p{a}++) {{\n    const int64_t i = ix + (p{a} - x0);\n    ts_acc{c}[p{a} - x0] = {start};\n}}\n"
         );
         out.push_str(&indent_lines(&start_loop, "    "));
-        out.push_str(&indent_lines(&term_passes(chain, c, first, simd), "    "));
+        let n = chain.terms.len();
+        let _ = writeln!(
+            out,
+            "    ts_terms_{}(ts_acc{c}, r{field} + ix, ts_w{c}, ts_d{c}, {first}, {n}, x1 - x0, {});",
+            chain.ty,
+            i32::from(chain.read_first)
+        );
     }
     let points = format!(
         "{simd}for (int64_t p{a} = x0; p{a} < x1; p{a}++) {{\n{}{}}}\n",
@@ -259,36 +261,64 @@ pub(super) fn chunked_row(
     out
 }
 
-/// The passes adding chain `c`'s terms from `first` on into its buffer, up to
-/// [`TERMS_PER_PASS`] per pass (`simd`: the pragma line of a pass, if any).
-fn term_passes(chain: &SumChain, c: usize, first: usize, simd: &str) -> String {
-    let n = chain.terms.len();
-    let ty = Dialect::C.scalar_type(chain.ty);
-    let field = chain.field.index();
-    let pass = |group: usize| {
-        let mut out = String::new();
-        for g in 0..group {
-            let _ = writeln!(
-                out,
-                "const {ty} w{g} = ts_w{c}[k + {g}];\nconst {ty}* s{g} = r{field} + ix + ts_d{c}[k + {g}];"
+/// The functions adding a chain's terms into its buffer, one per float type, shared by every
+/// chain and view of the file (`simd`: whether to mark the passes `#pragma omp simd`):
+/// `ts_terms_<ty>(acc, base, w, d, first, n, m, read_first)` adds terms `first..n` to
+/// `acc[0..m)` in order, `acc[j] = acc[j] + w[k] * base[d[k] + j]` (`base[..] * w[k]` where
+/// `read_first`), up to [`TERMS_PER_PASS`] terms per pass over the buffer.
+pub(super) fn helpers(simd: bool) -> String {
+    let pragma = if simd { "#pragma omp simd\n" } else { "" };
+    let mut out = String::new();
+    for ty in [ScalarType::F32, ScalarType::F64] {
+        let t = Dialect::C.scalar_type(ty);
+        let pass = |group: usize| {
+            let mut text = String::new();
+            for g in 0..group {
+                let _ = writeln!(
+                    text,
+                    "const {t} w{g} = w[k + {g}];\nconst {t}* s{g} = base + d[k + {g}];"
+                );
+            }
+            let sum = |read_first: bool| {
+                (0..group).fold("acc[j]".to_string(), |acc, g| {
+                    let (w, x) = (format!("w{g}"), format!("s{g}[j]"));
+                    let term = if read_first {
+                        format!("({x} * {w})")
+                    } else {
+                        format!("({w} * {x})")
+                    };
+                    format!("({acc} + {term})")
+                })
+            };
+            let _ = write!(
+                text,
+                "if (read_first) {{\n{}}} else {{\n{}}}\n",
+                indent_lines(
+                    &format!(
+                        "{pragma}for (int64_t j = 0; j < m; j++) acc[j] = {};",
+                        sum(true)
+                    ),
+                    "    "
+                ),
+                indent_lines(
+                    &format!(
+                        "{pragma}for (int64_t j = 0; j < m; j++) acc[j] = {};",
+                        sum(false)
+                    ),
+                    "    "
+                ),
             );
-        }
-        let sum = (0..group).fold(format!("ts_acc{c}[j]"), |acc, g| {
-            let term = product(chain, &format!("w{g}"), &format!("s{g}[j]"));
-            format!("({acc} + {term})")
-        });
-        let _ = writeln!(
+            indent_lines(&text, "        ")
+        };
+        let step = TERMS_PER_PASS;
+        let _ = write!(
             out,
-            "{simd}for (int64_t j = 0; j < x1 - x0; j++) ts_acc{c}[j] = {sum};"
+            "TS_TERM_LOOPS static void ts_terms_{ty}({t}* restrict acc, const {t}* restrict base, const {t}* restrict w, const int64_t* restrict d, int first, int n, int64_t m, int read_first) {{\n    int k = first;\n    {NO_UNROLL}\n    for (; k + {step} <= n; k += {step}) {{\n{}    }}\n    {NO_UNROLL}\n    for (; k < n; k++) {{\n{}    }}\n}}\n\n",
+            pass(step),
+            pass(1)
         );
-        indent_lines(&out, "        ")
-    };
-    let step = TERMS_PER_PASS;
-    format!(
-        "{{\n    int k = {first};\n    {NO_UNROLL}\n    for (; k + {step} <= {n}; k += {step}) {{\n{}    }}\n    {NO_UNROLL}\n    for (; k < {n}; k++) {{\n{}    }}\n}}\n",
-        pass(step),
-        pass(1)
-    )
+    }
+    out
 }
 
 /// The locals bound to earlier chains, spelled as those chains' buffer entries at `p<a>`.
