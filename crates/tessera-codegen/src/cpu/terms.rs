@@ -10,9 +10,9 @@
 //! - **per point** (border nests, and interiors that cannot be chunked): a scalar loop over
 //!   the terms before the statement that uses the chain;
 //! - **chunked rows** (interiors): a row is cut into chunks; per chain, one vectorised pass
-//!   over the chunk starts the sums in a buffer (`ts_acc<c>`), then each group of up to four
-//!   terms adds into it in one pass, and the stage body runs last with the chains' values
-//!   read from the buffers.
+//!   over the chunk starts the sums in a buffer (`ts_acc<c>`), then `ts_terms_<ty>` (one
+//!   out-of-line function per float type and file) adds the terms into it, a pass per group of
+//!   up to four, and the stage body runs last with the chains' values read from the buffers.
 
 use std::fmt::Write as _;
 
