@@ -77,10 +77,11 @@ def main():
             r = by_key[(name, s, e)]
             if "compile_seconds" in r:
                 cells.append(f"{r['compile_seconds']:.2f}")
-                largest = max(largest, r["source_bytes"])
+                largest = max(largest, r["source_bytes"] or 0)
             else:
                 cells.append("—")
-        print(f"| {name} | " + " | ".join(cells) + f" | {largest / 1024:.0f} KiB |")
+        size = f"{largest / 1024:.0f} KiB" if largest else "—"
+        print(f"| {name} | " + " | ".join(cells) + f" | {size} |")
 
     times = [r["compile_seconds"] for r in results if "compile_seconds" in r]
     ratios = []

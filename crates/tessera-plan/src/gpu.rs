@@ -185,17 +185,20 @@ pub fn plan_gpu(
             "the {backend} backend does not take a thread count; drop `--threads`"
         )));
     }
-    let mut plan = default_gpu_plan(dims, limits, fits);
+    let mut plan = initial_gpu_plan(dims, limits);
     if let Some(strategy) = request.strategy {
         plan.strategy = GpuStrategy::from_strategy(strategy, backend)?;
-    }
-    if let Some(tile) = &request.tile {
-        plan.block = block_of_tile(tile)?;
     }
     if let Some(depth) = request.time_tile {
         plan.time_tile = depth;
     }
     plan.exact = request.arithmetic == Arithmetic::Exact;
+    // A block the user gives is checked as given; the default one shrinks until the requested
+    // strategy's kernels fit the device.
+    match &request.tile {
+        Some(tile) => plan.block = block_of_tile(tile)?,
+        None => shrink_to_fit(&mut plan, fits),
+    }
     plan.check()?;
     Ok(plan)
 }
@@ -224,6 +227,14 @@ pub fn default_gpu_plan(
     limits: &DeviceLimits,
     fits: impl Fn(&GpuPlan) -> bool,
 ) -> GpuPlan {
+    let mut plan = initial_gpu_plan(dims, limits);
+    shrink_to_fit(&mut plan, fits);
+    plan
+}
+
+/// The default plan's strategy and block before fitting: the block within the device's
+/// per-axis limits.
+fn initial_gpu_plan(dims: usize, limits: &DeviceLimits) -> GpuPlan {
     let mut plan = match dims {
         1 => GpuPlan {
             block: [256, 1, 1],
@@ -236,7 +247,12 @@ pub fn default_gpu_plan(
     for axis in 0..3 {
         plan.block[axis] = plan.block[axis].min(limits.max_block_dims[axis].max(1));
     }
-    while !fits(&plan) && plan.threads_per_block() > 1 {
+    plan
+}
+
+/// Halves the block's larger axis until `fits` accepts the plan (or one thread is left).
+fn shrink_to_fit(plan: &mut GpuPlan, fits: impl Fn(&GpuPlan) -> bool) {
+    while !fits(plan) && plan.threads_per_block() > 1 {
         let largest = if plan.block[1] > 1 && plan.block[1] * 4 >= plan.block[0] {
             1
         } else {
@@ -244,7 +260,6 @@ pub fn default_gpu_plan(
         };
         plan.block[largest] = (plan.block[largest] / 2).max(1);
     }
-    plan
 }
 
 /// What a device allows, as reported by its runtime (CUDA device attributes, OpenCL device
@@ -626,6 +641,30 @@ mod tests {
             let message = refuse(request);
             assert!(message.contains(expected), "{message}");
         }
+    }
+
+    #[test]
+    fn a_requested_strategy_gets_a_block_that_fits_it() {
+        let limits = DeviceLimits::typical_gpu();
+        let request = PlanRequest {
+            strategy: Some(Strategy::Naive),
+            ..PlanRequest::default()
+        };
+        // Naive kernels of this program fit only 64 threads; the default (streaming) all 256.
+        let fits = |p: &GpuPlan| p.strategy != GpuStrategy::Naive || p.threads_per_block() <= 64;
+        let plan = plan_gpu(3, &request, "cuda", &limits, fits).expect("plans");
+        assert_eq!(plan.strategy, GpuStrategy::Naive);
+        assert_eq!(plan.threads_per_block(), 64, "{plan:?}");
+        let tiled = PlanRequest {
+            tile: Some(vec![8, 32]),
+            ..request
+        };
+        let given = plan_gpu(3, &tiled, "cuda", &limits, fits).expect("plans");
+        assert_eq!(
+            given.threads_per_block(),
+            256,
+            "a given block is kept as given"
+        );
     }
 
     #[test]
