@@ -141,20 +141,13 @@ pub(super) fn tables(ctx: &Context, stage: Id<Stage>, form: ChainForm, border: b
 
 /// Points per chunk: the chains' buffers fill [`BUFFER_BYTES`] at most, 64 points at least.
 fn chunk_length(chains: &[SumChain]) -> usize {
-    let bytes: usize = chains.iter().map(|c| element_bytes(c.ty)).sum();
+    let bytes: usize = chains.iter().map(|c| c.ty.size_bytes()).sum();
     (BUFFER_BYTES / bytes.max(1) / 64 * 64).clamp(64, 1024)
 }
 
-fn element_bytes(ty: ScalarType) -> usize {
-    match ty {
-        ScalarType::F64 => 8,
-        _ => 4,
-    }
-}
-
-/// `w * x` or `x * w`, in the chain's written operand order.
-fn product(chain: &SumChain, w: &str, x: &str) -> String {
-    if chain.read_first {
+/// `w * x`, or `x * w` where the terms are written `read * coefficient` (`read_first`).
+fn product(read_first: bool, w: &str, x: &str) -> String {
+    if read_first {
         format!("({x} * {w})")
     } else {
         format!("({w} * {x})")
@@ -180,8 +173,9 @@ pub(super) fn per_point(
             format!("r{}[i + ts_d{c}[{k}]]", chain.field.index())
         }
     };
-    let term =
-        |leaves: &Leaves, k: &str| product(chain, &format!("ts_w{c}[{k}]"), &read(leaves, k));
+    let term = |leaves: &Leaves, k: &str| {
+        product(chain.read_first, &format!("ts_w{c}[{k}]"), &read(leaves, k))
+    };
     let (first_term, every_term) = (term(leaves, "0"), term(leaves, "k"));
     let (start, first) = start_of(chain, leaves, math, first_term);
     let ty = Dialect::C.scalar_type(chain.ty);
@@ -234,7 +228,7 @@ pub(super) fn chunked_row(
         leaves.locals = chain_locals(ctx, stage, &chains[..c], a);
         let field = chain.field.index();
         let first_term = product(
-            chain,
+            chain.read_first,
             &format!("ts_w{c}[0]"),
             &format!("r{field}[i + ts_d{c}[0]]"),
         );
@@ -282,12 +276,7 @@ pub(super) fn helpers(simd: bool) -> String {
             let sum = |read_first: bool| {
                 (0..group).fold("acc[j]".to_string(), |acc, g| {
                     let (w, x) = (format!("w{g}"), format!("s{g}[j]"));
-                    let term = if read_first {
-                        format!("({x} * {w})")
-                    } else {
-                        format!("({w} * {x})")
-                    };
-                    format!("({acc} + {term})")
+                    format!("({acc} + {})", product(read_first, &w, &x))
                 })
             };
             let _ = write!(
