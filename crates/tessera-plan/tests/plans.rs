@@ -174,6 +174,10 @@ fn plans_that_do_not_fit_the_program_name_the_field_the_value_and_the_limit() {
         "plan field `cpu.stages[0].columns_in_registers` is true, but it applies to column sums",
     );
     with(
+        &|p| cpu_part(p).stages[0].term_loops = true,
+        "plan field `cpu.stages[0].term_loops` is true, but stage `update` has fewer than 32 terms in long sums",
+    );
+    with(
         &|p| cpu_part(p).plane_pairs = true,
         "plan field `cpu.plane_pairs` is true, but plane pairs need the 3D wavefront",
     );
