@@ -27,4 +27,4 @@ pub use check::{CheckedProgram, FieldRole, check};
 pub use footprint::Footprint;
 pub use linear::{LinearForm, LinearTerm, linear_form};
 pub use region::Rect;
-pub use tiling::{TileRegions, tile_regions};
+pub use tiling::{TileRegions, local_tile_regions, tile_regions};

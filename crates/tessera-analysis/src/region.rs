@@ -25,6 +25,11 @@ impl Rect {
         }
     }
 
+    /// The empty rectangle of `dims` axes.
+    pub fn empty(dims: usize) -> Rect {
+        Rect::new(vec![0; dims], vec![0; dims])
+    }
+
     /// Number of axes.
     pub fn dims(&self) -> usize {
         self.lo.len()

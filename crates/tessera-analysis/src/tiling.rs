@@ -1,7 +1,7 @@
 //! Backward region growth through stages and time steps (Holewinski et al., Algorithm 2): the
 //! regions a tile must compute so that its final values are correct, whatever the strategy.
 
-use tessera_ir::{Border, Field, Id};
+use tessera_ir::{Border, Field, Id, Stage};
 
 use crate::bind::BoundProgram;
 use crate::check::FieldRole;
@@ -48,36 +48,25 @@ impl TileRegions {
 /// edge, constant reads need nothing) become needed. Regions are rectangular hulls, as in
 /// Holewinski's formulation, so the result is conservative: a superset of what is read.
 pub fn tile_regions(bound: &BoundProgram, target: &Rect, steps: usize) -> TileRegions {
-    let checked = bound.checked();
-    let program = checked.program();
+    let program = bound.program();
     let grid = Rect::grid(&bound.extents);
-    let empty = Rect::new(vec![0; grid.dims()], vec![0; grid.dims()]);
-    let mut need: Vec<Rect> = program
-        .fields
-        .ids()
-        .map(|f| match checked.role(f) {
-            FieldRole::Updated => target.intersect(&grid),
-            _ => empty.clone(),
-        })
-        .collect();
-    let mut compute = vec![vec![empty.clone(); program.stages.len()]; steps];
-    for step in (0..steps).rev() {
-        for (stage_id, stage) in program.stages.iter().collect::<Vec<_>>().into_iter().rev() {
+    walk_backwards(
+        bound,
+        &target.intersect(&grid),
+        steps,
+        |stage_id, wanted, need| {
+            let stage = &program.stages[stage_id];
             let domain = bound.stage_domain(stage_id);
-            let outputs = stage.outputs();
-            let wanted = outputs
-                .iter()
-                .fold(empty.clone(), |acc, f| acc.hull(&need[f.index()]));
             let region = wanted.intersect(&domain.rect);
             if domain.is_dense() {
-                for f in &outputs {
+                for f in stage.outputs() {
                     if region.contains_rect(&need[f.index()]) {
-                        need[f.index()] = empty.clone();
+                        need[f.index()] = Rect::empty(grid.dims());
                     }
                 }
             }
             if !region.is_empty() {
-                for (field, fp) in checked.stage_footprints(stage_id) {
+                for (field, fp) in bound.checked().stage_footprints(stage_id) {
                     let read = region.grow(&fp.min, &fp.max);
                     let mapped = read_through_border(
                         &read,
@@ -87,13 +76,95 @@ pub fn tile_regions(bound: &BoundProgram, target: &Rect, steps: usize) -> TileRe
                     need[field.index()] = need[field.index()].hull(&mapped);
                 }
             }
-            compute[step][stage_id.index()] = region;
+            region
+        },
+    )
+}
+
+/// Holewinski's backward walk: every updated field is needed on `target` after the last
+/// step; walking the steps and their stages in reverse, `visit` gets each stage, the hull of
+/// what is still needed of its outputs and the needs of every field to update, and returns
+/// the region the stage computes. The needs left at the end are the inputs.
+fn walk_backwards(
+    bound: &BoundProgram,
+    target: &Rect,
+    steps: usize,
+    mut visit: impl FnMut(Id<Stage>, Rect, &mut Vec<Rect>) -> Rect,
+) -> TileRegions {
+    let checked = bound.checked();
+    let program = checked.program();
+    let empty = Rect::empty(target.dims());
+    let mut need: Vec<Rect> = program
+        .fields
+        .ids()
+        .map(|f| match checked.role(f) {
+            FieldRole::Updated => target.clone(),
+            _ => empty.clone(),
+        })
+        .collect();
+    let mut compute = vec![vec![empty.clone(); program.stages.len()]; steps];
+    for step in (0..steps).rev() {
+        for (stage_id, stage) in program.stages.iter().collect::<Vec<_>>().into_iter().rev() {
+            let wanted =
+                (stage.outputs().iter()).fold(empty.clone(), |acc, f| acc.hull(&need[f.index()]));
+            compute[step][stage_id.index()] = visit(stage_id, wanted, &mut need);
         }
     }
     TileRegions {
         compute,
         inputs: need,
     }
+}
+
+/// Grows a block's tile `[0, tile)` backwards through `steps` steps of `bound`'s stage
+/// sequence in the tile's own frame, as the GPU's overlapped kernels compute it.
+///
+/// Unlike [`tile_regions`], nothing is clipped: a block computes every point of its regions,
+/// a point outside the grid standing for its periodic image (so that a periodic read across
+/// the edge is a plain neighbour read), and checks stage domains point by point (blocks differ
+/// in where the grid and the domains end). A stage's output is no longer needed before it only
+/// when the stage covers the whole grid. A read at offset `o` reaches `min(o, 0) ..= max(o,
+/// 0)` along each axis (a clamped read lands between the point and `o`); a mirrored read
+/// reaches as far on the other side, where the reflection lands.
+pub fn local_tile_regions(bound: &BoundProgram, tile: &[i64], steps: usize) -> TileRegions {
+    let program = bound.program();
+    let grid = Rect::grid(&bound.extents);
+    let target = Rect::new(vec![0; tile.len()], tile.to_vec());
+    walk_backwards(bound, &target, steps, |stage_id, region, need| {
+        let stage = &program.stages[stage_id];
+        let domain = bound.stage_domain(stage_id);
+        if domain.rect.is_empty() || region.is_empty() {
+            return Rect::empty(grid.dims());
+        }
+        if domain.is_dense() && domain.rect == grid {
+            for f in stage.outputs() {
+                need[f.index()] = Rect::empty(grid.dims());
+            }
+        }
+        for (field, fp) in bound.checked().stage_footprints(stage_id) {
+            let (min, max) = local_reach(&fp.min, &fp.max, stage.border_of(*field, program));
+            let read = region.grow(&min, &max);
+            need[field.index()] = need[field.index()].hull(&read);
+        }
+        region
+    })
+}
+
+/// The offsets a read of footprint `min..=max` reaches in a tile's frame, per axis (see
+/// [`local_tile_regions`]).
+fn local_reach(min: &[i32], max: &[i32], border: Option<Border>) -> (Vec<i32>, Vec<i32>) {
+    min.iter()
+        .zip(max)
+        .map(|(&lo, &hi)| {
+            let (lo, hi) = (lo.min(0), hi.max(0));
+            if border == Some(Border::Mirror) {
+                let reach = hi.max(-lo);
+                (-reach, reach)
+            } else {
+                (lo, hi)
+            }
+        })
+        .unzip()
 }
 
 /// The in-grid points actually read when reading `read` (possibly outside the grid) of a field

@@ -204,14 +204,14 @@ impl HostDevice for CudaStreamDevice {
         }
         let steps: Vec<i64> = args
             .iter()
-            .map(|a| if let BoundArg::Step(t) = a { *t } else { 0 })
+            .map(|a| if let BoundArg::Int(t) = a { *t } else { 0 })
             .collect();
         let allocations: &[CudaSlice<u8>] = &self.allocations;
         let mut builder = self.stream.launch_builder(function);
         for (arg, step) in args.iter().zip(&steps) {
             match arg {
                 BoundArg::Allocation(a) => builder.arg(&allocations[*a]),
-                BoundArg::Step(_) => builder.arg(step),
+                BoundArg::Int(_) => builder.arg(step),
             };
         }
         let config = LaunchConfig {

@@ -132,7 +132,13 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
             lines,
             bytes_per_point: bytes_per_step / updated,
             traffic_model: "per updated point, over all kernels: every global load and store counted, caches ignored".into(),
-            roofline_note: "at one step per launch".into(),
+            roofline_note: match &kernels.host.fused {
+                Some(fused) => format!(
+                    "at the traffic of passes of {} steps in one launch",
+                    fused.depth
+                ),
+                None => "at one step per launch".into(),
+            },
         })
     }
 
@@ -180,7 +186,8 @@ fn measurement_bytes(limits: &DeviceLimits) -> usize {
 }
 
 /// Appends a block of lines per kernel launch (block, grid, shared memory, registers,
-/// occupancy, traffic, redundant work); returns the bytes all launches move per step.
+/// occupancy, traffic, redundant work); returns the bytes the launches of a pass without
+/// reductions (the fused pass's, when there is one) move per step.
 fn kernel_lines(
     bound: &BoundProgram,
     program: &KernelProgram,
@@ -189,8 +196,8 @@ fn kernel_lines(
     lines: &mut Vec<String>,
 ) -> f64 {
     let mut bytes_per_step = 0.0;
-    for op in &program.host.step {
-        let HostOp::Launch(launch) = op else { continue };
+    let fused = program.host.fused.as_ref();
+    for launch in program.host.launches() {
         let Some(kernel) = program.kernel(&launch.kernel) else {
             continue;
         };
@@ -208,12 +215,19 @@ fn kernel_lines(
         let occupancy = occupancy(limits, &resources);
         let traffic = kernel_traffic(bound, program, kernel);
         let every = launch.every.max(1);
-        bytes_per_step += traffic.bytes() * traffic.points as f64 / every as f64;
+        let in_fused = fused.is_some_and(|f| {
+            (f.ops.iter()).any(|op| matches!(op, HostOp::Launch(l) if l.kernel == launch.kernel))
+        });
+        if in_fused || fused.is_none() {
+            bytes_per_step += traffic.bytes() * traffic.points as f64 / every as f64;
+        }
         let [bx, by, bz] = resources.block;
         let [gx, gy, gz] = resources.grid;
-        let every_text = match every {
-            1 => String::new(),
-            k => format!(", every {k} steps"),
+        let every_text = match (every, fused) {
+            (_, Some(f)) if in_fused => format!(", once per pass of up to {} steps", f.depth),
+            (_, Some(_)) => ", in the passes that compute reductions".to_string(),
+            (1, None) => String::new(),
+            (k, None) => format!(", every {k} steps"),
         };
         lines.extend([
             format!("kernel {} ({}{every_text}):", kernel.name, kernel.strategy),

@@ -14,8 +14,8 @@ use tessera_runtime::BackendError;
 pub enum BoundArg {
     /// A device allocation, by its index in the device's allocation list.
     Allocation(usize),
-    /// The step counter, as a 64-bit signed integer.
-    Step(i64),
+    /// A 64-bit signed integer: the step counter, or a pass's number of steps.
+    Int(i64),
 }
 
 /// The device operations a host program needs; allocations are addressed by index (one per

@@ -1,6 +1,6 @@
 //! [`GpuExecutable`]: a program lowered, built and loaded on a [`GpuDevice`]; its runs
-//! ([`GpuRun`]) upload the fields, run the schedule's passes step by step through the host
-//! program, and download the fields, transfers timed apart from the device's loop.
+//! ([`GpuRun`]) upload the fields, run the schedule's passes (a fused pass at once, others
+//! step by step) through the host program, and download the fields, transfers timed apart from the device's loop.
 
 use std::time::{Duration, Instant};
 
@@ -10,7 +10,7 @@ use tessera_plan::Plan;
 use tessera_runtime::{ActiveRun, BackendError, Executable, FieldSet, Pass, RunTimes};
 
 use crate::device::GpuDevice;
-use crate::host::run_host_step;
+use crate::host::{run_fused_pass, run_host_step};
 use crate::plan::lower_for_device;
 
 /// A program lowered, built and loaded on one device of a GPU runtime.
@@ -205,6 +205,18 @@ impl<D: GpuDevice> GpuRun<'_, D> {
 impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
     fn run_pass(&mut self, pass: &Pass) -> Result<Vec<f64>, BackendError> {
         let executable = &mut *self.executable;
+        if let Some(fused) = executable.program.host.fused.as_ref()
+            && pass.reductions.is_empty()
+        {
+            run_fused_pass(
+                fused,
+                &mut executable.device,
+                &mut self.bindings,
+                pass.first_step,
+                pass.steps,
+            )?;
+            return Ok(Vec::new());
+        }
         let mut computed = Vec::new();
         for t in pass.first_step..=pass.last_step() {
             computed = run_host_step(

@@ -1,7 +1,7 @@
-//! One step of a lowered program's host program on a [`HostDevice`]: launches due in the
+//! One step (or one fused pass) of a lowered program's host program on a [`HostDevice`]: launches due in the
 //! step, copies, ping-pong swaps, and the reductions' read-backs folded in THE fixed order.
 
-use tessera_codegen::kernel::{HostOp, KernelProgram, LaunchArg};
+use tessera_codegen::kernel::{FusedPass, HostOp, KernelProgram, LaunchArg};
 use tessera_ir::{Id, Reduction};
 use tessera_runtime::BackendError;
 use tessera_runtime::reduce::{due, fold};
@@ -17,10 +17,41 @@ pub fn run_host_step(
     bindings: &mut [usize],
     t: u64,
 ) -> Result<Vec<(Id<Reduction>, f64)>, BackendError> {
-    let step = i64::try_from(t)
-        .map_err(|_| BackendError::InvalidOptions(format!("step {t} exceeds i64")))?;
+    run_ops(&program.host.step, device, bindings, t, 1)
+}
+
+/// Runs `program`'s fused pass of `steps` steps from step `t` on `device` (see
+/// [`run_host_step`]).
+pub fn run_fused_pass(
+    fused: &FusedPass,
+    device: &mut dyn HostDevice,
+    bindings: &mut [usize],
+    t: u64,
+    steps: u64,
+) -> Result<(), BackendError> {
+    if steps == 0 || steps > u64::from(fused.depth) {
+        return Err(BackendError::Runtime(format!(
+            "internal error: a fused pass of {steps} steps; the kernel fuses 1 to {}",
+            fused.depth
+        )));
+    }
+    run_ops(&fused.ops, device, bindings, t, steps).map(|_| ())
+}
+
+/// Runs `ops` for the pass of `steps` steps starting at step `t`.
+fn run_ops(
+    ops: &[HostOp],
+    device: &mut dyn HostDevice,
+    bindings: &mut [usize],
+    t: u64,
+    steps: u64,
+) -> Result<Vec<(Id<Reduction>, f64)>, BackendError> {
+    let int = |v: u64| {
+        i64::try_from(v).map_err(|_| BackendError::InvalidOptions(format!("step {v} exceeds i64")))
+    };
+    let (step, count) = (int(t)?, int(steps)?);
     let mut values = Vec::new();
-    for op in &program.host.step {
+    for op in ops {
         match op {
             HostOp::Launch(launch) if due(launch.every, t) => {
                 let args: Vec<BoundArg> = launch
@@ -28,7 +59,8 @@ pub fn run_host_step(
                     .iter()
                     .map(|arg| match arg {
                         LaunchArg::Buffer(id) => BoundArg::Allocation(bindings[id.0]),
-                        LaunchArg::Step => BoundArg::Step(step),
+                        LaunchArg::Step => BoundArg::Int(step),
+                        LaunchArg::Steps => BoundArg::Int(count),
                     })
                     .collect();
                 device.launch(launch, &args)?;

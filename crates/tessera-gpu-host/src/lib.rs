@@ -6,7 +6,8 @@
 //!   bandwidth, prepare);
 //! - [`plan`]: the [`GpuPlan`](tessera_codegen::kernel::GpuPlan) a request asks for
 //!   ([`plan_for`]) and lowering checked against a device ([`lower_for_device`]);
-//! - [`host`]: one step of a host program on a [`HostDevice`] ([`run_host_step`]);
+//! - [`host`]: one step or one fused pass of a host program on a [`HostDevice`]
+//!   ([`run_host_step`], [`run_fused_pass`]);
 //! - [`executable`]: [`GpuExecutable`], the `Executable` of every GPU backend (field checks,
 //!   uploads, the passes the schedule driver asks for, downloads), with `until` evaluated by
 //!   the reference interpreter (`tessera_reference::until_holds`).
@@ -22,5 +23,5 @@ pub use device::{
     BoundArg, GpuDevice, HostDevice, KernelRegisters, copy_bandwidth_gb_s, distinct_pair,
 };
 pub use executable::{GpuExecutable, GpuRun};
-pub use host::run_host_step;
+pub use host::{run_fused_pass, run_host_step};
 pub use plan::{lower_for_device, plan_for};

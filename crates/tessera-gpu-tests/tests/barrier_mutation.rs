@@ -120,3 +120,36 @@ fn every_barrier_of_a_streaming_kernel_is_needed() {
     };
     assert!(check_every_barrier_matters("star3d_r2_periodic", &[7, 13, 19], &plan, 2, &[0]) >= 1);
 }
+
+#[test]
+fn every_barrier_of_an_overlapped_kernel_is_needed() {
+    if !require_opencl("barrier mutation (overlapped)") {
+        return;
+    }
+    // Grids with interior and edge blocks (each has its own copy of the steps), and passes of
+    // T steps: every step's barriers run.
+    let plan = GpuPlan {
+        block: [8, 4, 1],
+        time_tile: 2,
+        ..GpuPlan::new(GpuStrategy::Overlapped)
+    };
+    // The last barrier of each copy (2, 5) ends a stage that computes exactly the tile, which
+    // the same threads then write from the same points: it guards nothing, and is kept so that
+    // every shared read follows a barrier in program order.
+    assert_eq!(
+        check_every_barrier_matters("j2d5pt", &[29, 37], &plan, 4, &[2, 5]),
+        4
+    );
+    // Two stages, each reading the other's outputs at neighbours and its own in place,
+    // through mirrored borders (the last barriers, 6 and 13, as above).
+    let plan = GpuPlan {
+        block: [8, 4, 1],
+        elements_per_thread: 2,
+        time_tile: 3,
+        ..GpuPlan::new(GpuStrategy::Overlapped)
+    };
+    assert_eq!(
+        check_every_barrier_matters("tv2d", &[33, 41], &plan, 6, &[6, 13]),
+        12
+    );
+}

@@ -262,7 +262,7 @@ impl HostDevice for OpenClDevice {
                     let mem: cl_mem = self.allocations[a].get();
                     unsafe { kernel.set_arg(index, &mem) }
                 }
-                BoundArg::Step(t) => unsafe { kernel.set_arg(index, &t) },
+                BoundArg::Int(t) => unsafe { kernel.set_arg(index, &t) },
             };
             set.map_err(|e| OpenClError::call(during(), e))?;
         }

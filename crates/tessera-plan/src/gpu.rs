@@ -23,19 +23,31 @@ pub enum GpuStrategy {
     /// 2.5D streaming (cached plane sweep): a block sweeps the slowest tiled axis, keeping the
     /// streamed planes in registers and the current plane in shared memory.
     Streaming,
+    /// Overlapped time tiling (Overtile): one launch runs up to T steps of every stage on a
+    /// tile with its halo in shared memory, recomputing the halo's shrinking regions.
+    Overlapped,
 }
+
+/// The most steps one GPU launch fuses (the overlapped kernel unrolls its steps).
+pub const MAX_GPU_TIME_TILE: u32 = 16;
 
 impl GpuStrategy {
     /// Every strategy, in the order of [`GpuStrategy::name`]s listed to users.
-    pub const ALL: [GpuStrategy; 3] = [
+    pub const ALL: [GpuStrategy; 4] = [
         GpuStrategy::Naive,
         GpuStrategy::Tiled,
         GpuStrategy::Streaming,
+        GpuStrategy::Overlapped,
     ];
 
     /// The name used on the command line (`--strategy NAME`).
     pub fn name(self) -> &'static str {
         self.strategy().name()
+    }
+
+    /// Whether the strategy runs grids of `dims` axes (overlapped tiles tile up to 3).
+    pub fn runs_dims(self, dims: usize) -> bool {
+        self != GpuStrategy::Overlapped || dims <= 3
     }
 
     /// The same strategy among every backend's.
@@ -44,6 +56,7 @@ impl GpuStrategy {
             GpuStrategy::Naive => Strategy::Naive,
             GpuStrategy::Tiled => Strategy::Tiled,
             GpuStrategy::Streaming => Strategy::Streaming,
+            GpuStrategy::Overlapped => Strategy::Overlapped,
         }
     }
 
@@ -78,7 +91,8 @@ pub struct GpuPlan {
     /// Streaming only: points of the streamed axis swept by one block. `None` = the whole
     /// axis (serial streaming); `Some(n)` = blocks sweep `n`-point chunks concurrently.
     pub stream_chunk: Option<u32>,
-    /// Steps computed per launch (Holewinski's T); only 1 is supported so far.
+    /// Steps computed per launch (Holewinski's T): more than 1 under the overlapped strategy
+    /// only, at most [`MAX_GPU_TIME_TILE`].
     pub time_tile: u32,
     /// Bitwise-reproducible mode: no FMA contraction (OpenCL `FP_CONTRACT OFF`, NVRTC
     /// `--fmad=false`).
@@ -148,10 +162,16 @@ impl GpuPlan {
                 what: "the time tile".into(),
             });
         }
-        if self.time_tile != 1 {
+        if self.time_tile != 1 && self.strategy != GpuStrategy::Overlapped {
             return Err(PlanError::Unsupported(format!(
-                "strategy `{}` computes one step per launch; a time tile of {} needs overlapped time tiling, which this build does not have: use a time tile of 1",
+                "strategy `{}` computes one step per launch; a time tile of {} needs the `overlapped` strategy (or use a time tile of 1)",
                 self.strategy.name(),
+                self.time_tile
+            )));
+        }
+        if self.time_tile > MAX_GPU_TIME_TILE {
+            return Err(PlanError::Invalid(format!(
+                "a time tile of {} exceeds the limit of {MAX_GPU_TIME_TILE} steps per launch",
                 self.time_tile
             )));
         }
@@ -186,8 +206,20 @@ pub fn plan_gpu(
         )));
     }
     let mut plan = initial_gpu_plan(dims, limits);
-    if let Some(strategy) = request.strategy {
-        plan.strategy = GpuStrategy::from_strategy(strategy, backend)?;
+    let fusing = request.time_tile.is_some_and(|depth| depth > 1);
+    match request.strategy {
+        Some(strategy) => plan.strategy = GpuStrategy::from_strategy(strategy, backend)?,
+        None if fusing => plan.strategy = GpuStrategy::Overlapped,
+        None => {}
+    }
+    if !plan.strategy.runs_dims(dims) {
+        return Err(PlanError::Unsupported(format!(
+            "the `{}` strategy tiles up to 3 axes and this grid has {dims}: choose `tiled` or `naive`",
+            plan.strategy.name()
+        )));
+    }
+    if plan.strategy == GpuStrategy::Overlapped {
+        overlapped_defaults(&mut plan, dims);
     }
     if let Some(depth) = request.time_tile {
         plan.time_tile = depth;
@@ -248,6 +280,20 @@ fn initial_gpu_plan(dims: usize, limits: &DeviceLimits) -> GpuPlan {
         plan.block[axis] = plan.block[axis].min(limits.max_block_dims[axis].max(1));
     }
     plan
+}
+
+/// The overlapped strategy's starting tile and depth: 32x32 tiles of 256 threads and T = 4 in
+/// 1D and 2D (a halo of 4r around 1024 points), 2x8x32 tiles and T = 2 in 3D, where every
+/// step's halo costs far more.
+fn overlapped_defaults(plan: &mut GpuPlan, dims: usize) {
+    if dims == 2 {
+        plan.elements_per_thread = 4;
+    }
+    if dims >= 3 {
+        plan.block = [32, 4, 2];
+        plan.elements_per_thread = 2;
+    }
+    plan.time_tile = if dims >= 3 { 2 } else { 4 };
 }
 
 /// Halves the block's larger axis until `fits` accepts the plan (or one thread is left).
@@ -554,11 +600,20 @@ mod tests {
             GpuStrategy::from_strategy(Strategy::Streaming, "cuda"),
             Ok(GpuStrategy::Streaming)
         );
+        plan.strategy = GpuStrategy::Overlapped;
+        assert!(plan.check().is_ok());
+        plan.time_tile = 17;
+        assert!(
+            plan.check()
+                .unwrap_err()
+                .to_string()
+                .contains("exceeds the limit of 16")
+        );
         assert_eq!(
             GpuStrategy::from_strategy(Strategy::Wavefront, "opencl")
                 .unwrap_err()
                 .to_string(),
-            "the opencl backend has no strategy `wavefront`; choose one of: naive, tiled, streaming"
+            "the opencl backend has no strategy `wavefront`; choose one of: naive, tiled, streaming, overlapped"
         );
         assert_eq!(
             GpuPlan::new(GpuStrategy::Streaming).describe(),
@@ -596,10 +651,10 @@ mod tests {
         let cases = [
             (
                 PlanRequest {
-                    strategy: Some(Strategy::Overlapped),
+                    strategy: Some(Strategy::Wavefront),
                     ..PlanRequest::default()
                 },
-                "choose one of: naive, tiled, streaming",
+                "choose one of: naive, tiled, streaming, overlapped",
             ),
             (
                 PlanRequest {
@@ -617,10 +672,11 @@ mod tests {
             ),
             (
                 PlanRequest {
+                    strategy: Some(Strategy::Tiled),
                     time_tile: Some(4),
                     ..PlanRequest::default()
                 },
-                "time tile",
+                "needs the `overlapped` strategy",
             ),
             (
                 PlanRequest {
@@ -664,6 +720,31 @@ mod tests {
             given.threads_per_block(),
             256,
             "a given block is kept as given"
+        );
+    }
+
+    #[test]
+    fn a_time_tile_asks_for_overlapped_tiling() {
+        let limits = DeviceLimits::typical_gpu();
+        let request = PlanRequest {
+            time_tile: Some(3),
+            ..PlanRequest::default()
+        };
+        let plan = plan_gpu(2, &request, "opencl", &limits, |_| true).expect("plans");
+        assert_eq!(
+            (plan.strategy, plan.time_tile, plan.elements_per_thread),
+            (GpuStrategy::Overlapped, 3, 4)
+        );
+        let request = PlanRequest {
+            strategy: Some(Strategy::Overlapped),
+            ..PlanRequest::default()
+        };
+        let plan = plan_gpu(3, &request, "cuda", &limits, |_| true).expect("plans");
+        assert_eq!((plan.block, plan.time_tile), ([32, 4, 2], 2));
+        let four = plan_gpu(4, &request, "cuda", &limits, |_| true).unwrap_err();
+        assert!(
+            four.to_string()
+                .contains("tiles up to 3 axes and this grid has 4")
         );
     }
 

@@ -1,5 +1,7 @@
-//! The GPU plans every program is tested under: each strategy with a warp-wide block, a small
-//! block with two elements per thread, a 3D block (tiled), and concurrent streaming chunks.
+//! The GPU plans every program is tested under: each single-step strategy with a warp-wide
+//! block, a small block with two elements per thread, a 3D block (tiled), and concurrent
+//! streaming chunks; overlapped time tiling at T = 1 to 4 with tiles from 1 to 32 points per
+//! axis (a tile smaller than its halo included).
 
 use tessera_plan::gpu::{GpuPlan, GpuStrategy};
 
@@ -18,5 +20,36 @@ pub fn gpu_test_plans() -> Vec<GpuPlan> {
         plan(GpuStrategy::Tiled, [8, 4, 2], 2, None),
         plan(GpuStrategy::Streaming, [32, 8, 1], 1, None),
         plan(GpuStrategy::Streaming, [8, 4, 1], 2, Some(3)),
+    ]
+}
+
+/// The overlapped test plans (exact mode) for a grid of `dims` axes (none beyond 3 axes):
+/// T = 1 to 4, tiles from 8 to 32 points along x; in 3D a tile of 1x2x2 points at T = 3 (a
+/// halo many times the tile). Deep 3D tiles of radius-2 f64 stencils need more shared memory
+/// than a typical GPU gives a block (their lowering is refused, naming the limit).
+pub fn overlapped_test_plans(dims: usize) -> Vec<GpuPlan> {
+    if !GpuStrategy::Overlapped.runs_dims(dims) {
+        return Vec::new();
+    }
+    let plan = |block, elements, time_tile| GpuPlan {
+        block,
+        elements_per_thread: elements,
+        time_tile,
+        ..GpuPlan::new(GpuStrategy::Overlapped)
+    };
+    let volume = dims >= 3;
+    vec![
+        plan([16, 4, 2], 1, 1),
+        plan([8, 4, 2], 2, 2),
+        if volume {
+            plan([2, 2, 1], 1, 3)
+        } else {
+            plan([8, 8, 1], 1, 3)
+        },
+        if volume {
+            plan([8, 4, 1], 2, 4)
+        } else {
+            plan([32, 4, 1], 2, 4)
+        },
     ]
 }

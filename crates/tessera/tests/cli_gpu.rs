@@ -172,6 +172,15 @@ fn a_plan_printed_by_tessera_plan_replays_bitwise_on_every_opencl_strategy() {
             &["--strategy", "naive", "--tile", "4x8"],
             &["--strategy", "tiled", "--tile", "4x8"],
             &["--strategy", "streaming", "--tile", "2x8"],
+            &["--time-tile", "3"],
+            &[
+                "--strategy",
+                "overlapped",
+                "--tile",
+                "4x8",
+                "--time-tile",
+                "2",
+            ],
         ],
     );
     // A block over the device's thread limit is refused before anything runs.
@@ -195,4 +204,43 @@ fn a_plan_printed_by_tessera_plan_replays_bitwise_on_every_opencl_strategy() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("threads"), "{}", stderr(&output));
     assert!(!dir.path().join("out.npy").exists());
+}
+
+#[test]
+#[cfg(feature = "opencl")]
+fn explain_opencl_reports_the_fused_pass_of_overlapped_tiling() {
+    let dir = jacobi_dir();
+    let output = tessera(
+        dir.path(),
+        &[
+            "explain",
+            "jacobi.tess",
+            "--backend",
+            "opencl",
+            "--time-tile",
+            "4",
+            "--bandwidth",
+            "900",
+        ],
+    );
+    if output.status.code() == Some(1) && !in_ci() {
+        eprintln!("skipped: no OpenCL device: {}", stderr(&output));
+        return;
+    }
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("plan: opencl/overlapped"), "{text}");
+    assert!(
+        text.contains("kernel ts_jacobi_overlapped (overlapped, once per pass of up to 4 steps):"),
+        "{text}"
+    );
+    // A 32x32 tile computes regions of 38², 36², 34² and 32² points in its 4 steps (the stage
+    // keeps the boundary, so its old values stay needed): (38² + 36² + 34² + 32²) / (4 · 32²)
+    // - 1 = 20.1% recomputed. It loads the 40x40 input region (4 B each) once per 4 steps.
+    let redundant = number_after(&text, "redundant work: ");
+    assert!((redundant - 20.1).abs() < 0.05, "{redundant}\n{text}");
+    let loaded = number_after(&text, "traffic: ");
+    let expected = 40.0 * 40.0 * 4.0 / (32.0 * 32.0 * 4.0);
+    assert!((loaded - expected).abs() < 0.01, "{loaded}\n{text}");
+    assert!(text.contains("passes of 4 steps in one launch"), "{text}");
 }

@@ -12,13 +12,15 @@
 //! 1. Allocate every [`BufferDecl`] (`len` elements of `ty`; contents unspecified). Upload each
 //!    field to its [`BufferRole::Field`] buffer (row-major, fastest axis last — the layout of
 //!    `tessera_runtime::Buffer`).
-//! 2. For each step `t` of a pass the run's schedule gives it, run
-//!    [`HostProgram::step`]'s operations in order, skipping those with `every = K` unless
-//!    `(t + 1) % K == 0`:
+//! 2. For a pass of the run's schedule that computes no reduction, when the program has a
+//!    [`HostProgram::fused`] pass, run its operations once with `t` the pass's first step and
+//!    `steps` its number of steps (at most [`FusedPass::depth`]). Otherwise, for each step `t`
+//!    of the pass, run [`HostProgram::step`]'s operations in order, skipping those with
+//!    `every = K` unless `(t + 1) % K == 0`:
 //!    - [`HostOp::Launch`]: launch the kernel with `grid` blocks of `block` threads (x, y, z;
 //!      OpenCL's global size is `grid * block` per axis) and the arguments in order
 //!      ([`LaunchArg::Buffer`]: the buffer now bound to that id; [`LaunchArg::Step`]: `t` as a
-//!      64-bit signed integer);
+//!      64-bit signed integer; [`LaunchArg::Steps`]: `steps`, likewise);
 //!    - [`HostOp::Copy`]: copy a whole buffer to another on the device;
 //!    - [`HostOp::Swap`]: exchange the allocations bound to two buffer ids (ping-pong);
 //!    - [`HostOp::Reduce`]: read the `rows` f64 partials back and fold them in index order
@@ -89,7 +91,8 @@ impl KernelProgram {
 pub struct Kernel {
     /// Function name (unique in the program, a C identifier).
     pub name: String,
-    /// The strategy that produced it (`naive`, `tiled`, `streaming`, `reduction`).
+    /// The strategy that produced it (`naive`, `tiled`, `streaming`, `overlapped`,
+    /// `reduction`).
     pub strategy: &'static str,
     /// What it computes, for the comment above it.
     pub doc: String,
@@ -192,6 +195,16 @@ pub enum Stmt {
         /// Taken otherwise (may be empty).
         otherwise: Vec<Stmt>,
     },
+    /// `if (cond) { then } else { otherwise }` where every thread of a block evaluates `cond`
+    /// alike (block indices, kernel arguments): barriers may sit in either branch.
+    UniformIf {
+        /// Condition (bool), the same in every thread of a block.
+        cond: Expr,
+        /// Taken when it holds.
+        then: Vec<Stmt>,
+        /// Taken otherwise (may be empty).
+        otherwise: Vec<Stmt>,
+    },
     /// `for (ty var = start; var < end; var += step) { body }`.
     For {
         /// Loop variable.
@@ -208,7 +221,8 @@ pub enum Stmt {
         body: Vec<Stmt>,
     },
     /// A block-wide barrier with a shared-memory fence (`__syncthreads()`,
-    /// `barrier(CLK_LOCAL_MEM_FENCE)`); never inside divergent control flow.
+    /// `barrier(CLK_LOCAL_MEM_FENCE)`); never inside divergent control flow (only under
+    /// [`Stmt::UniformIf`]s and loops with uniform bounds).
     Barrier,
     /// Evaluates one stage at one point: its `let`s, then assigns each output's final value to
     /// a variable and each in-stage reduction's value (as `f64`) to a variable.
@@ -393,13 +407,27 @@ impl Expr {
     }
 }
 
-/// The host side: buffers and the operations of one step.
+/// The host side: buffers, the operations of one step, and those of one fused pass.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostProgram {
     /// Device buffers, addressed by their index ([`BufferId`]).
     pub buffers: Vec<BufferDecl>,
-    /// The operations of one iteration, in order.
+    /// The operations of one step, in order: they run every step of a pass when there is no
+    /// fused pass, and the passes that compute reductions otherwise (empty when the program
+    /// has no reduction and a fused pass).
     pub step: Vec<HostOp>,
+    /// The operations of one pass of up to `depth` steps (overlapped time tiling), run once
+    /// per pass that computes no reduction.
+    pub fused: Option<FusedPass>,
+}
+
+/// [`HostProgram::fused`]: a pass of several steps in one sequence of operations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FusedPass {
+    /// The most steps one pass may hold.
+    pub depth: u32,
+    /// Its operations, in order (launches take [`LaunchArg::Steps`]).
+    pub ops: Vec<HostOp>,
 }
 
 impl HostProgram {
@@ -409,6 +437,15 @@ impl HostProgram {
             .iter()
             .position(|b| b.role == BufferRole::Field { field })
             .map(BufferId)
+    }
+
+    /// Every launch of the step and of the fused pass.
+    pub fn launches(&self) -> impl Iterator<Item = &Launch> {
+        let fused = self.fused.iter().flat_map(|f| f.ops.iter());
+        self.step.iter().chain(fused).filter_map(|op| match op {
+            HostOp::Launch(launch) => Some(launch),
+            _ => None,
+        })
     }
 
     /// Total device memory, in bytes.
@@ -495,8 +532,10 @@ pub struct Launch {
 pub enum LaunchArg {
     /// The buffer currently bound to this id.
     Buffer(BufferId),
-    /// The step counter `t` (first step of the iteration), as an `i64`.
+    /// The step counter `t` (first step of the iteration or pass), as an `i64`.
     Step,
+    /// The number of steps of the pass (fused passes), as an `i64`.
+    Steps,
 }
 
 /// [`HostOp::Reduce`].

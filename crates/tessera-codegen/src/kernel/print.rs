@@ -178,6 +178,11 @@ impl Printer<'_> {
                 cond,
                 then,
                 otherwise,
+            }
+            | Stmt::UniformIf {
+                cond,
+                then,
+                otherwise,
             } => {
                 let text = format!("if ({}) {{", self.expr(cond));
                 self.line(depth, &text);

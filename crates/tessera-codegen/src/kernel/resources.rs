@@ -3,28 +3,30 @@
 use tessera_plan::PlanError;
 use tessera_plan::gpu::{DeviceLimits, KernelResources, Occupancy, check_kernel, check_memory};
 
-use super::{HostOp, Kernel, KernelProgram, Launch, ScalarType, Stmt};
+use super::{Kernel, KernelProgram, Launch, ScalarType, Stmt};
 
 /// The resources of one launch of `kernel`: block, grid, shared memory and an estimate of
-/// its registers per thread (a base of 16 plus one per 32-bit variable, two per 64-bit one).
+/// its registers per thread (a base of 16 plus one per 32-bit variable, two per 64-bit one,
+/// counting the variables of a scope while it is open: sibling scopes share registers).
 pub fn kernel_resources(kernel: &Kernel, launch: &Launch) -> KernelResources {
     fn registers(body: &[Stmt]) -> u32 {
-        body.iter()
-            .map(|s| match s {
-                Stmt::Declare { ty, .. } => {
-                    if ty.size_bytes() == 8 {
-                        2
-                    } else {
-                        1
-                    }
-                }
+        let mut declared = 0;
+        let mut nested = 0;
+        for stmt in body {
+            match stmt {
+                Stmt::Declare { ty, .. } => declared += if ty.size_bytes() == 8 { 2 } else { 1 },
                 Stmt::If {
                     then, otherwise, ..
-                } => registers(then).max(registers(otherwise)),
-                Stmt::For { body, .. } | Stmt::Block(body) => 1 + registers(body),
-                _ => 0,
-            })
-            .sum()
+                }
+                | Stmt::UniformIf {
+                    then, otherwise, ..
+                } => nested = nested.max(registers(then)).max(registers(otherwise)),
+                Stmt::For { body, .. } => nested = nested.max(1 + registers(body)),
+                Stmt::Block(body) => nested = nested.max(registers(body)),
+                _ => {}
+            }
+        }
+        declared + nested
     }
     let index_registers = if kernel
         .params
@@ -53,19 +55,17 @@ pub fn validate(
 ) -> Result<Vec<(String, Occupancy)>, PlanError> {
     check_memory(limits, program.host.bytes())?;
     let mut report = Vec::new();
-    for op in &program.host.step {
-        if let HostOp::Launch(launch) = op {
-            let kernel = program.kernel(&launch.kernel).ok_or_else(|| {
-                PlanError::Unsupported(format!(
-                    "the host program launches an unknown kernel `{}`",
-                    launch.kernel
-                ))
-            })?;
-            report.push((
-                kernel.name.clone(),
-                check_kernel(limits, &kernel_resources(kernel, launch))?,
-            ));
-        }
+    for launch in program.host.launches() {
+        let kernel = program.kernel(&launch.kernel).ok_or_else(|| {
+            PlanError::Unsupported(format!(
+                "the host program launches an unknown kernel `{}`",
+                launch.kernel
+            ))
+        })?;
+        report.push((
+            kernel.name.clone(),
+            check_kernel(limits, &kernel_resources(kernel, launch))?,
+        ));
     }
     Ok(report)
 }

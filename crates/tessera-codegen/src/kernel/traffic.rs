@@ -6,6 +6,7 @@ use tessera_analysis::tiling::tile_regions;
 use tessera_analysis::{BoundProgram, Domain, Rect};
 use tessera_ir::{Field, Id, Reduction, Stage};
 
+use super::lower::Ctx;
 use super::{Expr, Kernel, KernelProgram, ReadBinding, Stmt};
 
 /// What one kernel moves and recomputes, per point it computes.
@@ -41,6 +42,9 @@ pub fn kernel_traffic(
     program: &KernelProgram,
     kernel: &Kernel,
 ) -> KernelTraffic {
+    if kernel.strategy == "overlapped" {
+        return super::lower::overlapped::traffic(&Ctx::new(bound, &program.plan), kernel);
+    }
     let fields = &bound.program().fields;
     let evaluation = evaluation(&kernel.body);
     let (stage, reads, outputs, points) = match evaluation {
@@ -142,6 +146,9 @@ fn evaluation(body: &[Stmt]) -> Option<Evaluation> {
             resolved(&eval.env.reads),
         )),
         Stmt::If {
+            then, otherwise, ..
+        }
+        | Stmt::UniformIf {
             then, otherwise, ..
         } => evaluation(then).or_else(|| evaluation(otherwise)),
         Stmt::For { body, .. } | Stmt::Block(body) => evaluation(body),

@@ -146,7 +146,7 @@ impl<'a> Ctx<'a> {
     /// Maps a coordinate along `axis` into the grid by a (non-constant) border mode. Mirror
     /// and periodic results are exact for any reach the binder accepts; positions further out
     /// (tile overhang, whose values are never used) are clamped to stay in bounds.
-    fn resolve_axis(&self, c: Expr, axis: usize, border: Border) -> Expr {
+    pub fn resolve_axis(&self, c: Expr, axis: usize, border: Border) -> Expr {
         let n = self.extent(axis);
         let clamp = |e: Expr| {
             e.op(KernelOp::Min, self.lit(n - 1))

@@ -10,6 +10,7 @@
 
 mod common;
 mod naive;
+pub(super) mod overlapped;
 mod reduction;
 mod streaming;
 mod tile;
@@ -21,8 +22,8 @@ use tessera_plan::PlanError;
 use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy};
 
 use super::{
-    BufferDecl, BufferId, BufferRole, HostOp, HostProgram, KernelProgram, Launch, LaunchArg,
-    ReduceReadback, validate,
+    BufferDecl, BufferId, BufferRole, FusedPass, HostOp, HostProgram, KernelProgram, Launch,
+    LaunchArg, ReduceReadback, validate,
 };
 pub(super) use common::Ctx;
 use common::StageIo;
@@ -30,23 +31,29 @@ use common::StageIo;
 /// Lowers `bound` under `plan` into kernels and a host program.
 ///
 /// Stages a strategy cannot tile (strided domains, too few axes) are lowered by the naive
-/// strategy; [`KernelProgram::notes`] says which and why. Device limits are checked separately
-/// by [`validate`].
+/// strategy; [`KernelProgram::notes`] says which and why. Under the overlapped strategy the
+/// program gets a fused pass, and per-step kernels (tiled) only for the passes that compute
+/// reductions. Device limits are checked separately by [`validate`].
 pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, PlanError> {
     plan.check()?;
     let ctx = Ctx::new(bound, plan);
     let program = bound.program();
-    let checked = bound.checked();
-    let mut host = HostProgram {
-        buffers: Vec::new(),
-        step: Vec::new(),
+    let mut lowering = Lowering {
+        ctx: &ctx,
+        host: HostProgram {
+            buffers: Vec::new(),
+            step: Vec::new(),
+            fused: None,
+        },
+        field_buffers: vec![None; program.fields.len()],
+        next_buffers: vec![None; program.fields.len()],
+        kernels: Vec::new(),
+        notes: Vec::new(),
     };
-    let mut field_buffers: Vec<Option<BufferId>> = vec![None; program.fields.len()];
-    let mut next_buffers: Vec<Option<BufferId>> = vec![None; program.fields.len()];
     for (id, field) in program.fields.iter() {
-        if checked.role(id) != tessera_analysis::FieldRole::Unused {
-            field_buffers[id.index()] = Some(add_buffer(
-                &mut host,
+        if bound.checked().role(id) != tessera_analysis::FieldRole::Unused {
+            lowering.field_buffers[id.index()] = Some(add_buffer(
+                &mut lowering.host,
                 &field.name,
                 field.ty,
                 ctx.cells(),
@@ -54,78 +61,11 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Plan
             ));
         }
     }
-    let mut kernels = Vec::new();
-    let mut notes = Vec::new();
-    for (stage_id, stage) in program.stages.iter() {
-        let io = StageIo::new(&ctx, stage_id);
-        for (field, in_place) in io.outputs() {
-            if !in_place && next_buffers[field.index()].is_none() {
-                let name = format!("{}.next", program.fields[field].name);
-                let ty = program.fields[field].ty;
-                next_buffers[field.index()] = Some(add_buffer(
-                    &mut host,
-                    &name,
-                    ty,
-                    ctx.cells(),
-                    BufferRole::Next { field },
-                ));
-            }
-        }
-        let buffer_of = |field: Id<Field>, next: bool| {
-            let table = if next { &next_buffers } else { &field_buffers };
-            table[field.index()].expect("every used field has a buffer")
-        };
-        for reduction in checked.stage_reductions(stage_id) {
-            let kernel = reduction::kernel(&ctx, reduction, Some(&io));
-            push_reduction(&mut host, &mut kernels, kernel, reduction, &ctx, |f| {
-                buffer_of(f, false)
-            });
-        }
-        if bound.stage_domain(stage_id).rect.is_empty() {
-            notes.push(format!(
-                "stage `{}` updates no point with these sizes and is skipped",
-                stage.name
-            ));
-            continue;
-        }
-        let (kernel, grid) = stage_kernel(&ctx, stage_id, &io, &mut notes);
-        let partial = !ctx.covers_grid(stage_id);
-        for (field, in_place) in io.outputs() {
-            if !in_place && partial {
-                host.step.push(HostOp::Copy {
-                    from: buffer_of(field, false),
-                    to: buffer_of(field, true),
-                });
-            }
-        }
-        let args = io.params().iter().map(|p| match p.buffer {
-            Some((field, next)) => LaunchArg::Buffer(buffer_of(field, next)),
-            None => LaunchArg::Step,
-        });
-        host.step.push(HostOp::Launch(Launch {
-            kernel: kernel.name.clone(),
-            grid,
-            block: kernel.block,
-            args: args.collect(),
-            every: 1,
-        }));
-        for (field, in_place) in io.outputs() {
-            if !in_place {
-                host.step.push(HostOp::Swap(
-                    buffer_of(field, false),
-                    buffer_of(field, true),
-                ));
-            }
-        }
-        kernels.push(kernel);
+    if plan.strategy == GpuStrategy::Overlapped {
+        lowering.fused_pass()?;
     }
-    for (reduction, r) in program.reductions.iter() {
-        if let ReductionPlacement::AfterStep { .. } = r.placement {
-            let kernel = reduction::kernel(&ctx, reduction, None);
-            push_reduction(&mut host, &mut kernels, kernel, reduction, &ctx, |f| {
-                field_buffers[f.index()].expect("every used field has a buffer")
-            });
-        }
+    if lowering.host.fused.is_none() || !program.reductions.is_empty() {
+        lowering.step_ops();
     }
     Ok(KernelProgram {
         name: program.name.clone(),
@@ -134,10 +74,191 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Plan
         extents: bound.extents.clone(),
         plan: plan.clone(),
         index_ty: ctx.ity,
-        kernels,
-        host,
-        notes,
+        kernels: lowering.kernels,
+        host: lowering.host,
+        notes: lowering.notes,
     })
+}
+
+/// A program being lowered: its host program, buffers and kernels so far.
+struct Lowering<'a> {
+    ctx: &'a Ctx<'a>,
+    host: HostProgram,
+    /// Each field's buffer (`None`: unused field).
+    field_buffers: Vec<Option<BufferId>>,
+    /// Each field's ping-pong partner, once some kernel writes it there.
+    next_buffers: Vec<Option<BufferId>>,
+    kernels: Vec<super::Kernel>,
+    notes: Vec<String>,
+}
+
+impl Lowering<'_> {
+    /// The buffer holding `field`'s current values (`next`: its partner).
+    fn buffer_of(&self, field: Id<Field>, next: bool) -> BufferId {
+        let table = if next {
+            &self.next_buffers
+        } else {
+            &self.field_buffers
+        };
+        table[field.index()].expect("every used field has a buffer")
+    }
+
+    /// `field`'s ping-pong partner, added on first use.
+    fn add_partner(&mut self, field: Id<Field>) {
+        if self.next_buffers[field.index()].is_none() {
+            let decl = &self.ctx.bound.program().fields[field];
+            let name = format!("{}.next", decl.name);
+            self.next_buffers[field.index()] = Some(add_buffer(
+                &mut self.host,
+                &name,
+                decl.ty,
+                self.ctx.cells(),
+                BufferRole::Next { field },
+            ));
+        }
+    }
+
+    /// The overlapped kernel and the fused pass launching it, each updated field swapped with
+    /// its partner after the launch.
+    fn fused_pass(&mut self) -> Result<(), PlanError> {
+        let fused = overlapped::kernel(self.ctx).map_err(PlanError::Unsupported)?;
+        for &field in &fused.updated {
+            self.add_partner(field);
+        }
+        let args = (fused.args.iter())
+            .map(|arg| match *arg {
+                overlapped::FusedArg::Field(f) => LaunchArg::Buffer(self.buffer_of(f, false)),
+                overlapped::FusedArg::Next(f) => LaunchArg::Buffer(self.buffer_of(f, true)),
+                overlapped::FusedArg::Step => LaunchArg::Step,
+                overlapped::FusedArg::Steps => LaunchArg::Steps,
+            })
+            .collect();
+        let mut ops = vec![HostOp::Launch(Launch {
+            kernel: fused.kernel.name.clone(),
+            grid: fused.grid,
+            block: fused.kernel.block,
+            args,
+            every: 1,
+        })];
+        for &field in &fused.updated {
+            ops.push(HostOp::Swap(
+                self.buffer_of(field, false),
+                self.buffer_of(field, true),
+            ));
+        }
+        self.kernels.push(fused.kernel);
+        self.host.fused = Some(FusedPass {
+            depth: self.ctx.plan.time_tile,
+            ops,
+        });
+        if !self.ctx.bound.program().reductions.is_empty() {
+            self.notes.push(
+                "passes that compute reductions run one step at a time with tiled kernels".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The operations of one step: each stage's kernel (after its in-stage reductions), then
+    /// the after-step reductions.
+    fn step_ops(&mut self) {
+        let ctx = self.ctx;
+        let (bound, program, checked) = (ctx.bound, ctx.bound.program(), ctx.bound.checked());
+        for (stage_id, stage) in program.stages.iter() {
+            let io = StageIo::new(ctx, stage_id);
+            for (field, in_place) in io.outputs() {
+                if !in_place {
+                    self.add_partner(field);
+                }
+            }
+            for reduction in checked.stage_reductions(stage_id) {
+                let kernel = reduction::kernel(ctx, reduction, Some(&io));
+                self.push_reduction(kernel, reduction);
+            }
+            if bound.stage_domain(stage_id).rect.is_empty() {
+                self.notes.push(format!(
+                    "stage `{}` updates no point with these sizes and is skipped",
+                    stage.name
+                ));
+                continue;
+            }
+            let (kernel, grid) = stage_kernel(ctx, stage_id, &io, &mut self.notes);
+            let partial = !ctx.covers_grid(stage_id);
+            for (field, in_place) in io.outputs() {
+                if !in_place && partial {
+                    self.host.step.push(HostOp::Copy {
+                        from: self.buffer_of(field, false),
+                        to: self.buffer_of(field, true),
+                    });
+                }
+            }
+            let args = io.params().iter().map(|p| match p.buffer {
+                Some((field, next)) => LaunchArg::Buffer(self.buffer_of(field, next)),
+                None => LaunchArg::Step,
+            });
+            let launch = HostOp::Launch(Launch {
+                kernel: kernel.name.clone(),
+                grid,
+                block: kernel.block,
+                args: args.collect(),
+                every: 1,
+            });
+            self.host.step.push(launch);
+            for (field, in_place) in io.outputs() {
+                if !in_place {
+                    let swap =
+                        HostOp::Swap(self.buffer_of(field, false), self.buffer_of(field, true));
+                    self.host.step.push(swap);
+                }
+            }
+            self.kernels.push(kernel);
+        }
+        for (reduction, r) in program.reductions.iter() {
+            if let ReductionPlacement::AfterStep { .. } = r.placement {
+                let kernel = reduction::kernel(ctx, reduction, None);
+                self.push_reduction(kernel, reduction);
+            }
+        }
+    }
+
+    /// Adds a reduction's partials buffer, launch (unless it has no rows) and read-back.
+    fn push_reduction(
+        &mut self,
+        lowered: reduction::Lowered,
+        reduction: Id<tessera_ir::Reduction>,
+    ) {
+        let r = &self.ctx.bound.program().reductions[reduction];
+        let partials = add_buffer(
+            &mut self.host,
+            &format!("partials.{}", r.name),
+            ScalarType::F64,
+            lowered.rows.max(1),
+            BufferRole::Partials { reduction },
+        );
+        if lowered.rows > 0 {
+            let mut args: Vec<LaunchArg> = (lowered.fields.iter())
+                .map(|f| LaunchArg::Buffer(self.buffer_of(*f, false)))
+                .collect();
+            args.push(LaunchArg::Buffer(partials));
+            args.push(LaunchArg::Step);
+            self.host.step.push(HostOp::Launch(Launch {
+                kernel: lowered.kernel.name.clone(),
+                grid: lowered.grid,
+                block: lowered.kernel.block,
+                args,
+                every: r.every,
+            }));
+            self.kernels.push(lowered.kernel);
+        }
+        self.host.step.push(HostOp::Reduce(ReduceReadback {
+            reduction,
+            name: r.name.clone(),
+            op: r.op,
+            partials,
+            rows: lowered.rows,
+            every: r.every,
+        }));
+    }
 }
 
 /// Lowers one stage by the plan's strategy, or by the naive one where the strategy does not
@@ -151,7 +272,7 @@ fn stage_kernel(
     let name = &ctx.bound.program().stages[stage].name;
     let refusal = match ctx.plan.strategy {
         GpuStrategy::Naive => None,
-        GpuStrategy::Tiled => match tiled::kernel(ctx, stage, io) {
+        GpuStrategy::Tiled | GpuStrategy::Overlapped => match tiled::kernel(ctx, stage, io) {
             Ok(k) => return k,
             Err(why) => Some(why),
         },
@@ -180,50 +301,6 @@ fn add_buffer(
         role,
     });
     BufferId(host.buffers.len() - 1)
-}
-
-/// Adds a reduction's partials buffer, launch (unless it has no rows) and read-back.
-fn push_reduction(
-    host: &mut HostProgram,
-    kernels: &mut Vec<super::Kernel>,
-    lowered: reduction::Lowered,
-    reduction: Id<tessera_ir::Reduction>,
-    ctx: &Ctx,
-    buffer_of: impl Fn(Id<Field>) -> BufferId,
-) {
-    let r = &ctx.bound.program().reductions[reduction];
-    let partials = add_buffer(
-        host,
-        &format!("partials.{}", r.name),
-        ScalarType::F64,
-        lowered.rows.max(1),
-        BufferRole::Partials { reduction },
-    );
-    if lowered.rows > 0 {
-        let mut args: Vec<LaunchArg> = lowered
-            .fields
-            .iter()
-            .map(|f| LaunchArg::Buffer(buffer_of(*f)))
-            .collect();
-        args.push(LaunchArg::Buffer(partials));
-        args.push(LaunchArg::Step);
-        host.step.push(HostOp::Launch(Launch {
-            kernel: lowered.kernel.name.clone(),
-            grid: lowered.grid,
-            block: lowered.kernel.block,
-            args,
-            every: r.every,
-        }));
-        kernels.push(lowered.kernel);
-    }
-    host.step.push(HostOp::Reduce(ReduceReadback {
-        reduction,
-        name: r.name.clone(),
-        op: r.op,
-        partials,
-        rows: lowered.rows,
-        every: r.every,
-    }));
 }
 
 /// Whether `plan` lowers `bound` into kernels that fit a device with `limits` (the fit test

@@ -45,6 +45,22 @@ impl Tile {
         self.block.iter().map(|&b| i64::from(b)).product()
     }
 
+    /// `tid`: the declaration of the thread's index in its block (x fastest).
+    pub fn thread_index(&self, ctx: &Ctx) -> Stmt {
+        let block = self.block;
+        Stmt::Declare {
+            var: "tid".into(),
+            ty: ctx.ity,
+            value: Some(
+                Expr::ThreadIdx(2)
+                    .times(ctx.lit(i64::from(block[1])))
+                    .plus(Expr::ThreadIdx(1))
+                    .times(ctx.lit(i64::from(block[0])))
+                    .plus(Expr::ThreadIdx(0)),
+            ),
+        }
+    }
+
     /// `o_<axis>`: the declarations of the block's origin along each of `axes`.
     pub fn origins(
         &self,

@@ -25,7 +25,7 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
     let d = ctx.dims();
     let mut step = tiling.load_tiles();
     step.extend(tiling.points());
-    let mut body = vec![tiling.thread_index()];
+    let mut body = vec![tiling.tile.thread_index(ctx)];
     body.extend(tiling.tile.origins(ctx, &tiling.domain, tiling.first..d));
     body.extend(tiling.loops(step));
     let kernel = Kernel {
@@ -105,22 +105,6 @@ impl<'a> Tiling<'a> {
                     .collect(),
             },
         })
-    }
-
-    /// `tid`: the thread's index in its block.
-    fn thread_index(&self) -> Stmt {
-        let (ctx, block) = (self.ctx, self.tile.block);
-        Stmt::Declare {
-            var: "tid".into(),
-            ty: ctx.ity,
-            value: Some(
-                Expr::ThreadIdx(2)
-                    .times(ctx.lit(i64::from(block[1])))
-                    .plus(Expr::ThreadIdx(1))
-                    .times(ctx.lit(i64::from(block[0])))
-                    .plus(Expr::ThreadIdx(0)),
-            ),
-        }
     }
 
     /// Each staged field's tile loaded with its halo, then a barrier.

@@ -1,0 +1,686 @@
+//! Overlapped time tiling (Overtile; Holewinski et al., ICS'12): one kernel runs a whole pass
+//! of up to T steps of every stage. A block loads its tile of every updated field plus the
+//! halo T steps need into shared memory, runs the steps' stages on the shrinking regions of
+//! [`local_tile_regions`] with a barrier after each, and writes its tile once.
+//!
+//! The kernel is written for T steps and takes the pass's depth `steps` (1 to T) as an
+//! argument: it runs its first `steps` steps, whose regions hold those a shallower pass needs,
+//! and writes its tile after the last of them.
+//!
+//! A point of a region outside the grid stands for its periodic image: it is computed with the
+//! image's coordinates, so a periodic read across the edge is a plain neighbour read in shared
+//! memory, and a clamped or mirrored read lands on the in-grid point the border names, which
+//! lies between the point and the read (or as far on the other side). Blocks whose whole halo
+//! is inside the grid take a branch without any of that arithmetic. Stage domains (sub-domains,
+//! strides) are checked point by point; a point outside keeps its value.
+//!
+//! A stage that reads an output only at its own point updates it in place; other outputs go
+//! to the field's second array (ping-pong in shared memory), which then holds the field. The
+//! steps are unrolled, so which array holds a field is known at every statement.
+
+use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions};
+use tessera_ir::{Border, Field, Id, ScalarType, Stage};
+
+use super::super::{
+    Expr, Kernel, KernelOp, KernelParam, KernelTraffic, ParamKind, ProgramEnv, SharedArray,
+    StageEval, Stmt,
+};
+use super::common::{Ctx, StageIo, field_ident, ident};
+use super::naive::blocks;
+use super::tile::Tile;
+
+/// Where an argument of the fused kernel's launch comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusedArg {
+    /// The buffer holding a field's current values.
+    Field(Id<Field>),
+    /// The field's ping-pong partner, which receives its values after the pass.
+    Next(Id<Field>),
+    /// The step counter of the pass's first step.
+    Step,
+    /// The number of steps of the pass.
+    Steps,
+}
+
+/// The fused kernel of a program: the kernel, its launch grid, its arguments, and the fields
+/// it updates (whose buffers are swapped with their partners after each launch).
+pub struct Fused {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Blocks along x, y, z.
+    pub grid: [u64; 3],
+    /// Its launch arguments, in parameter order.
+    pub args: Vec<FusedArg>,
+    /// The fields it writes to their partners.
+    pub updated: Vec<Id<Field>>,
+}
+
+/// The overlapped kernel of `ctx`'s program, or why the program cannot run it.
+pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
+    let overlap = Overlap::new(ctx)?;
+    let mut body = vec![overlap.tile.thread_index(ctx)];
+    body.extend(
+        overlap
+            .tile
+            .origins(ctx, &overlap.grid_domain(), 0..ctx.dims()),
+    );
+    let edge = overlap.pass(Frame::Edge);
+    match overlap.interior_test() {
+        Some(cond) => body.push(Stmt::UniformIf {
+            cond,
+            then: overlap.pass(Frame::Interior),
+            otherwise: edge,
+        }),
+        None => body.extend(edge),
+    }
+    let (params, args) = overlap.params();
+    let extent: Vec<String> = overlap.extent.iter().map(|e| e.to_string()).collect();
+    let kernel = Kernel {
+        name: format!("ts_{}_overlapped", ident(&ctx.bound.program().name)),
+        strategy: "overlapped",
+        doc: format!(
+            "up to {} steps of every stage on {} tiles with their halos in shared memory",
+            overlap.depth,
+            extent.join("x")
+        ),
+        params,
+        shared: (overlap.staged.iter())
+            .flat_map(|s| s.arrays.iter().cloned())
+            .collect(),
+        block: overlap.tile.block,
+        body,
+    };
+    Ok(Fused {
+        kernel,
+        grid: overlap.launch_grid(),
+        args,
+        updated: overlap.staged.iter().map(|s| s.field).collect(),
+    })
+}
+
+/// The traffic model of the fused kernel `kernel`, per grid point and step: each updated
+/// field's input region loaded and its tile stored once per pass of T steps; every read of a
+/// field that is never updated loaded directly at every point computed; the redundant work of
+/// the halos' regions.
+pub fn traffic(ctx: &Ctx, kernel: &Kernel) -> KernelTraffic {
+    let (target, regions) = block_regions(ctx);
+    let checked = ctx.bound.checked();
+    let program = ctx.bound.program();
+    let per_point = target.volume() as f64 * regions.compute.len() as f64;
+    let (mut load_bytes, mut once_bytes, mut store_bytes) = (0.0, 0.0, 0.0);
+    for (field, decl) in program.fields.iter() {
+        let size = decl.ty.size_bytes() as f64;
+        let input = regions.inputs[field.index()].volume() as f64;
+        match checked.role(field) {
+            FieldRole::Unused => continue,
+            FieldRole::Updated => {
+                load_bytes += input * size;
+                store_bytes += target.volume() as f64 * size;
+            }
+            _ => {
+                let direct: f64 = (regions.compute.iter())
+                    .flat_map(|step| program.stages.ids().zip(step))
+                    .filter_map(|(stage, region)| {
+                        let fp = checked.footprint(stage, field)?;
+                        Some(region.volume() as f64 * fp.offsets.len() as f64)
+                    })
+                    .sum();
+                load_bytes += direct * size;
+            }
+        }
+        if input > 0.0 {
+            once_bytes += target.volume() as f64 * size;
+        }
+    }
+    KernelTraffic {
+        kernel: kernel.name.clone(),
+        points: ctx.cells() as u128,
+        load_bytes: load_bytes / per_point,
+        reload_bytes: (load_bytes - once_bytes).max(0.0) / per_point,
+        store_bytes: store_bytes / per_point,
+        redundant_fraction: regions.redundancy(&target),
+    }
+}
+
+/// The regions one block of `ctx`'s plan computes (for the traffic model), with its tile.
+pub fn block_regions(ctx: &Ctx) -> (Rect, TileRegions) {
+    let tile = block_tile(ctx);
+    let extent: Vec<i64> = (0..ctx.dims()).map(|a| tile.size(a)).collect();
+    let target = Rect::new(vec![0; extent.len()], extent.clone());
+    let depth = ctx.plan.time_tile.max(1) as usize;
+    (target, local_tile_regions(ctx.bound, &extent, depth))
+}
+
+/// The block tile of the plan over the grid's axes.
+fn block_tile(ctx: &Ctx) -> Tile {
+    let d = ctx.dims();
+    let plan = ctx.plan;
+    let block = [
+        plan.block[0],
+        if d >= 2 { plan.block[1] } else { 1 },
+        if d >= 3 { plan.block[2] } else { 1 },
+    ];
+    let elements = if d >= 2 { plan.elements_per_thread } else { 1 };
+    Tile::new(d, block, elements)
+}
+
+/// Which code a block runs: the general one, or the one for blocks whose halo is in the grid.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Frame {
+    /// Some point may be outside the grid: coordinates are wrapped, reads resolved.
+    Edge,
+    /// Every point the block touches is inside the grid.
+    Interior,
+}
+
+/// An updated field kept in shared memory for the whole pass.
+struct Staged {
+    field: Id<Field>,
+    /// The positions (in the tile's frame) its arrays hold.
+    bounds: Rect,
+    /// The positions loaded from memory before the first step (may be empty).
+    input: Rect,
+    /// Its array, and a second one when some stage writes it out of place.
+    arrays: Vec<SharedArray>,
+}
+
+/// Which array of each staged field (by position in `Overlap::staged`) holds its values.
+type Holders = Vec<usize>;
+
+/// The overlapped lowering of one program.
+struct Overlap<'a> {
+    ctx: &'a Ctx<'a>,
+    depth: usize,
+    tile: Tile,
+    /// Points of the tile per axis.
+    extent: Vec<i64>,
+    regions: TileRegions,
+    staged: Vec<Staged>,
+    /// Fields read but never updated, loaded from memory where read.
+    constant_fields: Vec<Id<Field>>,
+    /// Every position a block touches, in its frame.
+    reach: Rect,
+    names: Vec<&'static str>,
+}
+
+impl<'a> Overlap<'a> {
+    fn new(ctx: &'a Ctx<'a>) -> Result<Overlap<'a>, String> {
+        let d = ctx.dims();
+        if d > 3 {
+            return Err(format!(
+                "overlapped time tiling tiles up to 3 axes; this grid has {d}: use `tiled`"
+            ));
+        }
+        let (target, regions) = block_regions(ctx);
+        let tile = block_tile(ctx);
+        let extent = target.hi.clone();
+        let checked = ctx.bound.checked();
+        let program = ctx.bound.program();
+        let mut staged = Vec::new();
+        let mut constant_fields = Vec::new();
+        let mut reach = target.clone();
+        for (field, decl) in program.fields.iter() {
+            let input = regions.inputs[field.index()].clone();
+            reach = reach.hull(&input);
+            match checked.role(field) {
+                FieldRole::Updated => {
+                    let bounds = (regions.compute.iter())
+                        .flat_map(|step| program.stages.iter().zip(step))
+                        .filter(|((_, stage), _)| stage.outputs().contains(&field))
+                        .fold(target.hull(&input), |acc, (_, r)| acc.hull(r));
+                    reach = reach.hull(&bounds);
+                    let copies = if written_out_of_place(ctx, field) {
+                        2
+                    } else {
+                        1
+                    };
+                    let arrays = (0..copies)
+                        .map(|k| SharedArray {
+                            name: format!("s{k}_{}", field_ident(ctx, field)),
+                            ty: decl.ty,
+                            dims: (0..d).map(|a| bounds.len(a) as usize).collect(),
+                        })
+                        .collect();
+                    staged.push(Staged {
+                        field,
+                        arrays,
+                        bounds,
+                        input,
+                    });
+                }
+                FieldRole::Unused => {}
+                _ if !input.is_empty() => constant_fields.push(field),
+                _ => {}
+            }
+        }
+        Ok(Overlap {
+            ctx,
+            depth: ctx.plan.time_tile.max(1) as usize,
+            tile,
+            extent,
+            regions,
+            staged,
+            constant_fields,
+            reach,
+            names: ctx.axis_names(),
+        })
+    }
+
+    /// The whole grid as a domain (tile origins start at 0).
+    fn grid_domain(&self) -> tessera_analysis::Domain {
+        tessera_analysis::Domain {
+            rect: Rect::grid(&self.ctx.bound.extents),
+            stride: vec![1; self.ctx.dims()],
+        }
+    }
+
+    /// Blocks per block axis covering the grid.
+    fn launch_grid(&self) -> [u64; 3] {
+        let mut grid = [1u64; 3];
+        for (axis, &size) in self.extent.iter().enumerate() {
+            grid[self.tile.block_axis(axis)] = blocks(self.ctx.extent(axis), size as u64);
+        }
+        grid
+    }
+
+    /// The kernel's parameters and the arguments bound to them: each updated field's current
+    /// values and partner, each field read but never updated, `t` and `steps`.
+    fn params(&self) -> (Vec<KernelParam>, Vec<FusedArg>) {
+        let program = self.ctx.bound.program();
+        let buffer = |field: Id<Field>, suffix: &str, read_only: bool| KernelParam {
+            name: format!("{}{suffix}", field_ident(self.ctx, field)),
+            kind: ParamKind::Buffer {
+                ty: program.fields[field].ty,
+                read_only,
+            },
+        };
+        let mut params = Vec::new();
+        let mut args = Vec::new();
+        for staged in &self.staged {
+            params.push(buffer(staged.field, "", true));
+            args.push(FusedArg::Field(staged.field));
+            params.push(buffer(staged.field, "_next", false));
+            args.push(FusedArg::Next(staged.field));
+        }
+        for &field in &self.constant_fields {
+            params.push(buffer(field, "", true));
+            args.push(FusedArg::Field(field));
+        }
+        for (name, arg) in [("t", FusedArg::Step), ("steps", FusedArg::Steps)] {
+            params.push(KernelParam {
+                name: name.into(),
+                kind: ParamKind::Scalar(ScalarType::I64),
+            });
+            args.push(arg);
+        }
+        (params, args)
+    }
+
+    /// Whether every position the block touches is inside the grid, or `None` when no block's
+    /// is (the grid is narrower than a tile's reach along some axis).
+    fn interior_test(&self) -> Option<Expr> {
+        let ctx = self.ctx;
+        let origins: Vec<Expr> = (self.names.iter())
+            .map(|n| Expr::var(format!("o_{n}")))
+            .collect();
+        let lo: Vec<Option<i64>> = self.reach.lo.iter().map(|&l| Some(-l)).collect();
+        let hi: Vec<Option<i64>> = (0..ctx.dims())
+            .map(|a| Some(ctx.extent(a) - self.reach.hi[a] + 1))
+            .collect();
+        let possible = (0..ctx.dims()).all(|a| lo[a] < hi[a]);
+        possible.then(|| ctx.within(&origins, &lo, &hi).expect("some axis"))
+    }
+
+    /// The pass in a frame: the tiles loaded, then each step, the tiles written after the
+    /// pass's last one.
+    fn pass(&self, frame: Frame) -> Vec<Stmt> {
+        let mut body: Vec<Stmt> = (self.staged.iter())
+            .filter(|s| !s.input.is_empty())
+            .map(|s| self.load(s, frame))
+            .collect();
+        if !body.is_empty() {
+            body.push(Stmt::Barrier);
+        }
+        let mut holders: Holders = vec![0; self.staged.len()];
+        for step in 0..self.depth {
+            body.push(self.step(step, frame, &mut holders));
+        }
+        body
+    }
+
+    /// Loads `staged`'s input positions from memory (each position's periodic image) into its
+    /// first array.
+    fn load(&self, staged: &Staged, frame: Frame) -> Stmt {
+        let ctx = self.ctx;
+        let dims: Vec<i64> = (0..ctx.dims()).map(|a| staged.input.len(a)).collect();
+        self.tile
+            .cooperative_loop(ctx, &dims, &self.names, |local| {
+                let position: Vec<Expr> = (local.into_iter().enumerate())
+                    .map(|(a, l)| ctx.offset(l, staged.input.lo[a]))
+                    .collect();
+                let coords = self.grid_coords(&position, frame);
+                vec![Stmt::SharedStore {
+                    array: staged.arrays[0].name.clone(),
+                    index: self.array_index(staged, &position),
+                    value: Expr::Load {
+                        buffer: field_ident(ctx, staged.field),
+                        index: Box::new(ctx.linear(&coords)),
+                        cached: true,
+                    },
+                }]
+            })
+    }
+
+    /// The grid coordinates a block position stands for: `o + position`, wrapped into the
+    /// grid in the edge frame.
+    fn grid_coords(&self, position: &[Expr], frame: Frame) -> Vec<Expr> {
+        (position.iter().enumerate())
+            .map(|(a, p)| {
+                let global = Expr::var(format!("o_{}", self.names[a])).plus(p.clone());
+                match frame {
+                    Frame::Interior => global,
+                    Frame::Edge => self.ctx.resolve_axis(global, a, Border::Periodic),
+                }
+            })
+            .collect()
+    }
+
+    /// The index of block position `position` in `staged`'s arrays.
+    fn array_index(&self, staged: &Staged, position: &[Expr]) -> Vec<Expr> {
+        (position.iter().enumerate())
+            .map(|(a, p)| self.ctx.offset(p.clone(), -staged.bounds.lo[a]))
+            .collect()
+    }
+
+    /// Step `step` (`t_s` its step counter): every stage with work in it, then, when it is
+    /// the pass's last step, the tiles written. A step beyond the pass's depth runs its
+    /// loops zero times but keeps its barriers, so that no barrier is under a condition.
+    fn step(&self, step: usize, frame: Frame, holders: &mut Holders) -> Stmt {
+        let counter = Expr::var("t").plus(Expr::int(step as i64, ScalarType::I64));
+        let mut body = vec![
+            Stmt::Comment(format!("step {step} of up to {}", self.depth)),
+            Stmt::Declare {
+                var: "t_s".into(),
+                ty: ScalarType::I64,
+                value: Some(counter),
+            },
+        ];
+        for (stage, _) in self.ctx.bound.program().stages.iter() {
+            let region = &self.regions.compute[step][stage.index()];
+            if !region.is_empty() {
+                body.extend(self.stage(stage, step, region, frame, holders));
+            }
+        }
+        let write = self.write_tiles(holders);
+        body.push(Stmt::when(
+            Expr::var("steps").op(KernelOp::Eq, Expr::int(step as i64 + 1, ScalarType::I64)),
+            vec![write],
+        ));
+        Stmt::Block(body)
+    }
+
+    /// One stage over `region` in step `step`: a loop over its points shared by the block's
+    /// threads (run when the pass has the step), then a barrier; outputs written out of place
+    /// change array.
+    fn stage(
+        &self,
+        stage: Id<Stage>,
+        step: usize,
+        region: &Rect,
+        frame: Frame,
+        holders: &mut Holders,
+    ) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let io = StageIo::new(ctx, stage);
+        let name = &ctx.bound.program().stages[stage].name;
+        let dims: Vec<i64> = (0..ctx.dims()).map(|a| region.len(a)).collect();
+        let mut sweep = self
+            .tile
+            .cooperative_loop(ctx, &dims, &self.names, |local| {
+                let position = self.positions(region, local);
+                self.point(&io, &position, frame, holders)
+            });
+        if step > 0
+            && let Stmt::For { end, .. } = &mut sweep
+        {
+            let runs = Expr::int(step as i64, ScalarType::I64).op(KernelOp::Lt, Expr::var("steps"));
+            *end = Expr::Select(Box::new(runs), Box::new(end.clone()), Box::new(ctx.lit(0)));
+        }
+        for (field, in_place) in io.outputs() {
+            if !in_place {
+                let k = self.staged_index(field);
+                holders[k] = 1 - holders[k];
+            }
+        }
+        vec![
+            Stmt::Comment(format!("stage `{name}`")),
+            sweep,
+            Stmt::Barrier,
+        ]
+    }
+
+    /// The block positions of a region's local coordinates.
+    fn positions(&self, region: &Rect, local: Vec<Expr>) -> Vec<Expr> {
+        (local.into_iter().enumerate())
+            .map(|(a, l)| self.ctx.offset(l, region.lo[a]))
+            .collect()
+    }
+
+    /// The position of `field` among the staged fields.
+    fn staged_index(&self, field: Id<Field>) -> usize {
+        (self.staged.iter())
+            .position(|s| s.field == field)
+            .expect("outputs are staged")
+    }
+
+    fn staged_field(&self, field: Id<Field>) -> Option<&Staged> {
+        self.staged.iter().find(|s| s.field == field)
+    }
+
+    /// The array of staged field `k` that holds its values, or (`next`) that receives them.
+    fn array(&self, k: usize, holders: &Holders, next: bool) -> &SharedArray {
+        let arrays = &self.staged[k].arrays;
+        &arrays[(holders[k] + usize::from(next)) % arrays.len()]
+    }
+
+    /// `stage` at block position `position`: its reads, its evaluation, each output stored in
+    /// its array (in place) or the other one; a point outside the stage's domain keeps its
+    /// values (copied to the other array where the output changes array).
+    fn point(&self, io: &StageIo, position: &[Expr], frame: Frame, holders: &Holders) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let mut body: Vec<Stmt> = (self.names.iter().zip(position))
+            .map(|(name, p)| Stmt::Declare {
+                var: format!("q_{name}"),
+                ty: ctx.ity,
+                value: Some(p.clone()),
+            })
+            .collect();
+        let position: Vec<Expr> = (self.names.iter())
+            .map(|n| Expr::var(format!("q_{n}")))
+            .collect();
+        body.extend(
+            (self.names.iter().zip(self.grid_coords(&position, frame))).map(|(name, c)| {
+                Stmt::Declare {
+                    var: format!("w_{name}"),
+                    ty: ctx.ity,
+                    value: Some(c),
+                }
+            }),
+        );
+        let coords: Vec<Expr> = (self.names.iter())
+            .map(|n| Expr::var(format!("w_{n}")))
+            .collect();
+        let mut read =
+            |field, offset: &[i32]| self.read(io.stage, field, offset, &coords, frame, holders);
+        let (mut compute, reads) = ctx.bind_reads(&io.reads, &mut read);
+        let (declarations, outputs) = ctx.output_vars(io);
+        compute.extend(declarations);
+        compute.push(Stmt::Stage(StageEval {
+            stage: io.stage,
+            env: ProgramEnv {
+                reads,
+                coords: coords.clone(),
+                step: Expr::var("t_s"),
+            },
+            outputs: outputs.clone(),
+            reductions: Vec::new(),
+        }));
+        let store = |field: Id<Field>, in_place: bool, value: Expr| {
+            let k = self.staged_index(field);
+            Stmt::SharedStore {
+                array: self.array(k, holders, !in_place).name.clone(),
+                index: self.array_index(&self.staged[k], &position),
+                value,
+            }
+        };
+        for ((field, in_place), (_, var)) in io.outputs().into_iter().zip(&outputs) {
+            compute.push(store(field, in_place, Expr::var(var.clone())));
+        }
+        let Some(cond) = self.in_domain(io.stage, &coords) else {
+            body.push(Stmt::Block(compute));
+            return body;
+        };
+        let unchanged = (io.outputs().into_iter())
+            .filter(|(_, in_place)| !in_place)
+            .map(|(field, _)| {
+                let k = self.staged_index(field);
+                let current = Expr::SharedLoad {
+                    array: self.array(k, holders, false).name.clone(),
+                    index: self.array_index(&self.staged[k], &position),
+                };
+                store(field, false, current)
+            })
+            .collect();
+        body.push(Stmt::If {
+            cond,
+            then: compute,
+            otherwise: unchanged,
+        });
+        body
+    }
+
+    /// Whether grid point `coords` is in `stage`'s domain; `None` when every grid point is.
+    fn in_domain(&self, stage: Id<Stage>, coords: &[Expr]) -> Option<Expr> {
+        let ctx = self.ctx;
+        let domain = ctx.domain(stage);
+        let d = ctx.dims();
+        let lo: Vec<Option<i64>> = (0..d)
+            .map(|a| (domain.rect.lo[a] > 0).then_some(domain.rect.lo[a]))
+            .collect();
+        let hi: Vec<Option<i64>> = (0..d)
+            .map(|a| (domain.rect.hi[a] < ctx.extent(a)).then_some(domain.rect.hi[a]))
+            .collect();
+        let strides = (0..d).filter(|&a| domain.stride[a] != 1).map(|a| {
+            ctx.offset(coords[a].clone(), -domain.rect.lo[a])
+                .op(KernelOp::Rem, ctx.lit(domain.stride[a]))
+                .op(KernelOp::Eq, ctx.lit(0))
+        });
+        ctx.within(coords, &lo, &hi)
+            .into_iter()
+            .chain(strides)
+            .reduce(|a, b| a.op(KernelOp::And, b))
+    }
+
+    /// The value of `field` at `offset` from the grid point `coords` (at the position the
+    /// point's variables `l_<axis>` name), as `stage` reads it.
+    fn read(
+        &self,
+        stage: Id<Stage>,
+        field: Id<Field>,
+        offset: &[i32],
+        coords: &[Expr],
+        frame: Frame,
+        holders: &Holders,
+    ) -> Expr {
+        let ctx = self.ctx;
+        let border = ctx
+            .border(Some(stage), field)
+            .filter(|_| frame == Frame::Edge);
+        let moved: Vec<usize> = (0..ctx.dims()).filter(|&a| offset[a] != 0).collect();
+        let Some(staged) = self.staged_field(field) else {
+            let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
+            return ctx.load(
+                &field_ident(ctx, field),
+                true,
+                field,
+                &ctx.shifted(coords, offset),
+                &resolve,
+                border,
+            );
+        };
+        let index = (0..ctx.dims())
+            .map(|a| {
+                let position = Expr::var(format!("q_{}", self.names[a]));
+                let base = ctx.offset(position, -staged.bounds.lo[a]);
+                match border {
+                    Some(Border::Clamp | Border::Mirror) if offset[a] != 0 => {
+                        let target = ctx.offset(coords[a].clone(), i64::from(offset[a]));
+                        let landed = ctx.resolve_axis(target, a, border.expect("a border"));
+                        base.plus(landed.op(KernelOp::Sub, coords[a].clone()))
+                    }
+                    _ => ctx.offset(base, i64::from(offset[a])),
+                }
+            })
+            .collect();
+        let array = self.array(self.staged_index(field), holders, false);
+        let value = Expr::SharedLoad {
+            array: array.name.clone(),
+            index,
+        };
+        match border {
+            Some(Border::Constant(constant)) if !moved.is_empty() => {
+                let inside = (moved.iter())
+                    .map(|&a| {
+                        let target = ctx.offset(coords[a].clone(), i64::from(offset[a]));
+                        ctx.lit(0).op(KernelOp::Le, target.clone()).op(
+                            KernelOp::And,
+                            target.op(KernelOp::Lt, ctx.lit(ctx.extent(a))),
+                        )
+                    })
+                    .reduce(|a, b| a.op(KernelOp::And, b))
+                    .expect("some axis moves");
+                Expr::Select(
+                    Box::new(inside),
+                    Box::new(value),
+                    Box::new(Expr::Literal(constant, array.ty)),
+                )
+            }
+            _ => value,
+        }
+    }
+
+    /// Every block's tile of every updated field written to the field's partner, from the
+    /// arrays `holders` names.
+    fn write_tiles(&self, holders: &Holders) -> Stmt {
+        let ctx = self.ctx;
+        let d = ctx.dims();
+        let hi: Vec<Option<i64>> = (0..d)
+            .map(|a| (ctx.extent(a) % self.extent[a] != 0).then_some(ctx.extent(a)))
+            .collect();
+        self.tile
+            .cooperative_loop(ctx, &self.extent, &self.names, |local| {
+                let coords = self.grid_coords(&local, Frame::Interior);
+                let stores = (self.staged.iter().enumerate())
+                    .map(|(k, staged)| Stmt::Store {
+                        buffer: format!("{}_next", field_ident(ctx, staged.field)),
+                        index: ctx.linear(&coords),
+                        value: Expr::SharedLoad {
+                            array: self.array(k, holders, false).name.clone(),
+                            index: self.array_index(staged, &local),
+                        },
+                    })
+                    .collect();
+                vec![Stmt::guarded(
+                    ctx.within(&coords, &vec![None; d], &hi),
+                    Stmt::Block(stores),
+                )]
+            })
+    }
+}
+
+/// Whether some stage writes `field` and reads it at another point (so that the stage's new
+/// values go to a second array).
+fn written_out_of_place(ctx: &Ctx, field: Id<Field>) -> bool {
+    (ctx.bound.program().stages.ids())
+        .any(|stage| StageIo::new(ctx, stage).outputs().contains(&(field, false)))
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The GPU benchmark table: every strategy and time-tile depth on the BENCHMARKS.md GPU cases.
+
+For each case (program x element type) and plan (naive, tiled, streaming, overlapped at
+T = 1..4), one `tessera bench --json` run measures the time loop (median of `--reps` runs) and,
+in the same run, the device's copy bandwidth (a device-to-device copy): the roofline is that
+bandwidth over 8 bytes per point in f32 (16 in f64), one load and one store per point and
+step. The table gives GCells/s, the fraction of that roofline (above 1 means the plan moves
+less than a load and a store per point per step: temporal blocking), and the ratio to naive.
+
+    scripts/gpu-bench.sh                                   # CUDA, the paper sizes
+    python3 scripts/gpu-bench.py --backend opencl --size small --steps 8 --reps 2
+    python3 scripts/gpu-bench.py --programs j2d5pt --out table.md --json raw.json
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# (program, element type, axes): the GPU rows of BENCHMARKS.md.
+CASES = [
+    ("j2d5pt", "f32", 2),
+    ("j2d5pt", "f64", 2),
+    ("j3d7pt", "f32", 3),
+    ("j3d7pt", "f64", 3),
+    ("j3d27pt", "f32", 3),
+    ("gaussian2d", "f32", 2),
+    ("fdtd2d", "f32", 2),
+]
+SIZES = {"paper": {2: 8192, 3: 512}, "small": {2: 512, 3: 64}}
+PLANS = [
+    ("naive", ["--strategy", "naive"]),
+    ("tiled", ["--strategy", "tiled"]),
+    ("streaming", ["--strategy", "streaming"]),
+] + [
+    (f"overlapped T={t}", ["--strategy", "overlapped", "--time-tile", str(t)])
+    for t in (1, 2, 3, 4)
+]
+
+
+def bench(tessera, backend, program, ty, n, steps, reps, plan_args):
+    """One `tessera bench --json` run: its report, or the reason it failed."""
+    command = [
+        tessera, "bench", str(ROOT / "benchmarks" / f"{program}.tess"), "--backend", backend,
+        "--set", f"N={n}", "--set", f"real={ty}", "--steps", str(steps), "--reps", str(reps),
+        "--json",
+    ] + plan_args
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(done.stdout)
+
+
+def cell(report, naive):
+    """A table cell: GCells/s, fraction of the copy roofline, ratio to naive."""
+    if "error" in report:
+        return "refused: " + report["error"].replace("|", "/")[:60]
+    text = f"{report['gcells_per_s']:.1f} ({report['fraction_of_roofline']:.2f})"
+    if naive and "gcells_per_s" in naive:
+        text += f" {report['gcells_per_s'] / naive['gcells_per_s']:.2f}x"
+    return text
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", default="cuda", choices=["cuda", "opencl"])
+    parser.add_argument("--size", default="paper", choices=sorted(SIZES))
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--programs", nargs="*", help="only these programs")
+    parser.add_argument("--tessera", default=str(ROOT / "target" / "release" / "tessera"))
+    parser.add_argument("--out", help="write the Markdown table here too")
+    parser.add_argument("--json", help="write every report here")
+    args = parser.parse_args()
+
+    reports = []
+    header = "| case | " + " | ".join(name for name, _ in PLANS) + " |"
+    rows = [header, "|" + " --- |" * (len(PLANS) + 1)]
+    for program, ty, axes in CASES:
+        if args.programs and program not in args.programs:
+            continue
+        n = SIZES[args.size][axes]
+        results = []
+        for name, plan_args in PLANS:
+            report = bench(args.tessera, args.backend, program, ty, n, args.steps, args.reps,
+                           plan_args)
+            report.update(case=f"{program} {ty}", plan=name)
+            results.append(report)
+            print(f"{program} {ty} {n}^{axes} {name}: {cell(report, None)}", file=sys.stderr)
+        reports += results
+        naive = results[0]
+        size = "x".join([str(n)] * axes)
+        rows.append(f"| {program} {ty} {size} | "
+                    + " | ".join(cell(r, naive) for r in results) + " |")
+    device = next((r["strategy"].split(" on ", 1)[-1] for r in reports if "strategy" in r), "?")
+    table = "\n".join(rows)
+    legend = (f"\n\n{args.backend} on {device}, {args.steps} steps, median of {args.reps}; "
+              "cells: GCells/s (fraction of the copy roofline) ratio to naive.")
+    print(table + legend)
+    if args.out:
+        Path(args.out).write_text(table + legend + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps(reports, indent=1))
+
+
+if __name__ == "__main__":
+    main()
