@@ -113,3 +113,44 @@ impl Drop for CompileSpinner {
         }
     }
 }
+
+/// A bar on stderr for `tessera tune`: the budget's time spent, candidates timed and the
+/// best so far (none when stderr is not a terminal).
+pub struct TuneBar {
+    bar: Option<ProgressBar>,
+}
+
+impl TuneBar {
+    /// A bar over a budget of `budget`.
+    pub fn new(budget: Duration) -> TuneBar {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(budget.as_secs().max(1));
+            if let Ok(style) = ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} s of budget; {msg}",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        TuneBar { bar }
+    }
+
+    /// Shows `tried` candidates timed and the best (GCells/s and plan) so far.
+    pub fn show(&self, tried: usize, best: Option<(f64, String)>) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(bar.elapsed().as_secs());
+            let best = best.map_or("none yet".to_string(), |(g, plan)| {
+                format!("{g:.3} GCells/s ({plan})")
+            });
+            bar.set_message(format!("{tried} candidates timed, best {best}"));
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
