@@ -161,6 +161,12 @@ fn a_tuned_plan_is_used_by_plan_run_bench_and_explain_unless_flags_fix_the_plan(
         list.contains("1 tuned plan(s)") && list.contains("star 13x17 cpu exact"),
         "{list}"
     );
+    let text = std::fs::read_to_string(dir.join("star.tess")).unwrap();
+    std::fs::write(dir.join("star.tess"), text.replace("0.2 *", "0.25 *")).unwrap();
+    assert!(
+        !plans_tuned(dir, cache, &["--exact"]),
+        "an entry for an older program text is never used"
+    );
     let forget = tessera(dir, cache, &["tune", "--forget", "star.tess"]);
     assert!(
         stdout(&forget).contains("removed 1 tuned plan(s) of star"),

@@ -1,6 +1,7 @@
 //! The search: the backend's default (model) plan first, then each strategy's own default,
-//! then the neighbours of the best plan so far (one decision changed at a time) until none is
-//! left, the budget is spent or enough candidates were timed. Every candidate is a request the
+//! then the neighbours (one decision changed at a time) of the fastest plan not refined yet —
+//! the best so far first — until none is left, the budget is spent or enough candidates were
+//! timed. Every candidate is a request the
 //! backend's own planner completes and checks, prepared through the `Backend` trait and timed
 //! by the driver; one it refuses is skipped. Timing is noise-aware: the median of repeated
 //! runs, and a candidate whose fastest run is clearly slower than the best median is dropped
@@ -95,7 +96,7 @@ pub fn tune(
         let why = search.skipped.last().cloned().unwrap_or_default();
         Error::Usage(format!("the default plan could not be timed: {why}"))
     })?;
-    let mut centre = None;
+    let mut refined = HashSet::new();
     loop {
         while let Some(request) = queue.pop_front() {
             if search.out_of_time() {
@@ -108,12 +109,12 @@ pub fn tune(
                 best: search.best(),
             });
         }
-        let best = search.best().map(|c| c.plan.clone());
-        if best.is_none() || best == centre {
+        // Refine around the fastest plan not refined yet: the best so far, then the others.
+        let Some(centre) = search.fastest_where(|c| !refined.contains(&c.plan.to_json())) else {
             return Ok(search.outcome(baseline));
-        }
-        queue = neighbours(best.as_ref().expect("checked above"), base).into();
-        centre = best;
+        };
+        refined.insert(centre.to_json());
+        queue = neighbours(&centre, base).into();
     }
 }
 
@@ -160,9 +161,19 @@ impl<'a> Search<'a> {
 
     /// The best fully timed candidate so far.
     fn best(&self) -> Option<&Candidate> {
+        self.fastest(|_| true)
+    }
+
+    /// The fastest fully timed candidate for which `keep` holds.
+    fn fastest(&self, keep: impl Fn(&Candidate) -> bool) -> Option<&Candidate> {
         (self.timed.iter())
-            .filter(|c| !c.dropped)
+            .filter(|c| !c.dropped && keep(c))
             .max_by(|a, b| a.gcells_per_s.total_cmp(&b.gcells_per_s))
+    }
+
+    /// The plan of [`Search::fastest`] for `keep`.
+    fn fastest_where(&self, keep: impl Fn(&Candidate) -> bool) -> Option<Plan> {
+        self.fastest(keep).map(|c| c.plan.clone())
     }
 
     /// Plans `request` and times the plan unless it was timed already; a request the planner
@@ -172,7 +183,7 @@ impl<'a> Search<'a> {
             Ok(plan) => {
                 self.time(plan);
             }
-            Err(why) => self.skipped.push(format!("{request:?}: {why}")),
+            Err(why) => (self.skipped).push(format!("{}: {why}", describe_request(request))),
         }
     }
 
@@ -248,4 +259,23 @@ impl<'a> Search<'a> {
             skipped: self.skipped,
         }
     }
+}
+
+/// A candidate request in one line: `wavefront tile=64x256 T=4 threads=2 isa=avx2`.
+fn describe_request(request: &PlanRequest) -> String {
+    let mut parts = vec![request.strategy.map_or("default", |s| s.name()).to_string()];
+    if let Some(tile) = &request.tile {
+        let sizes: Vec<String> = tile.iter().map(usize::to_string).collect();
+        parts.push(format!("tile={}", sizes.join("x")));
+    }
+    if let Some(t) = request.time_tile {
+        parts.push(format!("T={t}"));
+    }
+    if let Some(n) = request.threads {
+        parts.push(format!("threads={n}"));
+    }
+    if let Some(isa) = request.isa {
+        parts.push(format!("isa={}", isa.name()));
+    }
+    parts.join(" ")
 }
