@@ -69,9 +69,10 @@ pub fn explain(args: &ExplainArgs) -> Result<i32, Error> {
 /// runner-up against the model's plan, the backends giving no predicted speed), or the model.
 fn plan_source(planned: &Planned, uses_tuned: bool) -> String {
     let Some(entry) = &planned.tuned else {
-        return match uses_tuned {
-            true => "from: the backend's model (no tuned plan for this program, size, device and arithmetic; `tessera tune` makes one)".into(),
-            false => "from: the backend's model and the flags (flags that fix the plan, or `--no-tuned`, leave the tuning database out)".into(),
+        return if uses_tuned {
+            "from: the backend's model (no tuned plan for this program, size, device and arithmetic; `tessera tune` makes one)".into()
+        } else {
+            "from: the backend's model and the flags (flags that fix the plan, or `--no-tuned`, leave the tuning database out)".into()
         };
     };
     let grid: Vec<String> = entry.timed_grid.iter().map(usize::to_string).collect();

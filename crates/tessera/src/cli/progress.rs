@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use tessera::tuning::Progress;
 use tessera_runtime::Observer;
 
 /// How long a run goes before the bar appears.
@@ -136,14 +137,17 @@ impl TuneBar {
         TuneBar { bar }
     }
 
-    /// Shows `tried` candidates timed and the best (GCells/s and plan) so far.
-    pub fn show(&self, tried: usize, best: Option<(f64, String)>) {
+    /// Shows the candidates timed, those queued in this round and the best so far.
+    pub fn show(&self, progress: &Progress<'_>) {
         if let Some(bar) = &self.bar {
             bar.set_position(bar.elapsed().as_secs());
-            let best = best.map_or("none yet".to_string(), |(g, plan)| {
-                format!("{g:.3} GCells/s ({plan})")
+            let best = progress.best.map_or("none yet".to_string(), |c| {
+                format!("{:.3} GCells/s ({})", c.gcells_per_s, c.plan.describe())
             });
-            bar.set_message(format!("{tried} candidates timed, best {best}"));
+            bar.set_message(format!(
+                "{} candidates timed, {} queued; best {best}",
+                progress.tried, progress.queued
+            ));
         }
     }
 

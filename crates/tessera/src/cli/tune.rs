@@ -32,9 +32,10 @@ pub fn tune(args: &TuneArgs) -> Result<i32, Error> {
         );
         return Ok(0);
     }
-    let timed = match args.tune_sizes.is_empty() {
-        true => session.clone(),
-        false => load(program, &args.sets, &args.tune_sizes)?,
+    let timed = if args.tune_sizes.is_empty() {
+        session.clone()
+    } else {
+        load(program, &args.sets, &args.tune_sizes)?
     };
     let name = args
         .backend
@@ -62,7 +63,7 @@ pub fn tune(args: &TuneArgs) -> Result<i32, Error> {
     let bar = TuneBar::new(args.budget);
     let start = std::time::Instant::now();
     let outcome = search(&timed, backend.as_ref(), &base, &options, &mut |p| {
-        bar.show(p.tried, p.best.map(|c| (c.gcells_per_s, c.plan.describe())));
+        bar.show(p)
     });
     bar.finish();
     let outcome = outcome?;
@@ -115,7 +116,7 @@ fn print_outcome(
     seconds: f64,
 ) {
     println!(
-        "{}: {} ({}), {} steps per run: {} candidates timed in {seconds:.1} s, {} skipped (refused by the planner, prepare, or already timed)",
+        "{}: {} ({}), {} steps per run: {} candidates timed in {seconds:.1} s, {} refused by the planner or prepare (`TESSERA_LOG=info` lists them)",
         timed.name(),
         timed.grid_text(),
         timed.updated_types_text(),
