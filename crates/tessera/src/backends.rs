@@ -53,8 +53,9 @@ pub fn default_backend_name() -> &'static str {
 }
 
 /// What identifies the machine `name`'s plans run on, for the tuning database: the host CPU's
-/// model and core count for `cpu` and `reference`, the GPU's name and compute units (and, for
-/// OpenCL, its platform) for the device `device` selects.
+/// model and core count for `cpu` and `reference`; for the device `device` selects, the GPU's
+/// name, compute units and memory (and, for OpenCL, its platform and driver version; for CUDA,
+/// its architecture).
 pub fn device_identity(name: &str, device: &DeviceSelection) -> Result<String, Error> {
     if *device == DeviceSelection::Typical {
         return Ok("a typical device".into());
@@ -69,11 +70,15 @@ pub fn device_identity(name: &str, device: &DeviceSelection) -> Result<String, E
         }
         #[cfg(feature = "opencl")]
         "opencl" => {
-            let (info, _) = tessera_opencl::select_device(device.name())
+            let (info, device) = tessera_opencl::select_device(device.name())
                 .map_err(|e| BackendError::Unavailable(e.to_string()))?;
             Ok(format!(
-                "{} on {} ({} compute units, {} bytes)",
-                info.name, info.platform_name, info.compute_units, info.global_mem_bytes
+                "{} on {} ({} compute units, {} bytes, driver {})",
+                info.name,
+                info.platform_name,
+                info.compute_units,
+                info.global_mem_bytes,
+                device.driver_version().unwrap_or_else(|_| "unknown".into())
             ))
         }
         #[cfg(feature = "cuda")]
