@@ -4,12 +4,13 @@
 //! timed. Every candidate is a request the
 //! backend's own planner completes and checks, prepared through the `Backend` trait and timed
 //! by the driver; one it refuses is skipped. Timing is noise-aware: the median of repeated
-//! runs, and a candidate whose fastest run is clearly slower than the best median is dropped
-//! early.
+//! runs, a candidate whose fastest run is clearly slower than the best median is dropped
+//! early, and at the end the best few are timed again in turns with the model's plan.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
+use tessera_analysis::BoundProgram;
 use tessera_plan::candidates::{neighbours, strategy_requests};
 use tessera_plan::{BackendPlan, Plan, PlanRequest};
 use tessera_runtime::{Backend, Executable, FieldSet};
@@ -21,6 +22,9 @@ use crate::session::Session;
 
 /// A candidate is dropped once its fastest run is this much slower than the best median.
 const DROP_FACTOR: f64 = 1.2;
+
+/// The best candidates timed again at the end, beside the model's plan.
+const CONFIRMED: usize = 3;
 
 /// How the search runs.
 #[derive(Clone, Debug)]
@@ -48,6 +52,43 @@ pub struct Candidate {
     pub gcells_per_s: f64,
     /// Dropped early: clearly slower than the best, fewer runs than asked.
     pub dropped: bool,
+    /// Seconds of each timed run, sorted.
+    pub seconds: Vec<f64>,
+    /// Steps of each timed run.
+    pub steps: u64,
+}
+
+impl Candidate {
+    /// `plan` timed at `seconds` (sorted) for `steps` steps of `bound`.
+    fn new(plan: Plan, seconds: Vec<f64>, steps: u64, dropped: bool, bound: &BoundProgram) -> Self {
+        let mut candidate = Candidate {
+            plan,
+            median_seconds: 0.0,
+            gcells_per_s: 0.0,
+            dropped,
+            seconds,
+            steps,
+        };
+        candidate.update(bound);
+        candidate
+    }
+
+    /// Adds one more run of `seconds`.
+    fn add_run(&mut self, seconds: f64, bound: &BoundProgram) {
+        self.seconds.push(seconds);
+        self.seconds.sort_by(f64::total_cmp);
+        self.update(bound);
+    }
+
+    /// The median and GCells/s of the runs.
+    fn update(&mut self, bound: &BoundProgram) {
+        self.median_seconds = self.seconds[self.seconds.len() / 2];
+        self.gcells_per_s = if self.median_seconds > 0.0 {
+            gcells_per_s(bound, self.steps, self.median_seconds)
+        } else {
+            0.0
+        };
+    }
 }
 
 /// What the search found.
@@ -92,15 +133,17 @@ pub fn tune(
     }
     let mut queue: VecDeque<PlanRequest> = strategy_requests(&default_plan, base).into();
     let mut search = Search::new(session, backend, base, options);
-    let baseline = search.time(default_plan).ok_or_else(|| {
+    if !search.time(default_plan) {
         let why = search.skipped.last().cloned().unwrap_or_default();
-        Error::Usage(format!("the default plan could not be timed: {why}"))
-    })?;
+        return Err(Error::Usage(format!(
+            "the default plan could not be timed: {why}"
+        )));
+    }
     let mut refined = HashSet::new();
     loop {
         while let Some(request) = queue.pop_front() {
             if search.out_of_time() {
-                return Ok(search.outcome(baseline));
+                return Ok(search.finish());
             }
             search.try_request(&request);
             progress(&Progress {
@@ -111,7 +154,7 @@ pub fn tune(
         }
         // Refine around the fastest plan not refined yet: the best so far, then the others.
         let Some(centre) = search.fastest_where(|c| !refined.contains(&c.plan.to_json())) else {
-            return Ok(search.outcome(baseline));
+            return Ok(search.finish());
         };
         refined.insert(centre.to_json());
         queue = neighbours(&centre, base).into();
@@ -187,11 +230,11 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Prepares and times `plan` unless it was timed already (`None` then, or when `prepare`
-    /// or a run fails, which is recorded as skipped).
-    fn time(&mut self, plan: Plan) -> Option<Candidate> {
+    /// Prepares and times `plan` unless it was timed already; whether it was timed (not when
+    /// `prepare` or a run fails, which is recorded as skipped).
+    fn time(&mut self, plan: Plan) -> bool {
         if !self.seen.insert(plan.to_json()) {
-            return None;
+            return false;
         }
         let bound = self.session.bound();
         let best = self.best().map(|c| c.median_seconds);
@@ -202,23 +245,12 @@ impl<'a> Search<'a> {
             Ok(timed) => timed,
             Err(why) => {
                 self.skipped.push(format!("{}: {why}", plan.describe()));
-                return None;
+                return false;
             }
         };
-        let median = seconds[seconds.len() / 2];
-        let candidate = Candidate {
-            plan,
-            median_seconds: median,
-            gcells_per_s: if median > 0.0 {
-                gcells_per_s(bound, steps, median)
-            } else {
-                0.0
-            },
-            dropped,
-        };
         self.tried += 1;
-        self.timed.push(candidate.clone());
-        Some(candidate)
+        (self.timed).push(Candidate::new(plan, seconds, steps, dropped, bound));
+        true
     }
 
     /// One warm-up run, then up to `reps` timed runs, stopping once the fastest is clearly
@@ -248,8 +280,46 @@ impl<'a> Search<'a> {
         Ok((seconds, false, done))
     }
 
-    /// The outcome: fully timed candidates, best first.
-    fn outcome(self, baseline: Candidate) -> TuneOutcome {
+    /// Times the best few candidates and the model's plan (the first timed) again, one run
+    /// of each in turn, and adds those runs to their medians, so that one lucky series
+    /// measured under other load cannot win alone.
+    fn confirm(&mut self) {
+        let session = self.session;
+        let bound = session.bound();
+        let mut chosen: Vec<usize> = (0..self.timed.len())
+            .filter(|&i| !self.timed[i].dropped)
+            .collect();
+        chosen
+            .sort_by(|&a, &b| (self.timed[b].gcells_per_s).total_cmp(&self.timed[a].gcells_per_s));
+        chosen.truncate(CONFIRMED);
+        if !chosen.contains(&0) {
+            chosen.push(0);
+        }
+        let mut executables: Vec<(usize, Box<dyn Executable>)> = (chosen.into_iter())
+            .filter_map(|i| {
+                let prepared = self
+                    .backend
+                    .prepare(bound, &self.timed[i].plan, &self.device);
+                prepared.ok().map(|executable| (i, executable))
+            })
+            .collect();
+        let steps = self.options.steps;
+        for round in 0..=self.options.reps {
+            for (i, executable) in &mut executables {
+                let report = executable.run(&mut self.inputs.clone(), 0, steps, &mut ());
+                // Round 0 warms each executable up; a failed run adds nothing.
+                if let (Ok(report), true) = (report, round > 0) {
+                    self.timed[*i].add_run(report.compute_time.as_secs_f64(), bound);
+                }
+            }
+        }
+    }
+
+    /// The outcome after [`Search::confirm`]: fully timed candidates, best first, and the
+    /// model's plan.
+    fn finish(mut self) -> TuneOutcome {
+        self.confirm();
+        let baseline = self.timed[0].clone();
         let mut ranked: Vec<Candidate> = self.timed.into_iter().filter(|c| !c.dropped).collect();
         ranked.sort_by(|a, b| b.gcells_per_s.total_cmp(&a.gcells_per_s));
         TuneOutcome {
