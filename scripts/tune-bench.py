@@ -4,12 +4,13 @@
 For each program under benchmarks/ this runs, with one private cache directory (kernel cache
 and tuning database) for the whole run:
 
-  1. `tessera bench --no-tuned --json`  the backend's default plan;
-  2. `tessera tune --budget B`          the search, which stores the best plan;
-  3. `tessera bench --json`             the tuned plan (the report says `"tuned": true`);
+  1. `tessera tune --budget B`          the search, which stores the best plan;
+  2. `tessera bench --no-tuned --json`  the backend's default plan, and
+     `tessera bench --json`             the tuned plan (the report says `"tuned": true`),
+     alternately, `--rounds` times each, so that both meet the same load;
 
-all at the same size, steps and repetitions, and prints a Markdown table: both plans, their
-GCells/s and the ratio. Sizes default to the programs' own (the BENCHMARKS.md cpu sizes);
+all at the same size, steps and repetitions, and prints a Markdown table: both plans, the
+median over the rounds of their GCells/s, and the ratio. Sizes default to the programs' own (the BENCHMARKS.md cpu sizes);
 `--size-1d/2d/3d` set `N` for a reduced run (himeno keeps its S size).
 
     python3 scripts/tune-bench.py                                   # full sizes, 60 s each
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,20 +60,25 @@ def measure(binary, program, common, args, env):
     """Default bench, tune, tuned bench of one program: a result row."""
     row = {"program": program.stem}
     try:
-        bench = [binary, "bench", str(program), "--json"] + common
-        default = json.loads(tessera(bench + ["--no-tuned"], env))
         tessera([binary, "tune", str(program), "--budget", args.budget] + common, env)
-        tuned = json.loads(tessera(bench, env))
+        bench = [binary, "bench", str(program), "--json"] + common
+        defaults, tuneds = [], []
+        for _ in range(args.rounds):
+            defaults.append(json.loads(tessera(bench + ["--no-tuned"], env)))
+            tuneds.append(json.loads(tessera(bench, env)))
     except (RuntimeError, json.JSONDecodeError) as error:
         row["error"] = str(error)
         return row
+    default, tuned = defaults[0], tuneds[0]
     row.update(
         size=default["size"],
         steps=default["steps"],
         default_plan=default["strategy"],
-        default_gcells=default["gcells_per_s"],
+        default_gcells=statistics.median(r["gcells_per_s"] for r in defaults),
+        default_gcells_all=[r["gcells_per_s"] for r in defaults],
         tuned_plan=tuned["strategy"],
-        tuned_gcells=tuned["gcells_per_s"],
+        tuned_gcells=statistics.median(r["gcells_per_s"] for r in tuneds),
+        tuned_gcells_all=[r["gcells_per_s"] for r in tuneds],
         from_database=tuned["tuned"],
     )
     return row
@@ -104,6 +111,7 @@ def main():
     parser.add_argument("--steps", type=int, help="steps per run (default: the program's)")
     parser.add_argument("--reps", type=int, default=5, help="timed runs per measurement")
     parser.add_argument("--budget", default="60s", help="tuning budget per program")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating bench rounds")
     parser.add_argument("--json", help="also write every row to this file")
     args = parser.parse_args()
 

@@ -35,7 +35,8 @@ impl Planned {
 }
 
 /// The backend and plan of `exec` for `session`: the `--plan` file's (whose backend must
-/// agree with `--backend` when both are given), else the backend's plan for the flags, with
+/// agree with `--backend` when both are given), else the tuning database's for the key when
+/// the flags leave the plan open, else the backend's plan for the flags, with
 /// `default_backend` when neither `--backend` nor a plan file names one, and `device` when
 /// `--device` does not.
 pub fn plan(
