@@ -181,27 +181,7 @@ impl Entry {
     /// of the lock always agree on one file.
     pub fn lock(&self) -> Result<File, JitError> {
         let path = self.file("lock");
-        loop {
-            let file = File::options()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .map_err(|e| JitError::cache_io("open lock file", &path, e))?;
-            file.lock()
-                .map_err(|e| JitError::cache_io("lock", &path, e))?;
-            let locked = file
-                .metadata()
-                .map_err(|e| JitError::cache_io("inspect lock file", &path, e))?;
-            match fs::metadata(&path) {
-                Ok(current) if current.ino() == locked.ino() && current.dev() == locked.dev() => {
-                    return Ok(file);
-                }
-                Ok(_) => {}
-                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-                Err(error) => return Err(JitError::cache_io("inspect lock file", &path, error)),
-            }
-        }
+        lock_file(&path).map_err(|(what, e)| JitError::cache_io(what, &path, e))
     }
 
     /// Deletes temporary files of this key left by a process that died while building it.
@@ -297,6 +277,31 @@ impl Entry {
             JitError::cache_io("rename into place", &target, error)
         })?;
         Ok(target)
+    }
+}
+
+/// Takes an exclusive lock on the lock file `path` (created if missing; blocking); the lock is
+/// released when the returned file is dropped. If the file is deleted or replaced while we
+/// wait, the lock is taken again on the new file, so that holders of the lock always agree on
+/// one file. Errors name the operation that failed.
+pub fn lock_file(path: &Path) -> Result<File, (&'static str, io::Error)> {
+    loop {
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| ("open lock file", e))?;
+        file.lock().map_err(|e| ("lock", e))?;
+        let locked = file.metadata().map_err(|e| ("inspect lock file", e))?;
+        match fs::metadata(path) {
+            Ok(current) if current.ino() == locked.ino() && current.dev() == locked.dev() => {
+                return Ok(file);
+            }
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(("inspect lock file", error)),
+        }
     }
 }
 

@@ -43,7 +43,7 @@ mod library;
 mod options;
 pub mod stream;
 
-pub use cache::{cache_dir, clear_cache, clear_cache_in};
+pub use cache::{cache_dir, clear_cache, clear_cache_in, lock_file};
 pub use compile::{CompileInfo, compile};
 pub use compiler::Compiler;
 pub use cpu::{CpuInfo, cpu_info};

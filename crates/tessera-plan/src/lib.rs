@@ -9,8 +9,10 @@
 //! - [`gpu`]: GPU strategies, blocks and the resource model of Rawat §2;
 //! - [`isa`]: the CPU instruction set the code targets (vector width, registers, FMA);
 //! - [`reuse`], [`lanes`]: the stage forms the CPU planner chooses between;
+//! - [`candidates`]: the plan space an autotuner searches, per backend kind;
 //! - [`PlanError`]: the one error type, naming the field, the value and the limit.
 
+pub mod candidates;
 pub mod cpu;
 mod error;
 pub mod gpu;

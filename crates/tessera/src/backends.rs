@@ -1,6 +1,7 @@
 //! The backends compiled into this build, by name, and the default choice.
 
-use tessera_runtime::Backend;
+use tessera_plan::DeviceSelection;
+use tessera_runtime::{Backend, BackendError};
 
 use crate::error::Error;
 
@@ -48,6 +49,50 @@ pub fn default_backend_name() -> &'static str {
         "cpu"
     } else {
         "reference"
+    }
+}
+
+/// What identifies the machine `name`'s plans run on, for the tuning database: the host CPU's
+/// model and core count for `cpu` and `reference`; for the device `device` selects, the GPU's
+/// name, compute units and memory (and, for OpenCL, its platform and driver version; for CUDA,
+/// its architecture).
+pub fn device_identity(name: &str, device: &DeviceSelection) -> Result<String, Error> {
+    if *device == DeviceSelection::Typical {
+        return Ok("a typical device".into());
+    }
+    match name {
+        "reference" | "cpu" => {
+            let info = tessera_jit::cpu_info();
+            Ok(format!(
+                "{} ({} cores, {} threads usable)",
+                info.model_name, info.physical_cores, info.available_threads
+            ))
+        }
+        #[cfg(feature = "opencl")]
+        "opencl" => {
+            let (info, device) = tessera_opencl::select_device(device.name())
+                .map_err(|e| BackendError::Unavailable(e.to_string()))?;
+            Ok(format!(
+                "{} on {} ({} compute units, {} bytes, driver {})",
+                info.name,
+                info.platform_name,
+                info.compute_units,
+                info.global_mem_bytes,
+                device.driver_version().unwrap_or_else(|_| "unknown".into())
+            ))
+        }
+        #[cfg(feature = "cuda")]
+        "cuda" => {
+            let gpu = tessera_cuda::select_device(device.name())
+                .map_err(|e| BackendError::Unavailable(e.to_string()))?;
+            Ok(format!(
+                "{} {} ({} multiprocessors, {} bytes)",
+                gpu.name, gpu.arch, gpu.limits.multiprocessors, gpu.limits.global_bytes
+            ))
+        }
+        other => Err(backend(other).err().unwrap_or_else(|| {
+            BackendError::Unsupported(format!("no device identity for the {other} backend")).into()
+        })),
     }
 }
 

@@ -24,6 +24,7 @@
 //! - [`files`]: field values from and to `.npy`, `.png` and `.vti` files;
 //! - [`metrics`]: GCells/s and the roofline bound;
 //! - [`inputs`]: seeded random inputs for benchmarks;
+//! - [`tuning`]: the autotuner and its database of tuned plans;
 //! - [`Error`]: every failure, with its exit code.
 
 pub mod backends;
@@ -32,8 +33,9 @@ pub mod files;
 pub mod inputs;
 pub mod metrics;
 pub mod session;
+pub mod tuning;
 
-pub use backends::{backend, backend_names, default_backend_name};
+pub use backends::{backend, backend_names, default_backend_name, device_identity};
 pub use error::Error;
 pub use session::{FieldRef, Session};
 pub use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanRequest, Strategy, TargetIsa};

@@ -4,25 +4,14 @@
 use std::path::Path;
 mod common;
 
-use common::{stderr, stdout, tessera};
-use std::process::{Command, Output};
+use common::{assert_user_error, stderr, stdout, tessera};
+use std::process::Command;
 
 use tessera_ir::ScalarType;
 use tessera_runtime::Buffer;
 
 /// A Jacobi 5-point average on the interior of a 7x9 grid (prime-ish, not square).
 const JACOBI: &str = "// Jacobi 5-point average\nparam alpha: f64 = 0.25;\ngrid [7, 9];\nsteps 3;\nfield u: f64;\nstage avg over [1..6, 1..8] {\n    u = alpha * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1]);\n}\nreduce total = sum(u);\n";
-
-/// Asserts a user error: exit code 1 and `message` in stderr.
-fn assert_user_error(output: &Output, message: &str) {
-    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(output));
-    assert!(
-        stderr(output).contains(message),
-        "expected {message:?} in stderr:\n{}",
-        stderr(output)
-    );
-    assert!(!stderr(output).contains("panicked"), "{}", stderr(output));
-}
 
 /// A temporary directory holding `jacobi.tess` and a random input `u0.npy`; returns the input.
 fn jacobi_dir() -> (tempfile::TempDir, Vec<f64>) {

@@ -244,3 +244,43 @@ fn explain_opencl_reports_the_fused_pass_of_overlapped_tiling() {
     assert!((loaded - expected).abs() < 0.01, "{loaded}\n{text}");
     assert!(text.contains("passes of 4 steps in one launch"), "{text}");
 }
+
+#[cfg(feature = "opencl")]
+#[test]
+fn a_plan_tuned_on_opencl_is_used_by_plan_and_explain() {
+    let dir = jacobi_dir();
+    let cache = tempfile::tempdir().unwrap();
+    let tessera = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("TESSERA_CACHE_DIR", cache.path())
+            .env_remove("TESSERA_BACKEND")
+            .output()
+            .unwrap()
+    };
+    let output = tessera(&[
+        "tune",
+        "jacobi.tess",
+        "--backend",
+        "opencl",
+        "--exact",
+        "--max-candidates",
+        "4",
+        "--steps",
+        "2",
+        "--reps",
+        "1",
+    ]);
+    if output.status.code() == Some(1) && stderr(&output).contains("OpenCL") && !in_ci() {
+        eprintln!("skipped: no OpenCL device: {}", stderr(&output));
+        return;
+    }
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("stored for jacobi 66x130"));
+    let plan = tessera(&["plan", "jacobi.tess", "--backend", "opencl", "--exact"]);
+    assert!(stdout(&plan).contains("(tuned)"), "{}", stdout(&plan));
+    let explain = tessera(&["explain", "jacobi.tess", "--backend", "opencl", "--exact"]);
+    let text = stdout(&explain);
+    assert!(text.contains("from: the tuning database"), "{text}");
+}

@@ -1,6 +1,7 @@
 //! The command line, as clap derives it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
@@ -31,6 +32,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Describe the plan, footprints, memory traffic and roofline of a program.
     Explain(ExplainArgs),
+    /// Search the plan space by timing candidates; store the best in the tuning database.
+    Tune(TuneArgs),
     /// The on-disk cache of compiled kernels.
     Cache {
         /// `dir` or `clear`.
@@ -114,9 +117,26 @@ pub struct ExecArgs {
     /// backend and fixes strategy, tiles, time tile, threads and exactness.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["strategy", "tile", "time_tile", "exact", "threads", "target_isa"])]
     pub plan: Option<PathBuf>,
+    /// Ignore the tuning database: plan with the backend's model even when `tessera tune`
+    /// stored a plan for this program, size and device.
+    #[arg(long)]
+    pub no_tuned: bool,
 }
 
 impl ExecArgs {
+    /// Whether the tuning database may give the plan: not with `--no-tuned` nor when a flag
+    /// constrains the plan (`--plan`, `--strategy`, `--tile`, `--time-tile`, `--threads`,
+    /// `--target-isa`); `--exact` and `--device` choose the entry instead.
+    pub fn uses_tuned(&self) -> bool {
+        !self.no_tuned
+            && self.plan.is_none()
+            && self.strategy.is_none()
+            && self.tile.is_none()
+            && self.time_tile.is_none()
+            && self.threads.is_none()
+            && self.target_isa.is_none()
+    }
+
     /// The plan request these flags describe, for the device `device`.
     pub fn request(&self, device: DeviceSelection) -> PlanRequest {
         PlanRequest {
@@ -171,6 +191,35 @@ fn at_least_one(text: &str) -> Result<usize, String> {
         Ok(0) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),
         Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
+}
+
+/// Parses a time budget: `60s`, `2m`, `500ms`, `1h` or a number of seconds; more than zero.
+fn parse_budget(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "`{text}` is not a duration (e.g. `60s`, `2m`, `500ms`)"
+            ));
+        }
+    };
+    match number.parse::<f64>() {
+        Ok(v) if v > 0.0 && (v * scale).is_finite() => Ok(Duration::from_secs_f64(v * scale)),
+        Ok(_) => Err(format!(
+            "`{text}` is no time at all; give a budget above zero"
+        )),
+        Err(_) => Err(format!(
+            "`{text}` is not a duration (e.g. `60s`, `2m`, `500ms`)"
+        )),
     }
 }
 
@@ -319,4 +368,59 @@ pub struct ExplainArgs {
     /// Memory bandwidth in GB/s for the roofline, instead of measuring it.
     #[arg(long, value_name = "GB/s", value_parser = positive)]
     pub bandwidth: Option<f64>,
+}
+
+/// `tessera tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The program (`*.tess`).
+    #[arg(required_unless_present = "list")]
+    pub program: Option<PathBuf>,
+    /// Set a parameter or replace a type alias: `--set N=1024`, `--set real=f64`.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub sets: Vec<String>,
+    #[arg(long, env = "TESSERA_BACKEND", value_name = "B", help = backend_help())]
+    pub backend: Option<String>,
+    /// Search only plans of this strategy.
+    #[arg(long, value_parser = strategy_parser(), value_name = "S")]
+    pub strategy: Option<Strategy>,
+    /// Tune plans for exact (bitwise-reproducible) arithmetic; `run --exact` uses them.
+    #[arg(long)]
+    pub exact: bool,
+    /// Device for GPU backends (`platform:device` or an index).
+    #[arg(long, value_name = "D")]
+    pub device: Option<String>,
+    /// Stop starting candidates after this long: `60s`, `2m`, `500ms`.
+    #[arg(long, default_value = "60s", value_parser = parse_budget, value_name = "TIME")]
+    pub budget: Duration,
+    /// Time steps per timed run (default: the program's `steps`, else 1).
+    #[arg(long, value_parser = at_least_one_u64, value_name = "N")]
+    pub steps: Option<u64>,
+    /// Timed runs per candidate (after one warm-up run); the median counts.
+    #[arg(long, default_value_t = 5, value_parser = at_least_one, value_name = "R")]
+    pub reps: usize,
+    /// Stop after timing this many candidates.
+    #[arg(long, default_value_t = 200, value_parser = at_least_one, value_name = "N")]
+    pub max_candidates: usize,
+    /// Time candidates at other sizes than the program's (`--tune-size N=512`); the best plan
+    /// is then planned and stored for the program's own size.
+    #[arg(long = "tune-size", value_name = "NAME=VALUE")]
+    pub tune_sizes: Vec<String>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Plans shown in the final table.
+    #[arg(long, default_value_t = 5, value_parser = at_least_one, value_name = "K")]
+    pub top: usize,
+    /// List the tuning database's entries instead of tuning.
+    #[arg(long, conflicts_with_all = ["program", "forget"])]
+    pub list: bool,
+    /// Remove every tuned plan of PROGRAM (any size, backend or device) instead of tuning.
+    #[arg(long)]
+    pub forget: bool,
+}
+
+/// Parses a step count that must be at least 1.
+fn at_least_one_u64(text: &str) -> Result<u64, String> {
+    at_least_one(text).map(|n| n as u64)
 }

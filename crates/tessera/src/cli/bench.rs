@@ -107,6 +107,7 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
         session: &session,
         backend: planned.name,
         plan,
+        tuned: planned.tuned.is_some(),
         timings: &timings,
         reps: args.reps,
         gcells,
@@ -173,6 +174,8 @@ struct Report<'a> {
     session: &'a Session,
     backend: &'a str,
     plan: &'a str,
+    /// Whether the plan came from the tuning database.
+    tuned: bool,
     timings: &'a Timings,
     reps: usize,
     gcells: f64,
@@ -192,6 +195,7 @@ impl Report<'_> {
             "program": self.session.name(),
             "backend": self.backend,
             "strategy": self.plan,
+            "tuned": self.tuned,
             "size": self.session.grid_text(),
             "types": self.session.updated_types_text(),
             "steps": self.timings.steps,
@@ -225,6 +229,9 @@ impl Report<'_> {
             self.backend,
             self.plan
         );
+        if self.tuned {
+            println!("  plan from: the tuning database (`--no-tuned`: the model's plan)");
+        }
         println!(
             "  prepare: {:.3} s (compilation {:.3} s; 0 on a cache hit)",
             self.prepare_seconds, self.compile_seconds

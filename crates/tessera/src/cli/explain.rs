@@ -8,7 +8,7 @@ use tessera_runtime::BackendError;
 use super::args::ExplainArgs;
 use super::bench::bandwidth_gb_s;
 use super::describe::{details, headline};
-use super::planning;
+use super::planning::{self, Planned};
 
 /// Prints the description of the plan the backend would run.
 pub fn explain(args: &ExplainArgs) -> Result<i32, Error> {
@@ -42,6 +42,7 @@ pub fn explain(args: &ExplainArgs) -> Result<i32, Error> {
         planned.plan.describe(),
         explanation.target
     );
+    println!("  {}", plan_source(&planned, args.exec.uses_tuned()));
     if let Some(why) = no_device {
         println!("  note: no device: {why}");
     }
@@ -62,4 +63,35 @@ pub fn explain(args: &ExplainArgs) -> Result<i32, Error> {
         Err(why) => println!("bandwidth: unknown ({why}; give --bandwidth GB/s)"),
     }
     Ok(0)
+}
+
+/// Where the plan came from: the tuning database (with what was measured: the best and the
+/// runner-up against the model's plan, the backends giving no predicted speed), or the model.
+fn plan_source(planned: &Planned, uses_tuned: bool) -> String {
+    let Some(entry) = &planned.tuned else {
+        return if uses_tuned {
+            "from: the backend's model (no tuned plan for this program, size, device and arithmetic; `tessera tune` makes one)".into()
+        } else {
+            "from: the backend's model and the flags (flags that fix the plan, or `--no-tuned`, leave the tuning database out)".into()
+        };
+    };
+    let grid: Vec<String> = entry.timed_grid.iter().map(usize::to_string).collect();
+    let baseline = entry.baseline.gcells_per_s;
+    let ratio = if baseline > 0.0 {
+        entry.best.gcells_per_s / baseline
+    } else {
+        0.0
+    };
+    let runner_up = entry.runner_up.as_ref().map_or("none".to_string(), |r| {
+        format!("{:.3} GCells/s ({})", r.gcells_per_s, r.plan)
+    });
+    format!(
+        "from: the tuning database ({} candidates timed at {}, {} steps per run): best {:.3} GCells/s; runner-up {runner_up}; the model's plan {:.3} GCells/s ({}; no predicted speed, measured as the baseline); tuned/model {ratio:.2}x",
+        entry.candidates,
+        grid.join("x"),
+        entry.steps,
+        entry.best.gcells_per_s,
+        baseline,
+        entry.baseline.plan,
+    )
 }

@@ -15,6 +15,7 @@ mod plan;
 mod planning;
 mod progress;
 mod run;
+mod tune;
 
 use std::io::IsTerminal;
 
@@ -45,6 +46,7 @@ pub fn main() -> i32 {
         Command::Plan(args) => plan::plan(&args),
         Command::Bench(args) => bench::bench(&args),
         Command::Explain(args) => explain::explain(&args),
+        Command::Tune(args) => tune::tune(&args),
         Command::Cache { action } => cache::cache(&action),
     };
     match result {

@@ -14,12 +14,17 @@ pub fn plan(args: &PlanArgs) -> Result<i32, Error> {
         println!("{}", planned.plan.to_json());
     } else {
         println!(
-            "{}: {} on {}: {}/{}",
+            "{}: {} on {}: {}/{}{}",
             session.name(),
             session.updated_types_text(),
             session.grid_text(),
             planned.name,
-            planned.plan.describe()
+            planned.plan.describe(),
+            if planned.tuned.is_some() {
+                " (tuned)"
+            } else {
+                ""
+            }
         );
     }
     Ok(0)

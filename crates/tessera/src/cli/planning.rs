@@ -1,7 +1,10 @@
-//! The backend and plan a command uses: the plan file `--plan` names, or the backend's plan
-//! for the flags. Every command goes through the `Backend` trait: no switch on names here.
+//! The backend and plan a command uses: the plan file `--plan` names, else the tuning
+//! database's plan for the program, size and device when the flags leave the plan open
+//! ([`ExecArgs::uses_tuned`]), else the backend's plan for the flags. Every command goes
+//! through the `Backend` trait: no switch on names here.
 
-use tessera::{DeviceSelection, Error, Plan, Session};
+use tessera::tuning::{TuningDb, TuningEntry, tuned_plan};
+use tessera::{DeviceSelection, Error, Plan, PlanRequest, Session};
 use tessera_runtime::{Backend, Executable};
 
 use super::args::ExecArgs;
@@ -18,6 +21,8 @@ pub struct Planned {
     pub plan: Plan,
     /// The device the plan is for.
     pub device: DeviceSelection,
+    /// The tuning database's entry, when the plan came from it.
+    pub tuned: Option<TuningEntry>,
 }
 
 impl Planned {
@@ -30,7 +35,8 @@ impl Planned {
 }
 
 /// The backend and plan of `exec` for `session`: the `--plan` file's (whose backend must
-/// agree with `--backend` when both are given), else the backend's plan for the flags, with
+/// agree with `--backend` when both are given), else the tuning database's for the key when
+/// the flags leave the plan open, else the backend's plan for the flags, with
 /// `default_backend` when neither `--backend` nor a plan file names one, and `device` when
 /// `--device` does not.
 pub fn plan(
@@ -43,6 +49,7 @@ pub fn plan(
         Some(name) => DeviceSelection::Named(name.clone()),
         None => device,
     };
+    let mut tuned = None;
     let (backend, plan) = match &exec.plan {
         Some(path) => {
             let plan = read_plan(path)?;
@@ -62,7 +69,14 @@ pub fn plan(
         None => {
             let name = exec.backend.as_deref().unwrap_or(default_backend);
             let backend = tessera::backend(name)?;
-            let plan = session.plan(backend.as_ref(), &exec.request(device.clone()))?;
+            let request = exec.request(device.clone());
+            tuned = (exec.uses_tuned())
+                .then(|| lookup_tuned(session, backend.name(), &request))
+                .flatten();
+            let plan = match &tuned {
+                Some(entry) => entry.plan.clone(),
+                None => session.plan(backend.as_ref(), &request)?,
+            };
             (backend, plan)
         }
     };
@@ -71,7 +85,18 @@ pub fn plan(
         backend,
         plan,
         device,
+        tuned,
     })
+}
+
+/// The tuning database's entry for `session` on `backend` with `request`; notes on entries
+/// not used (a damaged database, a plan that no longer fits) go to stderr.
+fn lookup_tuned(session: &Session, backend: &str, request: &PlanRequest) -> Option<TuningEntry> {
+    let (entry, notes) = tuned_plan(&TuningDb::open_default(), session, backend, request);
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    entry
 }
 
 /// The backend and plan of `exec` for a run: on the default backend and device unless the

@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use tessera::tuning::Progress;
 use tessera_runtime::Observer;
 
 /// How long a run goes before the bar appears.
@@ -110,6 +111,50 @@ impl Drop for CompileSpinner {
         }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+    }
+}
+
+/// A bar on stderr for `tessera tune`: the budget's time spent, candidates timed and the
+/// best so far (none when stderr is not a terminal).
+pub struct TuneBar {
+    bar: Option<ProgressBar>,
+}
+
+impl TuneBar {
+    /// A bar over a budget of `budget`.
+    pub fn new(budget: Duration) -> TuneBar {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(budget.as_secs().max(1));
+            if let Ok(style) = ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} s of budget; {msg}",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        TuneBar { bar }
+    }
+
+    /// Shows the candidates timed, those queued in this round and the best so far.
+    pub fn show(&self, progress: &Progress<'_>) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(bar.elapsed().as_secs());
+            let best = progress.best.map_or("none yet".to_string(), |c| {
+                format!("{:.3} GCells/s ({})", c.gcells_per_s, c.plan.describe())
+            });
+            bar.set_message(format!(
+                "{} candidates timed, {} queued; best {best}",
+                progress.tried, progress.queued
+            ));
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
         }
     }
 }

@@ -111,7 +111,11 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         .plan
         .strip_prefix(planned.name)
         .map_or(report.plan.as_str(), str::trim_start);
-    println!("{}", summary(&session, planned.name, plan, &report));
+    let plan = match planned.tuned {
+        Some(_) => format!("{plan} (tuned)"),
+        None => plan.to_string(),
+    };
+    println!("{}", summary(&session, planned.name, &plan, &report));
     match non_finite {
         Some((what, step)) => {
             let when = if args.check_every.is_some() {

@@ -24,6 +24,18 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Asserts a user error: exit code 1 and `message` in stderr.
+#[allow(dead_code)]
+pub fn assert_user_error(output: &Output, message: &str) {
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(output));
+    assert!(
+        stderr(output).contains(message),
+        "expected {message:?} in stderr:\n{}",
+        stderr(output)
+    );
+    assert!(!stderr(output).contains("panicked"), "{}", stderr(output));
+}
+
 /// A 5-point star on the interior of a 13x17 f32 grid, 7 steps, no reductions (so that every
 /// strategy fuses steps), with a random input `u0.npy`.
 #[allow(dead_code)]
