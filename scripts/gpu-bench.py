@@ -58,7 +58,7 @@ def cell(report, naive):
     """A table cell: GCells/s, fraction of the copy roofline, ratio to naive."""
     if "error" in report:
         return "refused: " + report["error"].replace("|", "/")[:60]
-    text = f"{report['gcells_per_s']:.1f} ({report['fraction_of_roofline']:.2f})"
+    text = f"{report['gcells_per_s']:.3g} ({report['fraction_of_roofline']:.2f})"
     if naive and "gcells_per_s" in naive:
         text += f" {report['gcells_per_s'] / naive['gcells_per_s']:.2f}x"
     return text
