@@ -60,6 +60,11 @@ pub fn tune(args: &TuneArgs) -> Result<i32, Error> {
         max_candidates: args.max_candidates,
         seed: args.seed,
     };
+    if let Some(load) = busy_machine() {
+        eprintln!(
+            "warning: the machine is busy before tuning starts ({load}): plans are timed as the machine runs now, so the best under this load may be worse on a quiet machine; tune again when it is quiet"
+        );
+    }
     let bar = TuneBar::new(args.budget);
     let start = std::time::Instant::now();
     let outcome = search(&timed, backend.as_ref(), &base, &options, &mut |p| {
@@ -98,6 +103,16 @@ fn load(program: &Path, sets: &[String], more: &[String]) -> Result<Session, Err
         pairs.push((name, value));
     }
     Session::load(program, &pairs)
+}
+
+/// The load average and core count, when other work keeps more than a quarter of the cores
+/// busy (Linux's `/proc/loadavg`; `None` elsewhere or when quiet).
+fn busy_machine() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let load: f64 = text.split_whitespace().next()?.parse().ok()?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (load > (cores as f64 / 4.0).max(0.5))
+        .then(|| format!("load average {load:.2} over the last minute, {cores} cores"))
 }
 
 /// Prints a warning about a damaged database that was replaced.

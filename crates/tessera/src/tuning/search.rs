@@ -5,7 +5,8 @@
 //! backend's own planner completes and checks, prepared through the `Backend` trait and timed
 //! by the driver; one it refuses is skipped. Timing is noise-aware: the median of repeated
 //! runs, a candidate whose fastest run is clearly slower than the best median is dropped
-//! early, and at the end the best few are timed again in turns with the model's plan.
+//! early, and at the end the best few are timed again in turns with the model's plan, which
+//! stays the choice unless another plan is measured at least 5% faster.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -22,6 +23,9 @@ use crate::session::Session;
 
 /// A candidate is dropped once its fastest run is this much slower than the best median.
 const DROP_FACTOR: f64 = 1.2;
+
+/// How much faster than the model's plan another must be measured to replace it.
+const MARGIN: f64 = 1.05;
 
 /// The best candidates timed again at the end, beside the model's plan.
 const CONFIRMED: usize = 3;
@@ -320,8 +324,7 @@ impl<'a> Search<'a> {
     fn finish(mut self) -> TuneOutcome {
         self.confirm();
         let baseline = self.timed[0].clone();
-        let mut ranked: Vec<Candidate> = self.timed.into_iter().filter(|c| !c.dropped).collect();
-        ranked.sort_by(|a, b| b.gcells_per_s.total_cmp(&a.gcells_per_s));
+        let ranked = rank(self.timed, &baseline);
         TuneOutcome {
             ranked,
             baseline,
@@ -329,6 +332,20 @@ impl<'a> Search<'a> {
             skipped: self.skipped,
         }
     }
+}
+
+/// The fully timed candidates, fastest first, but for the model's plan `baseline`, which comes
+/// first unless the fastest beats it by [`MARGIN`].
+fn rank(timed: Vec<Candidate>, baseline: &Candidate) -> Vec<Candidate> {
+    let mut ranked: Vec<Candidate> = timed.into_iter().filter(|c| !c.dropped).collect();
+    ranked.sort_by(|a, b| b.gcells_per_s.total_cmp(&a.gcells_per_s));
+    if let Some(model) = ranked.iter().position(|c| c.plan == baseline.plan)
+        && ranked[0].gcells_per_s < baseline.gcells_per_s * MARGIN
+    {
+        let model = ranked.remove(model);
+        ranked.insert(0, model);
+    }
+    ranked
 }
 
 /// A candidate request in one line: `wavefront tile=64x256 T=4 threads=2 isa=avx2`.
@@ -348,4 +365,44 @@ fn describe_request(request: &PlanRequest) -> String {
         parts.push(format!("isa={}", isa.name()));
     }
     parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_plan::cpu::CpuStrategy;
+    use tessera_plan::{PlanRequest, Strategy};
+
+    #[test]
+    fn the_model_plan_stays_unless_another_is_clearly_faster() {
+        let session = Session::from_text(
+            "grid [6, 7];\nfield u: f32;\nstage s over [1..5, 1..6] { u = u[-1, 0] + u[1, 0]; }\n",
+            "p.tess",
+            "p",
+            &[],
+        )
+        .unwrap();
+        let cpu = crate::backend("cpu").unwrap();
+        let plan = |strategy| {
+            let request = PlanRequest {
+                strategy: Some(strategy),
+                ..PlanRequest::default()
+            };
+            session.plan(cpu.as_ref(), &request).unwrap()
+        };
+        let (model, other) = (plan(Strategy::Parallel), plan(Strategy::Blocked));
+        assert!(
+            matches!(&model.backend, tessera_plan::BackendPlan::Cpu(p) if p.strategy == CpuStrategy::Parallel)
+        );
+        let timed = |plan: &Plan, seconds: f64| {
+            Candidate::new(plan.clone(), vec![seconds], 1, false, session.bound())
+        };
+        let baseline = timed(&model, 1.0);
+        // 3% faster: noise, the model's plan stays first.
+        let ranked = rank(vec![baseline.clone(), timed(&other, 0.97)], &baseline);
+        assert_eq!(ranked[0].plan, model);
+        // 20% faster: the other plan wins.
+        let ranked = rank(vec![baseline.clone(), timed(&other, 0.8)], &baseline);
+        assert_eq!(ranked[0].plan, other);
+    }
 }
