@@ -9,6 +9,7 @@ use tessera_codegen::kernel::{
     DeviceLimits, GpuPlan, HostOp, KernelProgram, Limiter, kernel_resources, kernel_traffic,
     occupancy,
 };
+use tessera_plan::gpu::known_gpu;
 use tessera_plan::{DeviceSelection, Plan, PlanError, PlanRequest};
 use tessera_runtime::{Backend, BackendError, Bandwidth, Executable, Explanation, Source};
 
@@ -47,14 +48,20 @@ impl<D: GpuDevice> GpuBackend<D> {
                 source: "no device".into(),
                 device: None,
             }),
-            other => {
-                let device = D::open(other.name())?;
-                Ok(Target {
+            other => match (D::open(other.name()), other.name().and_then(known_gpu)) {
+                (Ok(device), _) => Ok(Target {
                     limits: device.limits(),
                     source: "the device's limits".into(),
                     device: Some(device),
-                })
-            }
+                }),
+                // A name of the built-in tables plans for that GPU when none is here.
+                (Err(_), Some(known)) => Ok(Target {
+                    limits: known.limits,
+                    source: "no such device here: its built-in table".into(),
+                    device: None,
+                }),
+                (Err(e), None) => Err(e),
+            },
         }
     }
 
@@ -147,10 +154,17 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
         device: &DeviceSelection,
         _threads: Option<usize>,
     ) -> Result<Bandwidth, BackendError> {
-        let Some(mut device) = Self::target(device)?.device else {
-            return Err(BackendError::Unavailable(
-                "no device to measure; give --bandwidth GB/s".into(),
-            ));
+        let target = Self::target(device)?;
+        let Some(mut device) = target.device else {
+            return match device.name().and_then(known_gpu) {
+                Some(known) => Ok(Bandwidth {
+                    gb_s: known.peak_gb_s,
+                    how: format!("{}'s data-sheet peak", known.limits.name),
+                }),
+                None => Err(BackendError::Unavailable(
+                    "no device to measure; give --bandwidth GB/s".into(),
+                )),
+            };
         };
         let bytes = measurement_bytes(&device.limits());
         Ok(Bandwidth {

@@ -362,6 +362,44 @@ impl DeviceLimits {
     }
 }
 
+/// A GPU the planner knows without opening it (`--device h100` on a machine without one):
+/// its limits and its memory's peak bandwidth, for `plan`, `emit` and `explain`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KnownGpu {
+    /// Its limits as the CUDA runtime reports them (48 KiB of static shared memory per
+    /// block: Tessera's kernels declare their shared arrays statically).
+    pub limits: DeviceLimits,
+    /// Peak memory bandwidth from the data sheet, GB/s (a device-to-device copy reaches
+    /// about 90% of it).
+    pub peak_gb_s: f64,
+}
+
+/// The names `--device` accepts for [`known_gpu`].
+pub const KNOWN_GPUS: [&str; 2] = ["h100", "h200"];
+
+/// The built-in table of the GPU `name` names (`h100`: H100 SXM5 80 GB; `h200`: H200 SXM
+/// 141 GB; either case), if any.
+pub fn known_gpu(name: &str) -> Option<KnownGpu> {
+    let hopper = |name: &str, global_bytes: u64| DeviceLimits {
+        name: name.into(),
+        multiprocessors: 132,
+        shared_bytes_per_sm: 228 * 1024,
+        global_bytes,
+        ..DeviceLimits::typical_gpu()
+    };
+    match name.to_ascii_lowercase().as_str() {
+        "h100" => Some(KnownGpu {
+            limits: hopper("NVIDIA H100 SXM5 80GB (built-in table)", 85_031_714_816),
+            peak_gb_s: 3350.0,
+        }),
+        "h200" => Some(KnownGpu {
+            limits: hopper("NVIDIA H200 SXM 141GB (built-in table)", 150_754_820_096),
+            peak_gb_s: 4800.0,
+        }),
+        _ => None,
+    }
+}
+
 /// What one kernel of a lowered program needs per block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelResources {
@@ -721,6 +759,17 @@ mod tests {
             256,
             "a given block is kept as given"
         );
+    }
+
+    #[test]
+    fn the_built_in_hopper_tables_differ_in_memory_only() {
+        let (h100, h200) = (known_gpu("H100").unwrap(), known_gpu("h200").unwrap());
+        assert_eq!(h100.limits.multiprocessors, 132);
+        assert_eq!(h100.limits.shared_bytes_per_block, 48 * 1024);
+        assert!(h200.limits.global_bytes > h100.limits.global_bytes);
+        assert!(h200.peak_gb_s > h100.peak_gb_s);
+        assert!(KNOWN_GPUS.iter().all(|name| known_gpu(name).is_some()));
+        assert!(known_gpu("a100").is_none());
     }
 
     #[test]

@@ -284,3 +284,45 @@ fn a_plan_tuned_on_opencl_is_used_by_plan_and_explain() {
     let text = stdout(&explain);
     assert!(text.contains("from: the tuning database"), "{text}");
 }
+
+#[test]
+#[cfg(feature = "opencl")]
+fn explain_plans_for_a_built_in_gpu_table_that_no_run_can_use() {
+    let dir = jacobi_dir();
+    let explain = |device: &str| {
+        tessera(
+            dir.path(),
+            &[
+                "explain",
+                "jacobi.tess",
+                "--backend",
+                "opencl",
+                "--device",
+                device,
+                "--time-tile",
+                "2",
+            ],
+        )
+    };
+    let output = explain("H200");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("for NVIDIA H200 SXM 141GB (built-in table)"),
+        "{text}"
+    );
+    assert!(text.contains("bandwidth: 4800.0 GB/s"), "{text}");
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "jacobi.tess",
+            "--backend",
+            "opencl",
+            "--device",
+            "h200",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(explain("no-such-gpu").status.code(), Some(1));
+}
