@@ -1,13 +1,15 @@
 //! Without a GPU, CI still checks the CUDA code: every module the generator produces for the
-//! test programs x plans (overlapped at every test depth included) compiles with NVRTC for `sm_90`, assembles with `ptxas -v`, and
-//! spills nothing. The per-kernel registers and shared memory are printed as a table and
+//! test programs x plans (overlapped at every test depth included) compiles with NVRTC for
+//! `sm_90`, assembles with `ptxas -v`, and spills nothing; each kernel's shared memory is what
+//! the resource model says. The per-kernel
+//! registers (ptxas beside the model's estimate) and shared memory are printed as a table and
 //! written to `target/tmp/ptxas-resources.txt`.
 
 use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tessera_codegen::kernel::{DeviceLimits, generate, validate};
+use tessera_codegen::kernel::{DeviceLimits, KernelProgram, generate, kernel_resources, validate};
 use tessera_cuda::{compile_ptx, ptxas_report};
 use tessera_gpu_tests::availability::require_nvrtc_and_ptxas;
 use tessera_testkit::plans::{gpu_test_plans, overlapped_test_plans};
@@ -15,18 +17,38 @@ use tessera_testkit::test_programs;
 
 const ARCH: &str = "sm_90";
 
-/// One module to check: its program, plan, printed CUDA source and kernel names.
+/// One module to check: its program, plan, printed CUDA source, and each kernel's name with
+/// the resource model's registers and shared bytes.
 struct Module {
     what: String,
     program: String,
     plan: String,
     source: String,
-    kernels: Vec<String>,
+    kernels: Vec<(String, u32, usize)>,
 }
 
-/// Compiles and assembles one module in both modes; returns table rows and problems.
-fn check_module(module: &Module) -> (Vec<String>, Vec<String>) {
-    let (mut rows, mut problems) = (Vec::new(), Vec::new());
+/// Each kernel of `program` with the resource model's registers per thread and shared bytes.
+fn modelled(program: &KernelProgram) -> Vec<(String, u32, usize)> {
+    let mut kernels: Vec<(String, u32, usize)> = (program.host.launches())
+        .filter_map(|launch| {
+            let kernel = program.kernel(&launch.kernel)?;
+            let model = kernel_resources(kernel, launch);
+            Some((
+                kernel.name.clone(),
+                model.registers_per_thread,
+                model.shared_bytes,
+            ))
+        })
+        .collect();
+    kernels.sort();
+    kernels.dedup();
+    kernels
+}
+
+/// Compiles and assembles one module in both modes; returns table rows, problems, and the
+/// model's registers over ptxas's per kernel (exact mode).
+fn check_module(module: &Module) -> (Vec<String>, Vec<String>, Vec<f64>) {
+    let (mut rows, mut problems, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for exact in [true, false] {
         let resources = match compile_ptx(&module.source, ARCH, exact)
             .and_then(|ptx| ptxas_report(&ptx, ARCH))
@@ -38,7 +60,7 @@ fn check_module(module: &Module) -> (Vec<String>, Vec<String>) {
             }
         };
         let mut names: Vec<&str> = resources.iter().map(|r| r.name.as_str()).collect();
-        let mut expected: Vec<&str> = module.kernels.iter().map(String::as_str).collect();
+        let mut expected: Vec<&str> = module.kernels.iter().map(|k| k.0.as_str()).collect();
         names.sort_unstable();
         expected.sort_unstable();
         if names != expected {
@@ -54,13 +76,26 @@ fn check_module(module: &Module) -> (Vec<String>, Vec<String>) {
                     module.what, r.name, r.spill_stores, r.spill_loads
                 ));
             }
+            let Some(&(_, model_registers, model_shared)) =
+                module.kernels.iter().find(|k| k.0 == r.name)
+            else {
+                continue;
+            };
+            if r.shared_bytes != model_shared as u64 {
+                problems.push(format!(
+                    "{}: kernel `{}` uses {} bytes of shared memory, the model says {model_shared}",
+                    module.what, r.name, r.shared_bytes
+                ));
+            }
             if exact {
+                ratios.push(f64::from(model_registers) / f64::from(r.registers.max(1)));
                 rows.push(format!(
-                    "{:<21} {:<36} {:<41} {:>4} {:>8} {:>9} {:>6}/{}",
+                    "{:<21} {:<36} {:<41} {:>4} {:>5} {:>8} {:>9} {:>6}/{}",
                     module.program,
                     module.plan,
                     r.name,
                     r.registers,
+                    model_registers,
                     r.shared_bytes,
                     r.stack_bytes,
                     r.spill_stores,
@@ -69,7 +104,7 @@ fn check_module(module: &Module) -> (Vec<String>, Vec<String>) {
             }
         }
     }
-    (rows, problems)
+    (rows, problems, ratios)
 }
 
 #[test]
@@ -96,7 +131,7 @@ fn every_cuda_module_compiles_for_sm_90_without_spills() {
                     program: case.name.clone(),
                     plan: plan.describe(),
                     source,
-                    kernels: program.kernels.iter().map(|k| k.name.clone()).collect(),
+                    kernels: modelled(&program),
                 }),
                 Err(e) => problems.push(format!("{what}: does not lower: {e}")),
             }
@@ -105,7 +140,7 @@ fn every_cuda_module_compiles_for_sm_90_without_spills() {
     // NVRTC and ptxas run for independent modules in parallel; rows keep the module order.
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<(Vec<String>, Vec<String>)>> =
+    let results: Vec<Mutex<(Vec<String>, Vec<String>, Vec<f64>)>> =
         modules.iter().map(|_| Mutex::default()).collect();
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -121,16 +156,27 @@ fn every_cuda_module_compiles_for_sm_90_without_spills() {
         }
     });
     let mut table = format!(
-        "{:<21} {:<36} {:<41} {:>4} {:>8} {:>9} {:>6}\n",
-        "program", "plan", "kernel", "regs", "smem(B)", "stack(B)", "spill st/ld"
+        "{:<21} {:<36} {:<41} {:>4} {:>5} {:>8} {:>9} {:>6}\n",
+        "program", "plan", "kernel", "regs", "model", "smem(B)", "stack(B)", "spill st/ld"
     );
     let mut kernels = 0;
+    let mut ratios = Vec::new();
     for result in results {
-        let (rows, module_problems) = result.into_inner().unwrap();
+        let (rows, module_problems, module_ratios) = result.into_inner().unwrap();
         kernels += rows.len();
         rows.iter()
             .for_each(|row| writeln!(table, "{row}").expect("writing to a string"));
         problems.extend(module_problems);
+        ratios.extend(module_ratios);
+    }
+    ratios.sort_by(f64::total_cmp);
+    if let (Some(low), Some(high)) = (ratios.first(), ratios.last()) {
+        writeln!(
+            table,
+            "registers, model estimate / ptxas: median {:.2}, {low:.2} to {high:.2}; shared memory: equal for every kernel",
+            ratios[ratios.len() / 2]
+        )
+        .expect("writing to a string");
     }
     println!("{table}");
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ptxas-resources.txt");
