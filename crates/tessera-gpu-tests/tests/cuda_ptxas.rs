@@ -45,9 +45,12 @@ fn modelled(program: &KernelProgram) -> Vec<(String, u32, usize)> {
     kernels
 }
 
-/// Compiles and assembles one module in both modes; returns table rows, problems, and the
-/// model's registers over ptxas's per kernel (exact mode).
-fn check_module(module: &Module) -> (Vec<String>, Vec<String>, Vec<f64>) {
+/// What checking one module gives: table rows, problems, and the model's registers over
+/// ptxas's per kernel (exact mode).
+type Checked = (Vec<String>, Vec<String>, Vec<f64>);
+
+/// Compiles and assembles one module in both modes.
+fn check_module(module: &Module) -> Checked {
     let (mut rows, mut problems, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for exact in [true, false] {
         let resources = match compile_ptx(&module.source, ARCH, exact)
@@ -140,8 +143,7 @@ fn every_cuda_module_compiles_for_sm_90_without_spills() {
     // NVRTC and ptxas run for independent modules in parallel; rows keep the module order.
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<(Vec<String>, Vec<String>, Vec<f64>)>> =
-        modules.iter().map(|_| Mutex::default()).collect();
+    let results: Vec<Mutex<Checked>> = modules.iter().map(|_| Mutex::default()).collect();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
