@@ -304,7 +304,7 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[usize], GpuPlan); 7] = [
+    let cases: [(&str, &[usize], GpuPlan); 8] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
@@ -328,6 +328,15 @@ fn generated_sources_are_snapshotted() {
             "fdtd_ricker",
             &[21, 19],
             plan(GpuStrategy::Naive, [32, 8, 1], 1),
+        ),
+        // Two steps per launch: interior and edge copies, ping-pong arrays, in-place stages.
+        (
+            "tv2d",
+            &[33, 41],
+            GpuPlan {
+                time_tile: 2,
+                ..plan(GpuStrategy::Overlapped, [8, 4, 1], 2)
+            },
         ),
     ];
     for (name, sizes, plan) in cases {

@@ -184,7 +184,7 @@ impl Printer<'_> {
                 then,
                 otherwise,
             } => {
-                let text = format!("if ({}) {{", self.expr(cond));
+                let text = format!("if ({}) {{", self.condition(cond));
                 self.line(depth, &text);
                 self.block(then, depth + 1);
                 if otherwise.is_empty() {
@@ -294,6 +294,16 @@ impl Printer<'_> {
 
     fn index_cast(&self, text: &str) -> String {
         format!("(({}){text})", self.ty(self.program.index_ty))
+    }
+
+    /// A condition without the parentheses a binary operation prints around itself (`if
+    /// ((a == b))` draws clang's parentheses-equality warning).
+    fn condition(&self, cond: &Expr) -> String {
+        let text = self.expr(cond);
+        match cond {
+            Expr::Binary(..) => text[1..text.len() - 1].to_string(),
+            _ => text,
+        }
     }
 
     fn expr(&self, expr: &Expr) -> String {
