@@ -296,15 +296,18 @@ fn overlapped_defaults(plan: &mut GpuPlan, dims: usize) {
     plan.time_tile = if dims >= 3 { 2 } else { 4 };
 }
 
-/// Halves the block's larger axis until `fits` accepts the plan (or one thread is left).
+/// Halves the block's larger axis (x or y; z once both are 1) until `fits` accepts the plan
+/// (or one thread is left).
 fn shrink_to_fit(plan: &mut GpuPlan, fits: impl Fn(&GpuPlan) -> bool) {
     while !fits(plan) && plan.threads_per_block() > 1 {
-        let largest = if plan.block[1] > 1 && plan.block[1] * 4 >= plan.block[0] {
+        let axis = if plan.block[1] > 1 && plan.block[1] * 4 >= plan.block[0] {
             1
-        } else {
+        } else if plan.block[0] > 1 {
             0
+        } else {
+            2
         };
-        plan.block[largest] = (plan.block[largest] / 2).max(1);
+        plan.block[axis] = (plan.block[axis] / 2).max(1);
     }
 }
 
@@ -790,6 +793,9 @@ mod tests {
         };
         let plan = plan_gpu(3, &request, "cuda", &limits, |_| true).expect("plans");
         assert_eq!((plan.block, plan.time_tile), ([32, 4, 2], 2));
+        // A 3D block that never fits shrinks along z too, down to one thread.
+        let never = plan_gpu(3, &request, "cuda", &limits, |_| false).expect("plans");
+        assert_eq!(never.block, [1, 1, 1]);
         let four = plan_gpu(4, &request, "cuda", &limits, |_| true).unwrap_err();
         assert!(
             four.to_string()
