@@ -6,11 +6,11 @@ use std::marker::PhantomData;
 
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
-    DeviceLimits, GpuPlan, HostOp, KernelProgram, Limiter, kernel_resources, kernel_traffic,
-    occupancy,
+    DeviceLimits, GpuPlan, GpuStrategy, HostOp, KernelProgram, Limiter, kernel_resources,
+    kernel_traffic, occupancy,
 };
 use tessera_plan::gpu::known_gpu;
-use tessera_plan::{DeviceSelection, Plan, PlanError, PlanRequest};
+use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanError, PlanRequest};
 use tessera_runtime::{Backend, BackendError, Bandwidth, Executable, Explanation, Source};
 
 use crate::device::{GpuDevice, KernelRegisters, copy_bandwidth_gb_s};
@@ -134,6 +134,12 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
             &mut lines,
         );
         let updated = program.updated_points().max(1) as f64;
+        lines.extend(alternative_lines(
+            program,
+            gpu,
+            &target.limits,
+            bytes_per_step / updated,
+        ));
         Ok(Explanation {
             target: format!(" for {} ({})", target.limits.name, target.source),
             lines,
@@ -268,6 +274,86 @@ fn kernel_lines(
         ]);
     }
     bytes_per_step
+}
+
+/// The other plans the resource model weighs: each strategy (overlapped at T = 2, 4 and 8) as
+/// its default plan for this device, with its traffic per updated point and step, recomputed
+/// work, worst occupancy and speed at the memory roofline relative to `plan` (which moves
+/// `bytes` per point and step) — or why it does not fit.
+fn alternative_lines(
+    program: &BoundProgram,
+    plan: &GpuPlan,
+    limits: &DeviceLimits,
+    bytes: f64,
+) -> Vec<String> {
+    let mut requests: Vec<(GpuStrategy, u32)> = (GpuStrategy::ALL.into_iter())
+        .filter(|s| *s != GpuStrategy::Overlapped)
+        .map(|s| (s, 1))
+        .collect();
+    requests.extend([2, 4, 8].map(|t| (GpuStrategy::Overlapped, t)));
+    let mut lines = vec!["alternatives (each strategy's default plan for this device):".into()];
+    for (strategy, time_tile) in requests {
+        if strategy == plan.strategy && time_tile == plan.time_tile {
+            continue;
+        }
+        let request = PlanRequest {
+            strategy: Some(strategy.strategy()),
+            time_tile: Some(time_tile),
+            arithmetic: if plan.exact {
+                Arithmetic::Exact
+            } else {
+                Arithmetic::Relaxed
+            },
+            ..PlanRequest::default()
+        };
+        let planned = plan_for(program, &request, "gpu", limits)
+            .and_then(|p| Ok((lower_for_device(program, &p, limits)?, p)));
+        lines.push(match planned {
+            Ok((lowered, alternative)) => {
+                alternative_line(program, &lowered, &alternative, limits, bytes)
+            }
+            Err(why) => format!("  {} T={time_tile}: rejected: {why}", strategy.name()),
+        });
+    }
+    lines
+}
+
+/// One line of [`alternative_lines`] for a plan that fits.
+fn alternative_line(
+    program: &BoundProgram,
+    lowered: &KernelProgram,
+    alternative: &GpuPlan,
+    limits: &DeviceLimits,
+    bytes: f64,
+) -> String {
+    let fused = lowered.host.fused.as_ref();
+    let mut moved = 0.0;
+    let mut redundant: f64 = 0.0;
+    let mut occupancy_low: f64 = 1.0;
+    for launch in lowered.host.launches() {
+        let Some(kernel) = lowered.kernel(&launch.kernel) else {
+            continue;
+        };
+        let in_pass = fused.is_none_or(|f| {
+            (f.ops.iter()).any(|op| matches!(op, HostOp::Launch(l) if l.kernel == launch.kernel))
+        });
+        if !in_pass {
+            continue;
+        }
+        let traffic = kernel_traffic(program, lowered, kernel);
+        moved += traffic.bytes() * traffic.points as f64 / launch.every.max(1) as f64;
+        redundant = redundant.max(traffic.redundant_fraction);
+        let resources = kernel_resources(kernel, launch);
+        occupancy_low = occupancy_low.min(occupancy(limits, &resources).occupancy);
+    }
+    let per_point = moved / program.updated_points().max(1) as f64;
+    format!(
+        "  {}: {per_point:.2} B per point per step, {:.1}% recomputed, occupancy {:.0}%, {:.2}x this plan's speed at the memory roofline",
+        alternative.describe(),
+        redundant * 100.0,
+        occupancy_low * 100.0,
+        bytes / per_point.max(f64::MIN_POSITIVE)
+    )
 }
 
 fn limiter_name(limiter: Limiter) -> &'static str {

@@ -312,6 +312,27 @@ fn explain_plans_for_a_built_in_gpu_table_that_no_run_can_use() {
         "{text}"
     );
     assert!(text.contains("bandwidth: 4800.0 GB/s"), "{text}");
+    // The alternatives: every other strategy, and overlapped at the other depths.
+    assert!(
+        text.contains("alternatives (each strategy's default plan"),
+        "{text}"
+    );
+    for other in [
+        "naive block=",
+        "tiled block=",
+        "streaming block=",
+        "T=4: ",
+        "T=8: ",
+    ] {
+        assert!(
+            text.contains(&format!("    {other}")) || text.contains(other),
+            "{other}: {text}"
+        );
+    }
+    assert!(
+        text.contains("x this plan's speed at the memory roofline"),
+        "{text}"
+    );
     let output = tessera(
         dir.path(),
         &[
