@@ -6,8 +6,8 @@ use std::marker::PhantomData;
 
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
-    DeviceLimits, GpuPlan, GpuStrategy, HostOp, KernelProgram, Limiter, kernel_resources,
-    kernel_traffic, occupancy,
+    DeviceLimits, GpuPlan, GpuStrategy, KernelProgram, Limiter, kernel_resources, kernel_traffic,
+    occupancy,
 };
 use tessera_plan::gpu::known_gpu;
 use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanError, PlanRequest};
@@ -235,16 +235,14 @@ fn kernel_lines(
         let occupancy = occupancy(limits, &resources);
         let traffic = kernel_traffic(bound, program, kernel);
         let every = launch.every.max(1);
-        let in_fused = fused.is_some_and(|f| {
-            (f.ops.iter()).any(|op| matches!(op, HostOp::Launch(l) if l.kernel == launch.kernel))
-        });
-        if in_fused || fused.is_none() {
+        let in_plain_pass = program.host.in_plain_pass(launch);
+        if in_plain_pass {
             bytes_per_step += traffic.bytes() * traffic.points as f64 / every as f64;
         }
         let [bx, by, bz] = resources.block;
         let [gx, gy, gz] = resources.grid;
         let every_text = match (every, fused) {
-            (_, Some(f)) if in_fused => format!(", once per pass of up to {} steps", f.depth),
+            (_, Some(f)) if in_plain_pass => format!(", once per pass of up to {} steps", f.depth),
             (_, Some(_)) => ", in the passes that compute reductions".to_string(),
             (1, None) => String::new(),
             (k, None) => format!(", every {k} steps"),
@@ -326,7 +324,6 @@ fn alternative_line(
     limits: &DeviceLimits,
     bytes: f64,
 ) -> String {
-    let fused = lowered.host.fused.as_ref();
     let mut moved = 0.0;
     let mut redundant: f64 = 0.0;
     let mut occupancy_low: f64 = 1.0;
@@ -334,10 +331,7 @@ fn alternative_line(
         let Some(kernel) = lowered.kernel(&launch.kernel) else {
             continue;
         };
-        let in_pass = fused.is_none_or(|f| {
-            (f.ops.iter()).any(|op| matches!(op, HostOp::Launch(l) if l.kernel == launch.kernel))
-        });
-        if !in_pass {
+        if !lowered.host.in_plain_pass(launch) {
             continue;
         }
         let traffic = kernel_traffic(program, lowered, kernel);

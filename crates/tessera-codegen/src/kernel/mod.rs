@@ -448,6 +448,16 @@ impl HostProgram {
         })
     }
 
+    /// Whether `launch` runs in a pass without reductions: it belongs to the fused pass, or
+    /// there is none and it belongs to the step.
+    pub fn in_plain_pass(&self, launch: &Launch) -> bool {
+        match &self.fused {
+            Some(fused) => (fused.ops.iter())
+                .any(|op| matches!(op, HostOp::Launch(l) if l.kernel == launch.kernel)),
+            None => true,
+        }
+    }
+
     /// Total device memory, in bytes.
     pub fn bytes(&self) -> u64 {
         self.buffers
