@@ -26,7 +26,6 @@ use super::super::{
     StageEval, Stmt,
 };
 use super::common::{Ctx, StageIo, field_ident, ident};
-use super::naive::blocks;
 use super::tile::Tile;
 
 /// Where an argument of the fused kernel's launch comes from.
@@ -92,7 +91,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     };
     Ok(Fused {
         kernel,
-        grid: overlap.launch_grid(),
+        grid: overlap.tile.grid(&overlap.grid_domain(), 0..ctx.dims()),
         args,
         updated: overlap.staged.iter().map(|s| s.field).collect(),
     })
@@ -272,15 +271,6 @@ impl<'a> Overlap<'a> {
             rect: Rect::grid(&self.ctx.bound.extents),
             stride: vec![1; self.ctx.dims()],
         }
-    }
-
-    /// Blocks per block axis covering the grid.
-    fn launch_grid(&self) -> [u64; 3] {
-        let mut grid = [1u64; 3];
-        for (axis, &size) in self.extent.iter().enumerate() {
-            grid[self.tile.block_axis(axis)] = blocks(self.ctx.extent(axis), size as u64);
-        }
-        grid
     }
 
     /// The kernel's parameters and the arguments bound to them: each updated field's current
@@ -654,9 +644,7 @@ impl<'a> Overlap<'a> {
     fn write_tiles(&self, holders: &Holders) -> Stmt {
         let ctx = self.ctx;
         let d = ctx.dims();
-        let hi: Vec<Option<i64>> = (0..d)
-            .map(|a| (ctx.extent(a) % self.extent[a] != 0).then_some(ctx.extent(a)))
-            .collect();
+        let hi = self.tile.overhang(&self.grid_domain(), 0..d);
         self.tile
             .cooperative_loop(ctx, &self.extent, &self.names, |local| {
                 let coords = self.grid_coords(&local, Frame::Interior);
