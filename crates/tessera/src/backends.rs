@@ -42,13 +42,37 @@ pub fn backend(name: &str) -> Result<Box<dyn Backend>, Error> {
     }
 }
 
+/// The backend used when none is named, and why it is not `cpu` when it is not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefaultBackend {
+    /// The backend's name.
+    pub name: &'static str,
+    /// Why the `cpu` backend cannot be the default (no working C compiler), and what falling
+    /// back to `reference` costs; `None` when `cpu` is the default.
+    pub fallback: Option<String>,
+}
+
 /// The backend used when none is named: `cpu` when the system C compiler works, else
-/// `reference`.
-pub fn default_backend_name() -> &'static str {
-    if tessera_jit::Compiler::discover().is_ok() {
-        "cpu"
-    } else {
-        "reference"
+/// `reference`, with the reason to show the user (a fallback is never silent).
+pub fn default_backend() -> DefaultBackend {
+    default_backend_given(tessera_jit::Compiler::discover().map(|_| ()))
+}
+
+/// The default backend when discovering the C compiler gave `compiler`.
+fn default_backend_given(compiler: Result<(), impl std::fmt::Display>) -> DefaultBackend {
+    match compiler {
+        Ok(()) => DefaultBackend {
+            name: "cpu",
+            fallback: None,
+        },
+        Err(why) => DefaultBackend {
+            name: "reference",
+            fallback: Some(format!(
+                "running on the `reference` interpreter, typically 10-100x slower than `cpu`, \
+                 because the `cpu` backend has no working C compiler: {why}; \
+                 pass `--backend reference` to choose the interpreter without this warning"
+            )),
+        },
     }
 }
 
@@ -105,12 +129,24 @@ mod tests {
         for name in backend_names() {
             assert_eq!(backend(name).unwrap().name(), name);
         }
-        assert!(backend_names().contains(&default_backend_name()));
+        assert!(backend_names().contains(&default_backend().name));
     }
 
     #[test]
     fn an_unknown_backend_lists_the_available_ones() {
         let err = backend("refrence").err().unwrap();
         assert!(err.to_string().starts_with("unknown backend `refrence`; did you mean `reference`? this build has reference, cpu"), "{err}");
+    }
+
+    #[test]
+    fn without_a_compiler_the_default_falls_back_with_the_reason() {
+        let choice = default_backend_given(Err("C compiler `/nonexistent/cc` not found"));
+        assert_eq!(choice.name, "reference");
+        let why = choice.fallback.unwrap();
+        assert!(
+            why.contains("/nonexistent/cc") && why.contains("slower"),
+            "{why}"
+        );
+        assert_eq!(default_backend_given(Ok::<(), String>(())).fallback, None);
     }
 }

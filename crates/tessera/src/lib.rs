@@ -35,7 +35,7 @@ pub mod metrics;
 pub mod session;
 pub mod tuning;
 
-pub use backends::{backend, backend_names, default_backend_name, device_identity};
+pub use backends::{DefaultBackend, backend, backend_names, default_backend, device_identity};
 pub use error::Error;
 pub use session::{FieldRef, Session};
 pub use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanRequest, Strategy, TargetIsa};

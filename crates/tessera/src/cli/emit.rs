@@ -5,12 +5,17 @@
 use tessera::{DeviceSelection, Error};
 
 use super::args::EmitArgs;
-use super::planning;
+use super::planning::{self, DefaultBackend};
 
 /// Prints (or writes into `-o DIR`, created when missing) the code the backend would run.
 pub fn emit(args: &EmitArgs) -> Result<i32, Error> {
     let session = args.program.load()?;
-    let planned = planning::plan(&session, &args.exec, "reference", DeviceSelection::Typical)?;
+    let planned = planning::plan(
+        &session,
+        &args.exec,
+        DefaultBackend::Named("reference"),
+        DeviceSelection::Typical,
+    )?;
     let source = planned.backend.emit(session.bound(), &planned.plan)?;
     match &args.out_dir {
         Some(dir) => {

@@ -8,12 +8,16 @@ use tessera_runtime::BackendError;
 use super::args::ExplainArgs;
 use super::bench::bandwidth_gb_s;
 use super::describe::{details, headline};
-use super::planning::{self, Planned};
+use super::planning::{self, DefaultBackend, Planned};
 
 /// Prints the description of the plan the backend would run.
 pub fn explain(args: &ExplainArgs) -> Result<i32, Error> {
     let session = args.program.load()?;
-    let default_backend = tessera::default_backend_name();
+    // Resolved at most once, so that a fallback is reported once.
+    let default_backend = match (&args.exec.backend, &args.exec.plan) {
+        (None, None) => DefaultBackend::Named(DefaultBackend::Host.resolve()),
+        _ => DefaultBackend::Host,
+    };
     let (planned, no_device) = match planning::plan(
         &session,
         &args.exec,

@@ -11,6 +11,31 @@ use super::args::ExecArgs;
 use super::progress::CompileSpinner;
 use super::usage;
 
+/// The backend a command uses when neither `--backend` nor a plan file names one.
+#[derive(Clone, Copy, Debug)]
+pub enum DefaultBackend {
+    /// The host's: `cpu`, or `reference` with a warning when no C compiler works.
+    Host,
+    /// This one.
+    Named(&'static str),
+}
+
+impl DefaultBackend {
+    /// The backend's name; a fallback of the host's default is reported on stderr.
+    pub fn resolve(self) -> &'static str {
+        match self {
+            DefaultBackend::Named(name) => name,
+            DefaultBackend::Host => {
+                let choice = tessera::default_backend();
+                if let Some(why) = choice.fallback {
+                    eprintln!("warning: {why}");
+                }
+                choice.name
+            }
+        }
+    }
+}
+
 /// A backend with the plan to run, and the device to run it on.
 pub struct Planned {
     /// The backend.
@@ -42,7 +67,7 @@ impl Planned {
 pub fn plan(
     session: &Session,
     exec: &ExecArgs,
-    default_backend: &str,
+    default_backend: DefaultBackend,
     device: DeviceSelection,
 ) -> Result<Planned, Error> {
     let device = match &exec.device {
@@ -67,7 +92,10 @@ pub fn plan(
             (tessera::backend(plan.backend_name())?, plan)
         }
         None => {
-            let name = exec.backend.as_deref().unwrap_or(default_backend);
+            let name = match exec.backend.as_deref() {
+                Some(name) => name,
+                None => default_backend.resolve(),
+            };
             let backend = tessera::backend(name)?;
             let request = exec.request(device.clone());
             tuned = (exec.uses_tuned())
@@ -105,7 +133,7 @@ pub fn plan_run(session: &Session, exec: &ExecArgs) -> Result<Planned, Error> {
     plan(
         session,
         exec,
-        tessera::default_backend_name(),
+        DefaultBackend::Host,
         DeviceSelection::Default,
     )
 }

@@ -12,6 +12,7 @@ use tessera::tuning::{
 use tessera::{Arithmetic, DeviceSelection, Error, PlanRequest, Session};
 
 use super::args::TuneArgs;
+use super::planning::DefaultBackend;
 use super::progress::TuneBar;
 
 /// Tunes the program, lists the database or forgets a program's entries.
@@ -37,10 +38,10 @@ pub fn tune(args: &TuneArgs) -> Result<i32, Error> {
     } else {
         load(program, &args.sets, &args.tune_sizes)?
     };
-    let name = args
-        .backend
-        .as_deref()
-        .unwrap_or(tessera::default_backend_name());
+    let name = match args.backend.as_deref() {
+        Some(name) => name,
+        None => DefaultBackend::Host.resolve(),
+    };
     let backend = tessera::backend(name)?;
     let base = PlanRequest {
         strategy: args.strategy,
