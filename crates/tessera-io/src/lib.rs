@@ -23,5 +23,5 @@ pub mod vti;
 pub use atomic::write_text;
 pub use error::IoError;
 pub use npy::{read_npy, write_npy};
-pub use picture::{PngSummary, ValueRange, read_png, write_png};
-pub use vti::{VtiArray, write_vti};
+pub use picture::{PngSummary, ValueRange, check_png, read_png, write_png};
+pub use vti::{VtiArray, check_vti, write_vti};

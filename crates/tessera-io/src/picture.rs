@@ -109,6 +109,73 @@ impl Plane {
     }
 }
 
+/// How a field is drawn: its PNG colour type and the plane of the grid shown.
+struct PngLayout {
+    colour: png::ColorType,
+    plane: Plane,
+    width: u32,
+    height: u32,
+}
+
+/// Checks, before any computation, that a field `field` with components of `types` on a grid
+/// of `shape` can be drawn into the PNG `path`.
+pub fn check_png(
+    path: &Path,
+    field: &str,
+    types: &[ScalarType],
+    shape: &[usize],
+) -> Result<(), IoError> {
+    png_layout(path, field, types, shape).map(|_| ())
+}
+
+/// The layout of a field with components of `types` on a grid of `shape`, or why a PNG cannot
+/// show it.
+fn png_layout(
+    path: &Path,
+    field: &str,
+    types: &[ScalarType],
+    shape: &[usize],
+) -> Result<PngLayout, IoError> {
+    let unsupported = |reason: String| IoError::Unsupported {
+        path: path.to_path_buf(),
+        field: field.to_string(),
+        reason,
+    };
+    let all_u8 = types.iter().all(|&t| t == ScalarType::U8);
+    let colour = match (types.len(), all_u8) {
+        (1, true) => png::ColorType::Grayscale,
+        (1, false) => png::ColorType::Rgb,
+        (3, true) => png::ColorType::Rgb,
+        (4, true) => png::ColorType::Rgba,
+        (n, _) => {
+            return Err(unsupported(format!(
+                "a PNG shows one component, or 3 or 4 `u8` components as RGB(A), and `{field}` has {n} components of types {}; draw one component (e.g. `{field}.x`) or write .npy instead",
+                types
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    };
+    let plane = Plane::of(shape);
+    let (Ok(width), Ok(height)) = (
+        u32::try_from(plane.width),
+        u32::try_from(plane.height * plane.repeat),
+    ) else {
+        return Err(unsupported(format!(
+            "a {} grid is too large for a PNG",
+            grid(shape)
+        )));
+    };
+    Ok(PngLayout {
+        colour,
+        plane,
+        width,
+        height,
+    })
+}
+
 /// Draws a field with `components` (one buffer each) on a grid of `shape` into the PNG `path`
 /// (atomically), and says what it drew.
 pub fn write_png(
@@ -117,36 +184,13 @@ pub fn write_png(
     components: &[&Buffer],
     shape: &[usize],
 ) -> Result<PngSummary, IoError> {
-    let unsupported = |reason: String| IoError::Unsupported {
-        path: path.to_path_buf(),
-        field: field.to_string(),
-        reason,
-    };
-    let all_u8 = components.iter().all(|b| b.ty() == ScalarType::U8);
-    let colour = match (components.len(), all_u8) {
-        (1, true) => png::ColorType::Grayscale,
-        (1, false) => png::ColorType::Rgb,
-        (3, true) => png::ColorType::Rgb,
-        (4, true) => png::ColorType::Rgba,
-        (n, _) => {
-            return Err(unsupported(format!(
-                "a PNG shows one component, or 3 or 4 `u8` components as RGB(A), and `{field}` has {n} components of types {}; draw one component (e.g. `{field}.x`) or write .npy instead",
-                components
-                    .iter()
-                    .map(|b| b.ty().name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-    };
-    let plane = Plane::of(shape);
-    let height = plane.height * plane.repeat;
-    let (Ok(w), Ok(h)) = (u32::try_from(plane.width), u32::try_from(height)) else {
-        return Err(unsupported(format!(
-            "a {} grid is too large for a PNG",
-            grid(shape)
-        )));
-    };
+    let types: Vec<ScalarType> = components.iter().map(|b| b.ty()).collect();
+    let PngLayout {
+        colour,
+        plane,
+        width,
+        height,
+    } = png_layout(path, field, &types, shape)?;
     let range = value_range(components[0], &plane);
     let pixels = match colour {
         png::ColorType::Rgb if components.len() == 1 => {
@@ -154,10 +198,10 @@ pub fn write_png(
         }
         _ => interleaved(components, &plane),
     };
-    write_atomic(path, |out| encode(out, w, h, colour, &pixels))?;
+    write_atomic(path, |out| encode(out, width, height, colour, &pixels))?;
     Ok(PngSummary {
         width: plane.width,
-        height,
+        height: height as usize,
         range,
         slice: plane.slice,
     })

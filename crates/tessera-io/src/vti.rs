@@ -27,14 +27,19 @@ pub struct VtiArray<'a> {
     pub components: Vec<&'a Buffer>,
 }
 
-/// Writes `arrays` on a grid of `shape` (1 to 3 axes, slowest first) to `path` (atomically).
-pub fn write_vti(path: &Path, shape: &[usize], arrays: &[VtiArray<'_>]) -> Result<(), IoError> {
+/// Checks, before any computation, that arrays named `names` with components of `types` on a
+/// grid of `shape` can be written to the VTK image `path`.
+pub fn check_vti(
+    path: &Path,
+    shape: &[usize],
+    arrays: &[(&str, &[ScalarType])],
+) -> Result<(), IoError> {
     let unsupported = |field: &str, reason: String| IoError::Unsupported {
         path: path.to_path_buf(),
         field: field.to_string(),
         reason,
     };
-    let first = arrays.first().map_or("", |a| a.name);
+    let first = arrays.first().map_or("", |a| a.0);
     if shape.is_empty() || shape.len() > 3 {
         return Err(unsupported(
             first,
@@ -44,12 +49,26 @@ pub fn write_vti(path: &Path, shape: &[usize], arrays: &[VtiArray<'_>]) -> Resul
             ),
         ));
     }
-    for array in arrays {
-        let types: Vec<ScalarType> = array.components.iter().map(|b| b.ty()).collect();
+    for (name, types) in arrays {
         if types.is_empty() || types.iter().any(|&t| t != types[0]) {
-            return Err(unsupported(array.name, "the components of one VTK array must share one element type; write them one by one".into()));
+            return Err(unsupported(name, "the components of one VTK array must share one element type; write them one by one".into()));
         }
     }
+    Ok(())
+}
+
+/// Writes `arrays` on a grid of `shape` (1 to 3 axes, slowest first) to `path` (atomically).
+pub fn write_vti(path: &Path, shape: &[usize], arrays: &[VtiArray<'_>]) -> Result<(), IoError> {
+    let types: Vec<Vec<ScalarType>> = arrays
+        .iter()
+        .map(|a| a.components.iter().map(|b| b.ty()).collect())
+        .collect();
+    let described: Vec<(&str, &[ScalarType])> = arrays
+        .iter()
+        .zip(&types)
+        .map(|(a, t)| (a.name, t.as_slice()))
+        .collect();
+    check_vti(path, shape, &described)?;
     let mut extent = String::new();
     for axis in 0..3 {
         let n = shape.len().checked_sub(axis + 1).map_or(1, |a| shape[a]);

@@ -121,11 +121,21 @@ pub fn write_field(
     }
 }
 
-/// Checks before any computation that `field` can be written to `path` in `format`: the
-/// format holds it and the file's directory exists.
-pub fn check_output(field: &FieldRef, format: Format, path: &Path) -> Result<(), Error> {
-    if format == Format::Npy {
-        single_component(field, "NumPy", "--output", path)?;
+/// Checks before any computation that `field` can be written to `path` in `format` on the
+/// grid of `session`: the format holds the field and the grid, and the file's directory exists.
+pub fn check_output(
+    session: &Session,
+    field: &FieldRef,
+    format: Format,
+    path: &Path,
+) -> Result<(), Error> {
+    let shape = &session.bound().extents;
+    match format {
+        Format::Npy => {
+            single_component(field, "NumPy", "--output", path)?;
+        }
+        Format::Png => tessera_io::check_png(path, &field.name, &field.types, shape)?,
+        Format::Vti => tessera_io::check_vti(path, shape, &[(&field.name, &field.types)])?,
     }
     check_destination(path)
 }

@@ -53,3 +53,79 @@ fn without_a_c_compiler_the_default_backend_falls_back_visibly() {
     assert_user_error(&explicit, "C compiler `/nonexistent/cc` not found");
     assert_eq!(stdout(&explicit), "");
 }
+
+#[test]
+fn outputs_are_checked_before_inputs_are_read_and_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let four_axes = "grid [4, 5, 6, 7];\nsteps 1000000000;\nfield u: f32 = 1.0;\nstage s over [1..3, 1..4, 1..5, 1..6] { u = 0.5 * (u[0, 0, 0, 1] + u[0, 0, 0, -1]); }\n";
+    std::fs::write(dir.path().join("g4.tess"), four_axes).unwrap();
+    for (flag, message) in [
+        (
+            "--vti",
+            "VTK image data has 1 to 3 axes and the grid is 4x5x6x7",
+        ),
+        ("--png", "a PNG shows one component"),
+    ] {
+        let target = if flag == "--png" {
+            "u=u.png"
+        } else {
+            "u=u.vti"
+        };
+        // A vector field cannot be drawn: test the PNG check on a two-component field.
+        let program = if flag == "--png" {
+            std::fs::write(
+                dir.path().join("v.tess"),
+                "grid [4, 5];\nsteps 1000000000;\nfield u: f32x2;\nstage s { u.x = u.y; }\n",
+            )
+            .unwrap();
+            "v.tess"
+        } else {
+            "g4.tess"
+        };
+        let output = tessera(
+            dir.path(),
+            &["run", program, "--input", "u=missing.npy", flag, target],
+        );
+        assert_user_error(&output, message);
+        assert!(
+            !stderr(&output).contains("missing.npy"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn a_plan_the_backend_refuses_is_refused_before_inputs_are_read() {
+    let dir = star_dir();
+    let plan = tessera(
+        dir.path(),
+        &[
+            "plan",
+            "star.tess",
+            "--backend",
+            "cpu",
+            "--strategy",
+            "wavefront",
+            "--json",
+        ],
+    );
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
+    let text = stdout(&plan);
+    let at = text.find("\"time_tile\": ").unwrap() + "\"time_tile\": ".len();
+    let digits = text[at..].find(|c: char| !c.is_ascii_digit()).unwrap();
+    let bad = format!("{}0{}", &text[..at], &text[at + digits..]);
+    std::fs::write(dir.path().join("bad.json"), bad).unwrap();
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "star.tess",
+            "--plan",
+            "bad.json",
+            "--input",
+            "u=missing.npy",
+        ],
+    );
+    assert_user_error(&output, "plan field `cpu.time_tile` is 0");
+}

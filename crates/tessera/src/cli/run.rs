@@ -71,12 +71,13 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         .iter()
         .flat_map(|(f, _)| f.components.clone())
         .collect();
+    // Compiling checks the plan against the device: refusals come before any allocation.
+    let mut executable = planned.prepare(&session)?;
     let mut fields = session.initial_fields(&given);
     for (field, path) in &inputs {
         files::read_into(&session, &mut fields, field, path)?;
     }
     let steps = args.steps.unwrap_or_else(|| session.default_steps());
-    let mut executable = planned.prepare(&session)?;
     let mut observer = RunObserver {
         session: &session,
         bar: StepBar::new(steps),
@@ -176,7 +177,7 @@ fn resolve_outputs(session: &Session, args: &RunArgs) -> Result<Vec<Output>, Err
                 Some(format) => format,
                 None => Format::of(&item.path)?,
             };
-            files::check_output(&field, format, &item.path)?;
+            files::check_output(session, &field, format, &item.path)?;
             outputs.push(Output {
                 field,
                 format,
