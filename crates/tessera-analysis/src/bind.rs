@@ -187,6 +187,9 @@ pub fn parse_param_value(
         t if t.is_integer() => text.parse::<i64>().ok().map(Constant::Int),
         _ => text.parse::<f64>().ok().map(Constant::Float),
     };
+    if let Some(Constant::Float(value)) = parsed {
+        check_finite(param, text, value)?;
+    }
     parsed.ok_or_else(|| {
         Diagnostic::error(
             "E0402",
@@ -200,6 +203,33 @@ pub fn parse_param_value(
             param.ty, param.default
         ))
     })
+}
+
+/// Refuses a NaN or infinite `value` (as written, or once rounded to `param`'s type) for a
+/// parameter not declared `nonfinite`: such a value in a coefficient or a size is almost
+/// always a mistake, and it would spread through every field.
+fn check_finite(param: &Param, text: &str, value: f64) -> Result<(), Diagnostic> {
+    let rounded = if param.ty == ScalarType::F32 {
+        f64::from(value as f32)
+    } else {
+        value
+    };
+    if rounded.is_finite() || param.accepts_non_finite {
+        return Ok(());
+    }
+    let what = if value.is_finite() {
+        format!("`{text}` is beyond the range of `{}`", param.ty)
+    } else {
+        format!("`{text}` is not a finite number")
+    };
+    Err(Diagnostic::error(
+        "E0410",
+        format!("{what}; parameter `{}` takes finite values", param.name),
+    )
+    .with_help(format!(
+        "give a finite value, or declare `param {}: {} = {} nonfinite;` to accept NaN and infinities",
+        param.name, param.ty, param.default
+    )))
 }
 
 /// Binds `checked` to parameter values (`values` override the defaults) and checks the

@@ -55,6 +55,7 @@ impl ProgramBuilder {
             name: name.into(),
             ty,
             default,
+            accepts_non_finite: false,
             span: Span::NONE,
         })
     }

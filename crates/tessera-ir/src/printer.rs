@@ -20,8 +20,15 @@ pub fn print_program(program: &Program) -> String {
     for param in program.params.values() {
         writeln!(
             out,
-            "param {}: {} = {};",
-            param.name, param.ty, param.default
+            "param {}: {} = {}{};",
+            param.name,
+            param.ty,
+            param.default,
+            if param.accepts_non_finite {
+                " nonfinite"
+            } else {
+                ""
+            }
         )
         .unwrap();
     }

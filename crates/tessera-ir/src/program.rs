@@ -110,6 +110,9 @@ pub struct Param {
     pub ty: ScalarType,
     /// Default value.
     pub default: Constant,
+    /// Whether a value may be NaN or infinite (declared `nonfinite`); other float parameters
+    /// refuse such values.
+    pub accepts_non_finite: bool,
     /// Declaration site.
     pub span: Span,
 }

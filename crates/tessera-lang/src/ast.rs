@@ -226,7 +226,7 @@ pub struct StageDecl {
 pub enum Item {
     /// `program NAME;`
     Program(Ident, Span),
-    /// `param NAME: TYPE = LITERAL;`
+    /// `param NAME: TYPE = LITERAL [nonfinite];`
     Param {
         /// Parameter name.
         name: Ident,
@@ -234,6 +234,8 @@ pub enum Item {
         ty: Ident,
         /// The default and where it was written.
         default: (Constant, Span),
+        /// Written `nonfinite`: `--set` may give it NaN or an infinity.
+        non_finite: bool,
         /// Name through default.
         span: Span,
     },

@@ -129,3 +129,52 @@ fn a_plan_the_backend_refuses_is_refused_before_inputs_are_read() {
     );
     assert_user_error(&output, "plan field `cpu.time_tile` is 0");
 }
+
+#[test]
+fn non_finite_set_values_need_a_nonfinite_parameter() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = |declared: &str| {
+        format!(
+            "param a: f32 = 0.5{declared};\ngrid [5, 6];\nsteps 2;\nfield u: f32 = 1.0;\nstage s {{ u = a * u; }}\n"
+        )
+    };
+    std::fs::write(dir.path().join("plain.tess"), program("")).unwrap();
+    std::fs::write(dir.path().join("open.tess"), program(" nonfinite")).unwrap();
+    for (value, message) in [
+        (
+            "nan",
+            "`nan` is not a finite number; parameter `a` takes finite values",
+        ),
+        ("-inf", "`-inf` is not a finite number"),
+        ("1e39", "`1e39` is beyond the range of `f32`"),
+    ] {
+        let set = format!("a={value}");
+        let refused = tessera(dir.path(), &["run", "plain.tess", "--set", &set]);
+        assert_user_error(&refused, message);
+        assert!(
+            stderr(&refused).contains("param a: f32 = 0.5 nonfinite;"),
+            "{}",
+            stderr(&refused)
+        );
+        let accepted = tessera(
+            dir.path(),
+            &[
+                "run",
+                "open.tess",
+                "--set",
+                &set,
+                "--check-finite",
+                "--backend",
+                "reference",
+            ],
+        );
+        assert_eq!(accepted.status.code(), Some(1), "{}", stderr(&accepted));
+        assert!(
+            stderr(&accepted).contains("non-finite value: `u` is"),
+            "{}",
+            stderr(&accepted)
+        );
+    }
+    let finite = tessera(dir.path(), &["run", "plain.tess", "--set", "a=3e38"]);
+    assert_eq!(finite.status.code(), Some(0), "{}", stderr(&finite));
+}

@@ -158,8 +158,9 @@ impl<'a> Lowerer<'a> {
                     name,
                     ty,
                     default,
+                    non_finite,
                     span,
-                } => self.declare_param(index, name, ty, *default, *span),
+                } => self.declare_param(index, name, ty, (default.0, *non_finite), *span),
                 Item::Alias { name, ty } => self.declare_alias(index, name, ty),
                 Item::Field {
                     name,

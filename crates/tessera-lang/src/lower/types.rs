@@ -189,13 +189,14 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// `param NAME: TYPE = LITERAL;`
+    /// `param NAME: TYPE = LITERAL [nonfinite];`: `value` is the default and whether
+    /// `nonfinite` was written.
     pub(super) fn declare_param(
         &mut self,
         item: usize,
         name: &Ident,
         ty: &Ident,
-        default: (Constant, Span),
+        value: (Constant, bool),
         span: Span,
     ) {
         let Some(ty) = self.scalar_type(ty, item) else {
@@ -204,7 +205,8 @@ impl<'a> Lowerer<'a> {
         let id = self.program.params.alloc(Param {
             name: name.name.clone(),
             ty,
-            default: default.0,
+            default: value.0,
+            accepts_non_finite: value.1,
             span,
         });
         self.declare(name, Global::Param(id), item);

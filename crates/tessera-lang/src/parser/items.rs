@@ -25,11 +25,13 @@ impl Parser<'_> {
                 let ty = self.ident("a scalar type such as `f32` or `i64`")?;
                 self.expect(Token::Assign)?;
                 let default = self.literal()?;
-                let span = name.span.to(default.1);
+                let non_finite = self.eat_word("nonfinite");
+                let span = name.span.to(non_finite.unwrap_or(default.1));
                 Item::Param {
                     name,
                     ty,
                     default,
+                    non_finite: non_finite.is_some(),
                     span,
                 }
             }

@@ -87,6 +87,11 @@ impl Parser<'_> {
         (self.peek() == token).then(|| self.bump())
     }
 
+    /// Consumes the identifier `word` (a contextual keyword, not reserved) when it is next.
+    fn eat_word(&mut self, word: &str) -> Option<Span> {
+        (self.peek() == Token::Ident && self.slice(self.peek_span()) == word).then(|| self.bump())
+    }
+
     /// Where the previous token ended (0 at the start).
     fn prev_end(&self) -> u32 {
         if self.pos == 0 {
