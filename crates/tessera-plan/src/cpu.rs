@@ -813,31 +813,53 @@ fn auto_spatial_tile(bound: &BoundProgram, _machine: &CpuMachine) -> Vec<usize> 
     tile
 }
 
+/// The most tiles an automatic overlapped tiling makes: the host computes every tile's regions
+/// before the run (about 2 µs a tile), so that tiny tiles on a huge grid cost seconds there.
+const MAX_OVERLAPPED_TILES: u64 = 1 << 16;
+
 /// The largest tile (fastest axis kept whole up to 512 points) whose scratch fits in half of L2.
+/// Halving stops early where it would not shrink the scratch (a periodic border makes the
+/// hulls of edge tiles span the whole axis, whatever the tile) or would make more than
+/// [`MAX_OVERLAPPED_TILES`] tiles; on grids too large for that many 512-point tiles, the
+/// slow axes grow instead.
 fn auto_overlapped_tile(
     bound: &BoundProgram,
     machine: &CpuMachine,
     time_tile: usize,
 ) -> Vec<usize> {
-    let dims = bound.extents.len();
     let budget = machine.l2_bytes / 2;
-    let scratch_bytes_per_point = scratch_bytes_per_point(bound);
+    let scratch_bytes = |tile: &[usize]| -> u64 {
+        let cores = representative_cores(&bound.extents, tile);
+        let extents = scratch_extents(bound, time_tile, &cores);
+        extents.iter().map(|&e| e as u64).product::<u64>() * scratch_bytes_per_point(bound)
+    };
+    let tile_count = |tile: &[usize]| -> u64 {
+        (bound.extents.iter().zip(tile))
+            .map(|(&e, &t)| e.div_ceil(t) as u64)
+            .product()
+    };
     let mut tile: Vec<usize> = bound.extents.iter().map(|&e| e.min(512)).collect();
-    // Halve the slowest axis that is still the largest until the scratch fits.
-    loop {
-        let extents = scratch_extents(
-            bound,
-            time_tile,
-            &representative_cores(&bound.extents, &tile),
-        );
-        let cells: u64 = extents.iter().map(|&e| e as u64).product();
-        if cells * scratch_bytes_per_point <= budget || tile.iter().all(|&t| t <= 8) {
-            return tile;
-        }
-        let largest = tile.iter().copied().max().unwrap_or(1);
-        let axis = (0..dims).find(|&a| tile[a] == largest).unwrap_or(0);
-        tile[axis] = tile[axis].div_ceil(2);
+    // On huge grids, grow the slowest axis that can grow until the tiles are few enough.
+    while tile_count(&tile) > MAX_OVERLAPPED_TILES {
+        let Some(axis) = (0..tile.len()).find(|&a| tile[a] < bound.extents[a]) else {
+            break;
+        };
+        tile[axis] = (tile[axis] * 2).min(bound.extents[axis]);
     }
+    let mut bytes = scratch_bytes(&tile);
+    while bytes > budget && tile.iter().any(|&t| t > 8) {
+        // Halve the slowest axis that is still the largest.
+        let largest = tile.iter().copied().max().unwrap_or(1);
+        let axis = tile.iter().position(|&t| t == largest).unwrap_or(0);
+        let mut smaller = tile.clone();
+        smaller[axis] = smaller[axis].div_ceil(2);
+        let smaller_bytes = scratch_bytes(&smaller);
+        if smaller_bytes >= bytes || tile_count(&smaller) > MAX_OVERLAPPED_TILES {
+            break;
+        }
+        (tile, bytes) = (smaller, smaller_bytes);
+    }
+    tile
 }
 
 /// Why the `wavefront` strategy cannot run `bound` (`None` when it can): it streams programs
@@ -1792,6 +1814,27 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "the wavefront strategy cannot run this program: a read wraps around a periodic border; use `overlapped` or `parallel`"
+        );
+    }
+
+    #[test]
+    fn overlapped_tiles_stop_shrinking_where_it_does_not_pay() {
+        let overlapped = |bound: &BoundProgram| {
+            let request = PlanRequest {
+                strategy: Some(Strategy::Overlapped),
+                ..PlanRequest::default()
+            };
+            plan_cpu(bound, &request, &machine()).expect("plans").tile
+        };
+        // Periodic edges make whole-axis hulls whatever the tile: halving never helps.
+        let periodic = jacobi(2, 20000, ScalarType::U8, true, false);
+        assert_eq!(overlapped(&periodic), vec![512, 512]);
+        // Without wrapping the scratch shrinks, but no tiling makes more than 2^16 tiles.
+        let one_d = jacobi(1, 1 << 30, ScalarType::F64, false, false);
+        let tile = overlapped(&one_d)[0];
+        assert!(
+            (1u64 << 30).div_ceil(tile as u64) <= MAX_OVERLAPPED_TILES,
+            "{tile}"
         );
     }
 
