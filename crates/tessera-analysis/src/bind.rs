@@ -38,6 +38,16 @@ impl Domain {
             .collect()
     }
 
+    /// The number of covered points.
+    pub fn point_count(&self) -> u128 {
+        if self.rect.is_empty() {
+            return 0;
+        }
+        (0..self.rect.dims())
+            .map(|a| ((self.rect.hi[a] - 1 - self.rect.lo[a]) / self.stride[a] + 1) as u128)
+            .product()
+    }
+
     /// Whether `point` is covered.
     pub fn contains(&self, point: &[i64]) -> bool {
         self.rect.contains(point)
@@ -112,17 +122,7 @@ impl BoundProgram {
     pub fn updated_points(&self) -> u128 {
         self.stage_domains
             .iter()
-            .map(|d| {
-                (0..d.rect.dims())
-                    .map(|a| {
-                        if d.rect.is_empty() {
-                            0
-                        } else {
-                            ((d.rect.hi[a] - 1 - d.rect.lo[a]) / d.stride[a] + 1) as u128
-                        }
-                    })
-                    .product::<u128>()
-            })
+            .map(Domain::point_count)
             .max()
             .unwrap_or(0)
     }

@@ -4,12 +4,15 @@
 use std::time::Duration;
 
 use tessera_analysis::BoundProgram;
+use tessera_codegen::cpu::scratch_bytes_per_thread;
 use tessera_jit::{CompileOptions, JitError};
 use tessera_plan::cpu::{CpuPlan, CpuStagePlan, plan_cpu};
 use tessera_plan::{BackendPlan, DeviceSelection, Plan, PlanError, PlanRequest};
-use tessera_runtime::{Backend, BackendError, Bandwidth, Executable, Explanation, Source};
+use tessera_runtime::{
+    Backend, BackendError, Bandwidth, Executable, Explanation, MemoryEstimate, Source,
+};
 
-use crate::executable::CpuExecutable;
+use crate::executable::{CpuExecutable, spare_fields};
 
 /// The generated-C backend, named `cpu`.
 #[derive(Clone, Debug, Default)]
@@ -154,6 +157,26 @@ impl Backend for CpuBackend {
                 measured.repetitions, measured.threads
             ),
         })
+    }
+
+    fn memory(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        _device: &DeviceSelection,
+    ) -> Result<MemoryEstimate, BackendError> {
+        let cpu = cpu_plan_of(program, plan)?;
+        let cells = program.cell_count() as u64;
+        let spare: u64 = (program.program().fields.values())
+            .zip(spare_fields(program, cpu.strategy.fuses_steps()))
+            .filter(|(_, spare)| *spare)
+            .map(|(f, _)| cells * f.ty.size_bytes() as u64)
+            .sum();
+        let threads = cpu.threads.max(1) as u64;
+        let scratch = scratch_bytes_per_thread(program, cpu, &cpu.layout(program));
+        Ok(MemoryEstimate::fields(program)
+            .with_host("spare buffers", spare)
+            .with_host(format!("scratch ({threads} threads)"), threads * scratch))
     }
 
     fn prepare(

@@ -62,6 +62,26 @@ impl Drop for DriverScratch {
     }
 }
 
+/// Per field, whether the generated code uses its spare buffer: every updated field when
+/// passes fuse steps (`overlapped` and `wavefront`), else those some stage writes through the
+/// other buffer.
+pub(crate) fn spare_fields(bound: &BoundProgram, fuses_steps: bool) -> Vec<bool> {
+    let program = bound.program();
+    let updated = updated_fields(bound);
+    program
+        .fields
+        .ids()
+        .map(|f| {
+            updated.contains(&f)
+                && (fuses_steps
+                    || program.stages.iter().any(|(s, stage)| {
+                        stage.outputs().contains(&f)
+                            && write_mode(bound, s, f) != WriteMode::InPlace
+                    }))
+        })
+        .collect()
+}
+
 /// A program compiled for the CPU backend.
 pub struct CpuExecutable {
     bound: BoundProgram,
@@ -202,25 +222,6 @@ impl CpuExecutable {
         Ok(pointer)
     }
 
-    /// Per field, whether the generated code uses its spare buffer: every updated field under
-    /// `overlapped` and `wavefront`, else those some stage writes through the other buffer.
-    fn spare_fields(&self) -> Vec<bool> {
-        let program = self.bound.program();
-        let updated = updated_fields(&self.bound);
-        program
-            .fields
-            .ids()
-            .map(|f| {
-                updated.contains(&f)
-                    && (self.fused.is_some()
-                        || program.stages.iter().any(|(s, stage)| {
-                            stage.outputs().contains(&f)
-                                && write_mode(&self.bound, s, f) != WriteMode::InPlace
-                        }))
-            })
-            .collect()
-    }
-
     /// Checks that `fields` belongs to this program.
     fn check_fields(&self, fields: &FieldSet) -> Result<(), BackendError> {
         let program = self.bound.program();
@@ -282,7 +283,7 @@ impl Executable for CpuExecutable {
         fields: &'a mut FieldSet,
     ) -> Result<Box<dyn ActiveRun + 'a>, BackendError> {
         self.check_fields(fields)?;
-        let needs_spare = self.spare_fields();
+        let needs_spare = spare_fields(&self.bound, self.fused.is_some());
         let mut spare: Vec<Option<Buffer>> = fields
             .buffers
             .iter()

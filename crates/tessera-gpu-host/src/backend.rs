@@ -6,12 +6,14 @@ use std::marker::PhantomData;
 
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
-    DeviceLimits, GpuPlan, GpuStrategy, KernelProgram, Limiter, kernel_resources, kernel_traffic,
-    occupancy,
+    BufferRole, DeviceLimits, GpuPlan, GpuStrategy, KernelProgram, Limiter, kernel_resources,
+    kernel_traffic, occupancy,
 };
 use tessera_plan::gpu::known_gpu;
 use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanError, PlanRequest};
-use tessera_runtime::{Backend, BackendError, Bandwidth, Executable, Explanation, Source};
+use tessera_runtime::{
+    Backend, BackendError, Bandwidth, Executable, Explanation, MemoryEstimate, MemoryPart, Source,
+};
 
 use crate::device::{GpuDevice, KernelRegisters, copy_bandwidth_gb_s};
 use crate::executable::GpuExecutable;
@@ -177,6 +179,36 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
             gb_s: copy_bandwidth_gb_s(&mut device, bytes, 10)?,
             how: "device-to-device copy".into(),
         })
+    }
+
+    fn memory(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        device: &DeviceSelection,
+    ) -> Result<MemoryEstimate, BackendError> {
+        let gpu = Self::gpu_plan_of(program, plan)?;
+        let target = Self::target(device)?;
+        let kernels = lower_for_device(program, gpu, &target.limits)?;
+        let mut estimate = MemoryEstimate::fields(program);
+        for buffer in &kernels.host.buffers {
+            let what = match buffer.role {
+                BufferRole::Field { .. } => "fields",
+                BufferRole::Next { .. } => "spare buffers",
+                BufferRole::Partials { .. } => "reduction partials",
+            };
+            let bytes = (buffer.len * buffer.ty.size_bytes()) as u64;
+            match estimate.device.iter_mut().find(|p| p.what == what) {
+                Some(part) => part.bytes += bytes,
+                None => estimate.device.push(MemoryPart {
+                    what: what.into(),
+                    bytes,
+                }),
+            }
+        }
+        estimate.device_memory = (*device != DeviceSelection::Typical)
+            .then(|| (target.limits.name.clone(), target.limits.global_bytes));
+        Ok(estimate)
     }
 
     fn prepare(

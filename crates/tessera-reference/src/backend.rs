@@ -7,8 +7,8 @@ use tessera_plan::{
     ReferencePlan,
 };
 use tessera_runtime::{
-    ActiveRun, Backend, BackendError, Bandwidth, Buffer, Executable, Explanation, FieldSet, Pass,
-    RunReport, RunTimes, Source,
+    ActiveRun, Backend, BackendError, Bandwidth, Buffer, Executable, Explanation, FieldSet,
+    MemoryEstimate, Pass, RunReport, RunTimes, Source,
 };
 
 use crate::precision::{check_fields, convert_buffer};
@@ -62,6 +62,23 @@ impl Backend for ReferenceBackend {
         Err(BackendError::Unsupported(
             "the reference interpreter is not bound by memory bandwidth".into(),
         ))
+    }
+
+    fn memory(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        _device: &DeviceSelection,
+    ) -> Result<MemoryEstimate, BackendError> {
+        let reference = reference_plan_of(program, plan)?;
+        let shadow = match reference.precision {
+            Precision::F64 => (program.cell_count() as u64)
+                .saturating_mul(8 * program.program().fields.len() as u64),
+            Precision::Exact => 0,
+        };
+        Ok(MemoryEstimate::fields(program)
+            .with_host("f64 copies of the fields", shadow)
+            .with_host("stage results", stage_result_bytes(program)))
     }
 
     fn prepare(
@@ -305,4 +322,18 @@ pub fn run_f64(
         .map(|b| (0..b.len()).map(|i| b.get_f64(i)).collect())
         .collect();
     Ok((values, report))
+}
+
+/// The interpreter's largest stage result: every written value of a stage is held (8 bytes
+/// each) until the whole stage has been evaluated.
+fn stage_result_bytes(program: &BoundProgram) -> u64 {
+    let stages = &program.program().stages;
+    stages
+        .iter()
+        .map(|(id, stage)| {
+            let points = u64::try_from(program.stage_domain(id).point_count()).unwrap_or(u64::MAX);
+            points.saturating_mul(8 * stage.outputs().len() as u64)
+        })
+        .max()
+        .unwrap_or(0)
 }

@@ -9,6 +9,7 @@ use tessera_plan::{DeviceSelection, Plan, PlanError, PlanRequest};
 
 use crate::buffer::FieldSet;
 use crate::driver::{Observer, RunReport, RunState, drive};
+use crate::memory::MemoryEstimate;
 use crate::schedule::Pass;
 
 /// Why a backend could not plan, prepare or run a program.
@@ -97,6 +98,17 @@ pub trait Backend {
         device: &DeviceSelection,
         threads: Option<usize>,
     ) -> Result<Bandwidth, BackendError>;
+
+    /// The memory a run of `plan` needs, by part, and the device's memory (see
+    /// [`MemoryEstimate`]); by default the fields on the host.
+    fn memory(
+        &self,
+        program: &BoundProgram,
+        _plan: &Plan,
+        _device: &DeviceSelection,
+    ) -> Result<MemoryEstimate, BackendError> {
+        Ok(MemoryEstimate::fields(program))
+    }
 
     /// Checks `plan` against `program` and the device (before allocating anything: a plan
     /// that does not fit is refused naming the plan field, its value and the limit), then

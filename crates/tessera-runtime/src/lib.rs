@@ -1,6 +1,6 @@
 //! What every backend shares: field storage ([`FieldSet`]), the [`Backend`] and
 //! [`Executable`] traits, the schedule of a run ([`schedule`]) and the one time loop that
-//! executes it for every backend ([`driver`]), run reports, the fixed reduction order and the one seeded generator of inputs ([`random`]).
+//! executes it for every backend ([`driver`]), run reports, memory estimates ([`memory`]), the fixed reduction order and the one seeded generator of inputs ([`random`]).
 //!
 //! Invariant: backends receive only bound programs ([`tessera_analysis::BoundProgram`]): checked,
 //! with concrete sizes and parameter values.
@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod buffer;
 pub mod driver;
+pub mod memory;
 mod pages;
 pub mod random;
 pub mod reduce;
@@ -18,4 +19,5 @@ pub use backend::{
 };
 pub use buffer::{Buffer, FieldSet};
 pub use driver::{Flow, Observer, ReductionRecord, RunReport, RunState, drive};
+pub use memory::{MemoryEstimate, MemoryPart};
 pub use schedule::{Pass, Schedule, ScheduleItem};

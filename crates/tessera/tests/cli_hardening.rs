@@ -178,3 +178,91 @@ fn non_finite_set_values_need_a_nonfinite_parameter() {
     let finite = tessera(dir.path(), &["run", "plain.tess", "--set", "a=3e38"]);
     assert_eq!(finite.status.code(), Some(0), "{}", stderr(&finite));
 }
+
+/// A 3D grid of 10^15 points: 4 PB of `f32`.
+const HUGE: &str = "grid [100000, 100000, 100000];\nsteps 1;\nfield u: f32;\nstage s over [1..99999, 1..99999, 1..99999] { u = 0.5 * (u[0, 0, 1] + u[0, 0, -1]); }\n";
+
+#[test]
+fn a_run_that_cannot_fit_in_memory_is_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("huge.tess"), HUGE).unwrap();
+    let check = tessera(dir.path(), &["check", "huge.tess"]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    assert!(
+        stdout(&check).contains("memory: fields 4.00 PB on the host"),
+        "{}",
+        stdout(&check)
+    );
+    for backend in ["reference", "cpu"] {
+        let explain = tessera(dir.path(), &["explain", "huge.tess", "--backend", backend]);
+        assert_eq!(explain.status.code(), Some(0), "{}", stderr(&explain));
+        let text = stdout(&explain);
+        assert!(
+            text.contains("memory: ") && text.contains("a run is refused: the run needs"),
+            "{text}"
+        );
+        let run = tessera(dir.path(), &["run", "huge.tess", "--backend", backend]);
+        assert_user_error(&run, "on the host (fields 4.00 PB");
+        assert!(
+            stderr(&run).contains("this machine has available"),
+            "{}",
+            stderr(&run)
+        );
+    }
+}
+
+#[test]
+fn max_memory_limits_the_estimate() {
+    let dir = star_dir();
+    // 13x17 f32: 884 bytes of fields, and the interpreter's stage results.
+    let limited = tessera(
+        dir.path(),
+        &[
+            "run",
+            "star.tess",
+            "--backend",
+            "reference",
+            "--max-memory",
+            "1k",
+        ],
+    );
+    assert_user_error(&limited, "more than `--max-memory 1.00 kB` allows");
+    let roomy = tessera(
+        dir.path(),
+        &[
+            "run",
+            "star.tess",
+            "--backend",
+            "reference",
+            "--max-memory",
+            "1MiB",
+        ],
+    );
+    assert_eq!(roomy.status.code(), Some(0), "{}", stderr(&roomy));
+    let bad = tessera(dir.path(), &["run", "star.tess", "--max-memory", "4Q"]);
+    assert_user_error(&bad, "unknown unit `Q`");
+}
+
+#[test]
+fn the_summary_shows_the_time_of_each_phase() {
+    let dir = star_dir();
+    let output = tessera(
+        dir.path(),
+        &[
+            "run",
+            "star.tess",
+            "--backend",
+            "reference",
+            "--output",
+            "u=u.npy",
+        ],
+    );
+    let line = stdout(&output);
+    let phases = line
+        .split("; compile ")
+        .nth(1)
+        .expect("phases after the summary");
+    for phase in ["initialise ", "run ", "write "] {
+        assert!(phases.contains(phase), "{phase}: {line}");
+    }
+}

@@ -570,6 +570,26 @@ fn double_buffered(bound: &BoundProgram, field: Id<Field>) -> bool {
     })
 }
 
+/// The bytes of one thread's scratch under `plan`, as the generated code allocates it: the
+/// overlapped tile buffers (`la`, and `lb` for double-buffered fields), or the wavefront's
+/// rings (one per used field and intermediate step; physical pages, the mirrored mapping's
+/// address space not counted).
+pub fn scratch_bytes_per_thread(bound: &BoundProgram, plan: &CpuPlan, layout: &CpuLayout) -> u64 {
+    let program = bound.program();
+    let cells: u64 = layout.scratch_extents.iter().map(|&e| e as u64).product();
+    let copies = |field: Id<Field>| -> u64 {
+        match plan.strategy {
+            CpuStrategy::Overlapped => 1 + u64::from(double_buffered(bound, field)),
+            CpuStrategy::Wavefront => u64::from(plan.time_tile.saturating_sub(1)),
+            _ => 0,
+        }
+    };
+    used_fields(bound)
+        .into_iter()
+        .map(|f| copies(f) * cells * program.fields[f].ty.size_bytes() as u64)
+        .sum()
+}
+
 /// Emits the thread's tile buffers `la` (and `lb` for double-buffered fields), and `ok`.
 fn emit_tile_buffers(bound: &BoundProgram, layout: &CpuLayout, out: &mut String) {
     let program = bound.program();

@@ -121,6 +121,15 @@ pub struct ExecArgs {
     /// stored a plan for this program, size and device.
     #[arg(long)]
     pub no_tuned: bool,
+    /// Refuse a run whose host memory estimate (`tessera explain` shows it) exceeds this size:
+    /// `4G`, `512MiB`, `1e9` (without it, the memory the machine has available is the limit).
+    #[arg(long, env = "TESSERA_MAX_MEMORY", value_parser = parse_memory, value_name = "SIZE")]
+    pub max_memory: Option<u64>,
+}
+
+/// A `--max-memory` value.
+fn parse_memory(text: &str) -> Result<u64, String> {
+    tessera_runtime::memory::parse_bytes(text)
 }
 
 impl ExecArgs {

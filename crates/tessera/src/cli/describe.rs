@@ -3,6 +3,7 @@
 use tessera::Session;
 use tessera_analysis::{Domain, FieldRole, Footprint};
 use tessera_ir::ReductionPlacement;
+use tessera_runtime::memory::{bytes_text, field_bytes};
 
 /// `heat: grid 256x256, 2 fields, 1 stage, 1 reduction`.
 pub fn headline(session: &Session) -> String {
@@ -22,12 +23,18 @@ pub fn headline(session: &Session) -> String {
 pub fn details(session: &Session) -> Vec<String> {
     let bound = session.bound();
     let program = session.program();
-    let mut lines = vec![format!(
-        "grid {} ({} points), {} step(s) by default",
-        session.grid_text(),
-        bound.cell_count(),
-        session.default_steps()
-    )];
+    let mut lines = vec![
+        format!(
+            "grid {} ({} points), {} step(s) by default",
+            session.grid_text(),
+            bound.cell_count(),
+            session.default_steps()
+        ),
+        format!(
+            "memory: fields {} on the host (a backend adds its buffers: `tessera explain`)",
+            bytes_text(field_bytes(bound))
+        ),
+    ];
     for (id, field) in program.fields.iter() {
         let role = match bound.checked().role(id) {
             FieldRole::Updated => "updated",

@@ -1,9 +1,11 @@
 //! `tessera explain`: the program, the plan the backend would run, what the backend says of
 //! it (per stage or per kernel), the traffic model and the roofline.
 
+use tessera::Session;
 use tessera::metrics::roofline_gcells_per_s;
 use tessera::{DeviceSelection, Error};
 use tessera_runtime::BackendError;
+use tessera_runtime::memory::{available_host_bytes, bytes_text};
 
 use super::args::ExplainArgs;
 use super::bench::bandwidth_gb_s;
@@ -53,6 +55,7 @@ pub fn explain(args: &ExplainArgs) -> Result<i32, Error> {
     for line in &explanation.lines {
         println!("  {line}");
     }
+    println!("{}", memory_line(&session, &planned)?);
     let bytes = explanation.bytes_per_point;
     println!(
         "traffic model: {bytes:.2} bytes per point per step ({})",
@@ -67,6 +70,23 @@ pub fn explain(args: &ExplainArgs) -> Result<i32, Error> {
         Err(why) => println!("bandwidth: unknown ({why}; give --bandwidth GB/s)"),
     }
     Ok(0)
+}
+
+/// `memory: 1.60 GB on the host (fields ..., scratch ...), of 21.3 GB available` and whether
+/// the run would be refused.
+fn memory_line(session: &Session, planned: &Planned) -> Result<String, Error> {
+    let estimate = planned.memory(session)?;
+    let mut line = format!("memory: {}", estimate.describe());
+    if let Some(available) = available_host_bytes() {
+        line.push_str(&format!(
+            "; {} available on the host",
+            bytes_text(available)
+        ));
+    }
+    if let Err(refused) = estimate.check(planned.max_memory, available_host_bytes()) {
+        line.push_str(&format!("\n  a run is refused: {refused}"));
+    }
+    Ok(line)
 }
 
 /// Where the plan came from: the tuning database (with what was measured: the best and the

@@ -5,7 +5,8 @@
 
 use tessera::tuning::{TuningDb, TuningEntry, tuned_plan};
 use tessera::{DeviceSelection, Error, Plan, PlanRequest, Session};
-use tessera_runtime::{Backend, Executable};
+use tessera_runtime::memory::available_host_bytes;
+use tessera_runtime::{Backend, Executable, MemoryEstimate};
 
 use super::args::ExecArgs;
 use super::progress::CompileSpinner;
@@ -48,11 +49,23 @@ pub struct Planned {
     pub device: DeviceSelection,
     /// The tuning database's entry, when the plan came from it.
     pub tuned: Option<TuningEntry>,
+    /// `--max-memory`.
+    pub max_memory: Option<u64>,
 }
 
 impl Planned {
-    /// Compiles the plan for `session` (a spinner names it when that takes over a second).
+    /// The memory a run of the plan needs.
+    pub fn memory(&self, session: &Session) -> Result<MemoryEstimate, Error> {
+        Ok(self
+            .backend
+            .memory(session.bound(), &self.plan, &self.device)?)
+    }
+
+    /// Compiles the plan for `session` (a spinner names it when that takes over a second),
+    /// after checking that its memory fits `--max-memory` and what the machine has available.
     pub fn prepare(&self, session: &Session) -> Result<Box<dyn Executable>, Error> {
+        self.memory(session)?
+            .check(self.max_memory, available_host_bytes())?;
         let _spinner =
             CompileSpinner::start(format!("compiling {} for {}", session.name(), self.name));
         session.prepare(self.backend.as_ref(), &self.plan, &self.device)
@@ -114,6 +127,7 @@ pub fn plan(
         plan,
         device,
         tuned,
+        max_memory: exec.max_memory,
     })
 }
 
