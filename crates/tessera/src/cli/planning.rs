@@ -5,6 +5,7 @@
 
 use tessera::tuning::{TuningDb, TuningEntry, tuned_plan};
 use tessera::{DeviceSelection, Error, Plan, PlanRequest, Session};
+use tessera_ir::escape::terminal_text;
 use tessera_runtime::{Backend, Executable};
 
 use super::args::ExecArgs;
@@ -94,7 +95,7 @@ pub fn plan(
 fn lookup_tuned(session: &Session, backend: &str, request: &PlanRequest) -> Option<TuningEntry> {
     let (entry, notes) = tuned_plan(&TuningDb::open_default(), session, backend, request);
     for note in notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", terminal_text(&note));
     }
     entry
 }
