@@ -16,10 +16,12 @@
 //! type, every conversion is a `Cast` node and the operands of every node have the node's
 //! operand type, so backends never re-derive a rule.
 
+use std::collections::{BTreeMap, HashMap};
+
 use tessera_ir::{
     Arena, BinaryOp, Constant, Diagnostic, Expr, ExprId, ExprKind, Field, Id, Local, MathFn,
-    Program, Range, ReductionPlacement, Region, ScalarType, SizeExpr, Span, Stage, Statement,
-    UnaryOp,
+    Program, Range, Reduction, ReductionPlacement, Region, ScalarType, SizeExpr, Span, Stage,
+    Statement, UnaryOp,
 };
 
 use crate::footprint::Footprint;
@@ -69,10 +71,9 @@ impl CheckedProgram {
 
     /// The footprint of `field` in `stage`, if the stage reads it.
     pub fn footprint(&self, stage: Id<Stage>, field: Id<Field>) -> Option<&Footprint> {
-        self.stage_footprints[stage.index()]
-            .iter()
-            .find(|(f, _)| *f == field)
-            .map(|(_, fp)| fp)
+        let footprints = &self.stage_footprints[stage.index()];
+        let at = footprints.binary_search_by_key(&field, |(f, _)| *f).ok()?;
+        Some(&footprints[at].1)
     }
 
     /// Fields read by a reduction, with their footprints.
@@ -116,7 +117,8 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
             elaborated.fields[id].init = value;
         }
     }
-    for (stage_id, stage) in program.stages.iter() {
+    let in_stage_reductions = in_stage_reductions(program);
+    for ((stage_id, stage), reductions) in program.stages.iter().zip(&in_stage_reductions) {
         let mut scope = Scope::stage(stage_id, stage);
         let mut body = Vec::new();
         for statement in &stage.body {
@@ -164,11 +166,10 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
             }
         }
         elaborated.stages[stage_id].body = body;
-        for (reduction_id, reduction) in program.reductions.iter() {
-            if reduction.placement == ReductionPlacement::InStage(stage_id)
-                && let Some(value) = checker.lower_reduction(&mut scope, reduction.value)
-            {
-                elaborated.reductions[reduction_id].value = value;
+        for &reduction in reductions {
+            let value = program.reductions[reduction].value;
+            if let Some(value) = checker.lower_reduction(&mut scope, value) {
+                elaborated.reductions[reduction].value = value;
             }
         }
         local_types.push(
@@ -214,27 +215,16 @@ fn finish(
 ) -> CheckedProgram {
     let mut roles = vec![FieldRole::Unused; program.fields.len()];
     let mut stage_footprints = Vec::new();
-    for (stage_id, stage) in program.stages.iter() {
-        let mut reads: Vec<(Id<Field>, Footprint)> = Vec::new();
-        let mut roots: Vec<ExprId> = stage
-            .body
-            .iter()
-            .map(|s| match s {
-                Statement::Let { value, .. } | Statement::Assign { value, .. } => *value,
-            })
-            .collect();
-        roots.extend(
-            program
-                .reductions
-                .values()
-                .filter(|r| r.placement == ReductionPlacement::InStage(stage_id))
-                .map(|r| r.value),
-        );
-        for root in roots {
+    for ((_, stage), reductions) in program.stages.iter().zip(in_stage_reductions(&program)) {
+        let mut reads = BTreeMap::new();
+        let values = stage.body.iter().map(|s| match s {
+            Statement::Let { value, .. } | Statement::Assign { value, .. } => *value,
+        });
+        let reduction_values = reductions.iter().map(|&r| program.reductions[r].value);
+        for root in values.chain(reduction_values) {
             collect_reads(&program, root, &mut reads);
         }
-        reads.sort_by_key(|(f, _)| *f);
-        stage_footprints.push(reads);
+        stage_footprints.push(reads.into_iter().collect());
         for field in stage.outputs() {
             roles[field.index()] = FieldRole::Updated;
         }
@@ -243,10 +233,9 @@ fn finish(
         .reductions
         .values()
         .map(|r| {
-            let mut reads = Vec::new();
+            let mut reads = BTreeMap::new();
             collect_reads(&program, r.value, &mut reads);
-            reads.sort_by_key(|(f, _)| *f);
-            reads
+            reads.into_iter().collect()
         })
         .collect();
     for (field, _) in stage_footprints
@@ -268,17 +257,26 @@ fn finish(
     }
 }
 
+/// The in-stage reductions of each stage, by stage index, in declaration order.
+fn in_stage_reductions(program: &Program) -> Vec<Vec<Id<Reduction>>> {
+    let mut by_stage = vec![Vec::new(); program.stages.len()];
+    for (id, reduction) in program.reductions.iter() {
+        if let ReductionPlacement::InStage(stage) = reduction.placement {
+            by_stage[stage.index()].push(id);
+        }
+    }
+    by_stage
+}
+
 /// Adds every field read under `root` to `reads`.
-pub(crate) fn collect_reads(
-    program: &Program,
-    root: ExprId,
-    reads: &mut Vec<(Id<Field>, Footprint)>,
-) {
+fn collect_reads(program: &Program, root: ExprId, reads: &mut BTreeMap<Id<Field>, Footprint>) {
     visit(program, root, &mut |expr| {
         if let ExprKind::Read { field, offset } = &expr.kind {
-            match reads.iter_mut().find(|(f, _)| f == field) {
-                Some((_, fp)) => fp.insert(offset),
-                None => reads.push((*field, Footprint::single(offset))),
+            match reads.get_mut(field) {
+                Some(fp) => fp.insert(offset),
+                None => {
+                    reads.insert(*field, Footprint::single(offset));
+                }
             }
         }
     });
@@ -514,17 +512,17 @@ impl<'p> Checker<'p> {
                 self.check_region(region);
             }
         }
-        for (i, (name, span, kind)) in names.iter().enumerate() {
-            if let Some((_, first, first_kind)) = names[..i].iter().find(|(n, _, _)| n == name) {
+        let mut first_declarations: HashMap<&str, (Span, &str)> = HashMap::new();
+        for &(name, span, kind) in &names {
+            if let Some(&(first, first_kind)) = first_declarations.get(name) {
                 self.error(
                     Diagnostic::error("E0106", format!("`{name}` is declared twice"))
-                        .with_primary(*span, format!("{kind} `{name}` declared here"))
-                        .with_secondary(
-                            *first,
-                            format!("{first_kind} `{name}` first declared here"),
-                        )
+                        .with_primary(span, format!("{kind} `{name}` declared here"))
+                        .with_secondary(first, format!("{first_kind} `{name}` first declared here"))
                         .with_help("give each parameter, field, stage and reduction its own name"),
                 );
+            } else {
+                first_declarations.insert(name, (span, kind));
             }
         }
     }

@@ -32,18 +32,12 @@ pub struct Dependency {
 /// semantics: reads see pre-stage values).
 pub fn dependencies(checked: &CheckedProgram) -> Vec<Dependency> {
     let program = checked.program();
-    let writers: Vec<Vec<Id<Stage>>> = program
-        .fields
-        .ids()
-        .map(|f| {
-            program
-                .stages
-                .iter()
-                .filter(|(_, s)| s.outputs().contains(&f))
-                .map(|(id, _)| id)
-                .collect()
-        })
-        .collect();
+    let mut writers: Vec<Vec<Id<Stage>>> = vec![Vec::new(); program.fields.len()];
+    for (id, stage) in program.stages.iter() {
+        for field in stage.outputs() {
+            writers[field.index()].push(id);
+        }
+    }
     let mut edges = Vec::new();
     for consumer in program.stages.ids() {
         for (field, _) in checked.stage_footprints(consumer) {

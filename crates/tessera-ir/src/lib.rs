@@ -8,6 +8,7 @@
 pub mod arena;
 pub mod builder;
 pub mod diagnostic;
+pub mod escape;
 pub mod exact_math;
 pub mod expr;
 pub mod printer;

@@ -1,5 +1,7 @@
 //! The program: grid, parameters, fields, the stage sequence of one time step, reductions.
 
+use std::collections::HashSet;
+
 use crate::arena::{Arena, Id};
 use crate::expr::{Expr, ExprId};
 use crate::span::Span;
@@ -316,9 +318,10 @@ impl Stage {
     /// The fields assigned by this stage, in first-assignment order.
     pub fn outputs(&self) -> Vec<Id<Field>> {
         let mut out = Vec::new();
+        let mut seen = HashSet::new();
         for statement in &self.body {
             if let Statement::Assign { field, .. } = statement
-                && !out.contains(field)
+                && seen.insert(*field)
             {
                 out.push(*field);
             }

@@ -6,13 +6,18 @@ use codespan_reporting::diagnostic::{
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::termcolor::Ansi;
 use codespan_reporting::term::{self, Chars, Config, Styles, StylesWriter};
+use tessera_ir::escape::{is_unsafe_on_terminal, push_escaped, terminal_line, terminal_text};
 use tessera_ir::{Diagnostic, Severity};
 
 /// Renders `diagnostics` against the source `text` of `file_name`: header with code and
 /// message, `file:line:col`, the source lines with `^^^` under primary spans and `---` under
 /// secondary ones, then `= help: ...` and `= note: ...`. `color` adds ANSI colours.
+/// Control characters of the text, the file name and the messages are shown escaped
+/// (`\u{1b}`), the spans moved to match, so that nothing the user wrote reaches the terminal
+/// raw.
 pub fn render(diagnostics: &[Diagnostic], file_name: &str, text: &str, color: bool) -> String {
-    let file = SimpleFile::new(file_name, text);
+    let shown = ShownSource::new(text);
+    let file = SimpleFile::new(terminal_line(file_name), shown.text.as_str());
     let config = Config {
         chars: Chars::ascii(),
         ..Config::default()
@@ -20,7 +25,7 @@ pub fn render(diagnostics: &[Diagnostic], file_name: &str, text: &str, color: bo
     let styles = Styles::default();
     let mut out = String::new();
     for diagnostic in diagnostics {
-        let report = to_report(diagnostic, text);
+        let report = to_report(diagnostic, text, &shown);
         let rendered = if color {
             let mut ansi = Ansi::new(Vec::new());
             term::emit_to_write_style(
@@ -38,15 +43,17 @@ pub fn render(diagnostics: &[Diagnostic], file_name: &str, text: &str, color: bo
             // A span outside the text: fall back to the message alone.
             Err(_) => out.push_str(&format!(
                 "error[{}]: {}\n",
-                diagnostic.code, diagnostic.message
+                diagnostic.code,
+                terminal_line(&diagnostic.message)
             )),
         }
     }
     out
 }
 
-/// The codespan form of a diagnostic, spans clamped into the text.
-fn to_report(diagnostic: &Diagnostic, text: &str) -> Report<()> {
+/// The codespan form of a diagnostic, spans clamped into the text and moved into the shown
+/// text, messages escaped.
+fn to_report(diagnostic: &Diagnostic, text: &str, shown: &ShownSource) -> Report<()> {
     let severity = match diagnostic.severity {
         Severity::Error => ReportSeverity::Error,
         Severity::Warning => ReportSeverity::Warning,
@@ -55,24 +62,24 @@ fn to_report(diagnostic: &Diagnostic, text: &str) -> Report<()> {
         .labels
         .iter()
         .map(|label| {
-            let range = clamp(label.span.range(), text);
+            let range = shown.range(clamp(label.span.range(), text));
             let base = if label.primary {
                 ReportLabel::primary((), range)
             } else {
                 ReportLabel::secondary((), range)
             };
-            base.with_message(label.message.clone())
+            base.with_message(terminal_line(&label.message))
         })
         .collect();
     let mut notes: Vec<String> = diagnostic
         .help
         .iter()
-        .map(|h| format!("help: {h}"))
+        .map(|h| format!("help: {}", terminal_text(h)))
         .collect();
-    notes.extend(diagnostic.notes.iter().map(|n| format!("note: {n}")));
+    notes.extend((diagnostic.notes.iter()).map(|n| format!("note: {}", terminal_text(n))));
     Report::new(severity)
         .with_code(diagnostic.code)
-        .with_message(diagnostic.message.clone())
+        .with_message(terminal_line(&diagnostic.message))
         .with_labels(labels)
         .with_notes(notes)
 }
@@ -88,4 +95,41 @@ fn clamp(range: std::ops::Range<usize>, text: &str) -> std::ops::Range<usize> {
     };
     let start = floor(range.start);
     start..floor(range.end).max(start)
+}
+
+/// The source as the terminal is shown it: [`terminal_text`] of it, with where each escape
+/// moved the bytes after it, so that spans still point at what they pointed at.
+struct ShownSource {
+    text: String,
+    /// For each escaped character: the byte offset just after it in the source, and how many
+    /// bytes longer the shown text is from there on.
+    shifts: Vec<(usize, usize)>,
+}
+
+impl ShownSource {
+    fn new(source: &str) -> ShownSource {
+        let mut text = String::with_capacity(source.len());
+        let mut shifts = Vec::new();
+        let mut chars = source.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            if is_unsafe_on_terminal(c, chars.peek().map(|&(_, next)| next), true) {
+                push_escaped(&mut text, c);
+                let end = at + c.len_utf8();
+                shifts.push((end, text.len() - end));
+            } else {
+                text.push(c);
+            }
+        }
+        ShownSource { text, shifts }
+    }
+
+    /// `range` of the source (on character boundaries) in the shown text.
+    fn range(&self, range: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        self.offset(range.start)..self.offset(range.end)
+    }
+
+    fn offset(&self, offset: usize) -> usize {
+        let before = self.shifts.partition_point(|&(end, _)| end <= offset);
+        offset + before.checked_sub(1).map_or(0, |i| self.shifts[i].1)
+    }
 }

@@ -80,3 +80,20 @@ fn strip_ansi(s: &str) -> String {
     }
     out
 }
+
+/// Terminal escape sequences and carriage returns of the source, the file name and the
+/// messages are shown escaped; the carets stay under what they point at.
+#[test]
+fn control_characters_are_shown_escaped() {
+    let text = "grid [8];\nfield u: f32;\nstage s { u = \u{1b}[31mred\rX + u; }\n";
+    let d = diagnostics(text);
+    assert!(!d.is_empty(), "the example must be rejected");
+    let shown = tessera_lang::render(&d, "ex\u{1b}[2Jample\n.tess", text, false);
+    assert!(
+        !shown.chars().any(|c| c.is_control() && c != '\n'),
+        "a raw control character in:\n{shown}"
+    );
+    assert!(shown.contains("ex\\u{1b}[2Jample\\u{a}.tess"), "{shown}");
+    assert!(shown.contains("\\u{1b}[31mred\\u{d}X"), "{shown}");
+    insta::assert_snapshot!(shown);
+}

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use tessera_ir::Diagnostic;
+use tessera_ir::escape::terminal_text;
 use tessera_runtime::BackendError;
 
 /// A failure loading, binding, running a program or moving its fields.
@@ -56,7 +57,8 @@ impl Error {
     }
 
     /// The message for a terminal: diagnostics rendered (in colour when `color`), others as
-    /// one `error: ...` line.
+    /// one `error: ...` line; control characters of user text (file names, field names) are
+    /// shown escaped.
     pub fn render(&self, color: bool) -> String {
         match self {
             Error::Program {
@@ -66,10 +68,11 @@ impl Error {
             } => tessera_lang::render(diagnostics, file_name, text, color),
             Error::Backend(e @ (BackendError::Compile(_) | BackendError::Runtime(_))) => {
                 format!(
-                    "internal error: {e}\nthis is a bug in Tessera; please report it with the program and the command line\n"
+                    "internal error: {}\nthis is a bug in Tessera; please report it with the program and the command line\n",
+                    terminal_text(&e.to_string())
                 )
             }
-            other => format!("error: {other}\n"),
+            other => format!("error: {}\n", terminal_text(&other.to_string())),
         }
     }
 }

@@ -597,3 +597,26 @@ fn bench_compile_only_reports_the_compile_and_the_source_size_and_runs_nothing()
     assert!(report["source_bytes"].as_u64().unwrap() > 1000, "{report}");
     assert!(report.get("gcells_per_s").is_none(), "{report}");
 }
+
+/// Terminal escape sequences in a program, its file name and a missing file's name reach
+/// stderr escaped (`\u{1b}`), never raw, with exit code 1.
+#[test]
+fn control_characters_in_errors_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "red\u{1b}[31m\r.tess";
+    std::fs::write(
+        dir.path().join(name),
+        "grid [8];\nfield u: f32;\nstage s { u = \u{1b}[2J; }\n",
+    )
+    .unwrap();
+    for args in [["check", name], ["check", "gone\u{1b}[2J.tess"]] {
+        let output = tessera(dir.path(), &args);
+        let shown = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{shown}");
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\r'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("\\u{1b}["), "{shown}");
+    }
+}

@@ -40,6 +40,7 @@ mod wavefront;
 use std::fmt::Write as _;
 
 use tessera_analysis::BoundProgram;
+use tessera_ir::escape::comment_text;
 use tessera_ir::{Field, Id, ReductionPlacement, ScalarType, Stage};
 use tessera_plan::cpu::{CpuLayout, CpuPlan, CpuStrategy};
 use tessera_plan::lanes::shifted_lanes;
@@ -98,12 +99,12 @@ pub fn emit_c(bound: &BoundProgram, plan: &CpuPlan) -> String {
 /// Emits the file's opening comment, preamble and helpers, the index type and the sizes.
 fn emit_header(bound: &BoundProgram, plan: &CpuPlan, layout: &CpuLayout, out: &mut String) {
     let program = bound.program();
-    let _ = writeln!(
-        out,
-        "/* Tessera CPU kernel for program `{}`: {}. */",
+    let title = format!(
+        "Tessera CPU kernel for program `{}`: {}.",
         program.name,
         plan.summary(Some(layout))
     );
+    let _ = writeln!(out, "/* {} */", comment_text(&title));
     out.push_str(&Dialect::C.preamble());
     if plan.exact && needs_exact_math(bound.checked()) {
         out.push_str(&exact_math_source(Dialect::C));

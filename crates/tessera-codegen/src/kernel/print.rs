@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage, UnaryOp};
 
 use super::{Expr, Kernel, KernelOp, KernelProgram, ParamKind, ProgramEnv, Stmt};
+use tessera_ir::escape::comment_text;
+
 use crate::cfamily::{Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage};
 use crate::exact_math::{exact_math_source, needs_exact_math};
 
@@ -22,12 +24,12 @@ pub fn print_opencl(program: &KernelProgram) -> String {
 
 fn print_source(program: &KernelProgram, dialect: Dialect) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "// Tessera kernels for `{}`: {}",
+    let title = format!(
+        "Tessera kernels for `{}`: {}",
         program.name,
         program.plan.describe()
     );
+    let _ = writeln!(out, "// {}", comment_text(&title));
     let extents: Vec<String> = program.extents.iter().map(|e| e.to_string()).collect();
     let _ = writeln!(
         out,
@@ -36,7 +38,7 @@ fn print_source(program: &KernelProgram, dialect: Dialect) -> String {
         program.index_ty
     );
     for note in &program.notes {
-        let _ = writeln!(out, "// note: {note}");
+        let _ = writeln!(out, "// note: {}", comment_text(note));
     }
     if dialect == Dialect::OpenCl && !program.uses_f64() {
         // The preamble's helpers use `double`: devices without fp64 still need the extension.
@@ -78,7 +80,8 @@ impl Printer<'_> {
     }
 
     fn kernel(&mut self, kernel: &Kernel) {
-        let _ = writeln!(self.out, "// {} ({})", kernel.doc, kernel.strategy);
+        let doc = format!("{} ({})", kernel.doc, kernel.strategy);
+        let _ = writeln!(self.out, "// {}", comment_text(&doc));
         let params: Vec<String> = kernel
             .params
             .iter()
@@ -226,7 +229,7 @@ impl Printer<'_> {
                 self.block(body, depth + 1);
                 self.line(depth, "}");
             }
-            Stmt::Comment(text) => self.line(depth, &format!("// {text}")),
+            Stmt::Comment(text) => self.line(depth, &format!("// {}", comment_text(text))),
             Stmt::Stage(eval) => {
                 let checked = self.program.checked.clone();
                 let printed = {

@@ -464,8 +464,7 @@ impl Lowerer<'_> {
         let mut names: Vec<&str> = MathFn::ALL.iter().map(|f| f.name()).collect();
         names.push("select");
         names.extend(CONVERSIONS.iter().map(|t| t.name()));
-        let is_value =
-            at.locals.iter().any(|(n, _)| n == name) || self.symbols.globals.contains_key(name);
+        let is_value = at.locals.get(name).is_some() || self.symbols.globals.contains_key(name);
         let help = match did_you_mean(name, names.iter().copied()) {
             Some(s) => format!("did you mean `{s}`?"),
             None if is_value => format!(

@@ -1,7 +1,7 @@
 //! Name resolution: declarations by name with the item that declares them, and lookup in the
 //! documented order — locals, fields, parameters, reductions, then coordinates and `t`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use tessera_ir::diagnostic::did_you_mean;
 use tessera_ir::{Diagnostic, Field, FieldGroup, Id, Local, Param, Reduction, Span};
@@ -75,19 +75,56 @@ impl Resolved {
     }
 }
 
-/// Where a name is used: the item, and the stage's locals visible there (name, id).
+/// Where a name is used: the item, and the stage's locals visible there.
 #[derive(Clone, Copy)]
 pub struct Use<'s> {
     /// Index of the item containing the use.
     pub item: usize,
-    /// Locals in scope, in binding order.
-    pub locals: &'s [(String, Id<Local>)],
+    /// Locals in scope.
+    pub locals: Locals<'s>,
 }
 
 impl Use<'_> {
     /// A use outside any stage body.
     pub fn top(item: usize) -> Use<'static> {
-        Use { item, locals: &[] }
+        Use {
+            item,
+            locals: Locals::default(),
+        }
+    }
+}
+
+/// The locals of a stage visible at a use: the first `count` bound (their ids count up in
+/// binding order), found by name in constant time.
+#[derive(Clone, Copy, Default)]
+pub struct Locals<'s> {
+    by_name: Option<&'s HashMap<String, Id<Local>>>,
+    count: usize,
+}
+
+impl<'s> Locals<'s> {
+    /// The first `count` locals of `by_name`.
+    pub fn new(by_name: &'s HashMap<String, Id<Local>>, count: usize) -> Locals<'s> {
+        Locals {
+            by_name: Some(by_name),
+            count,
+        }
+    }
+
+    /// The visible local called `name`.
+    pub fn get(&self, name: &str) -> Option<Id<Local>> {
+        let local = *self.by_name?.get(name)?;
+        (local.index() < self.count).then_some(local)
+    }
+
+    /// The names of the visible locals, in binding order.
+    pub fn names(&self) -> Vec<&'s str> {
+        let mut visible: Vec<(&'s str, Id<Local>)> = (self.by_name.into_iter().flatten())
+            .filter(|(_, local)| local.index() < self.count)
+            .map(|(name, local)| (name.as_str(), *local))
+            .collect();
+        visible.sort_by_key(|(_, local)| *local);
+        visible.into_iter().map(|(name, _)| name).collect()
     }
 }
 
@@ -199,8 +236,8 @@ impl Lowerer<'_> {
     }
 
     fn resolve_name(&mut self, name: &Ident, at: Use) -> Option<Resolved> {
-        if let Some((_, local)) = at.locals.iter().rev().find(|(n, _)| *n == name.name) {
-            return Some(Resolved::Local(*local));
+        if let Some(local) = at.locals.get(&name.name) {
+            return Some(Resolved::Local(local));
         }
         if let Some(decl) = self.symbols.globals.get(&name.name).copied() {
             // Reductions are visible everywhere: only `until` may read them, which the checker enforces.
@@ -233,7 +270,7 @@ impl Lowerer<'_> {
         if name.name == "t" {
             return Some(Resolved::Step);
         }
-        let mut candidates: Vec<&str> = at.locals.iter().map(|(n, _)| n.as_str()).collect();
+        let mut candidates: Vec<&str> = at.locals.names();
         candidates.extend(
             self.symbols
                 .globals

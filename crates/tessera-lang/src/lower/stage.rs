@@ -1,5 +1,7 @@
 //! Stages (regions, border overrides, statements), reductions and the stop condition.
 
+use std::collections::HashMap;
+
 use tessera_ir::diagnostic::did_you_mean;
 use tessera_ir::{
     Diagnostic, Expr as IrExpr, ExprKind as Ir, Field, Id, Local, ReduceOp, Reduction,
@@ -7,7 +9,7 @@ use tessera_ir::{
 };
 
 use super::Lowerer;
-use super::scope::{Global, Resolved, Use};
+use super::scope::{Global, Locals, Resolved, Use};
 use crate::ast::{Expr, Path, ReduceDecl, StageDecl, Statement};
 
 impl Lowerer<'_> {
@@ -25,13 +27,13 @@ impl Lowerer<'_> {
             }
         }
         let mut locals: tessera_ir::Arena<Local> = tessera_ir::Arena::new();
-        let mut visible: Vec<(String, Id<Local>)> = Vec::new();
+        let mut by_name: HashMap<String, Id<Local>> = HashMap::new();
         let mut body = Vec::new();
         let mut reductions = Vec::new();
         for statement in &decl.body {
             let at = Use {
                 item,
-                locals: &visible,
+                locals: Locals::new(&by_name, locals.len()),
             };
             match statement {
                 Statement::Let { name, value } => {
@@ -39,11 +41,7 @@ impl Lowerer<'_> {
                     if !self.allowed_name(name) {
                         continue;
                     }
-                    if let Some(first) = locals
-                        .values()
-                        .find(|l| l.name == name.name)
-                        .map(|l| l.span)
-                    {
+                    if let Some(first) = by_name.get(&name.name).map(|l| locals[*l].span) {
                         self.duplicate(
                             name,
                             first,
@@ -56,7 +54,7 @@ impl Lowerer<'_> {
                         name: name.name.clone(),
                         span: name.span,
                     });
-                    visible.push((name.name.clone(), local));
+                    by_name.insert(name.name.clone(), local);
                     if let Some(value) = value {
                         body.push(tessera_ir::Statement::Let { local, value });
                     }
@@ -99,7 +97,7 @@ impl Lowerer<'_> {
                         span: *span,
                     });
                 }
-                Statement::Reduce(reduce) => reductions.push((reduce, visible.len())),
+                Statement::Reduce(reduce) => reductions.push((reduce, locals.len())),
             }
         }
         for (reduce, visible_count) in reductions {
@@ -114,7 +112,7 @@ impl Lowerer<'_> {
                 reduce,
                 Use {
                     item,
-                    locals: &visible[..visible_count],
+                    locals: Locals::new(&by_name, visible_count),
                 },
                 ReductionPlacement::InStage(id),
             );

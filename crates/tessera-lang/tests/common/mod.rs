@@ -4,8 +4,9 @@
 pub mod generate;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use tessera_ir::{Program, Range, ReductionPlacement, Span, Statement, print_program};
+use tessera_ir::{Diagnostic, Program, Range, ReductionPlacement, Span, Statement, print_program};
 
 /// The directory of the feature programs.
 pub fn programs_dir() -> PathBuf {
@@ -129,3 +130,148 @@ pub fn check(
     let parsed = tessera_lang::parse(text, name, &[])?;
     tessera_analysis::check(&parsed.program)
 }
+
+/// Asserts every label lies within `text` on character boundaries and rendering works.
+pub fn assert_valid_spans(text: &str, diagnostics: &[Diagnostic]) {
+    assert!(
+        !diagnostics.is_empty(),
+        "a rejection comes with at least one diagnostic"
+    );
+    for d in diagnostics {
+        assert!(d.primary_span().is_some(), "{} has no primary span", d.code);
+        assert!(d.help.is_some(), "{} ({}) has no help", d.code, d.message);
+        for label in &d.labels {
+            let (start, end) = (label.span.start as usize, label.span.end as usize);
+            assert!(
+                start <= end && end <= text.len(),
+                "{}: span {start}..{end} outside 0..{}",
+                d.code,
+                text.len()
+            );
+            assert!(
+                text.is_char_boundary(start) && text.is_char_boundary(end),
+                "{}: span {start}..{end} splits a character",
+                d.code
+            );
+        }
+    }
+    let rendered = tessera_lang::render(diagnostics, "fuzz.tess", text, false);
+    assert!(rendered.contains(diagnostics[0].code));
+}
+
+/// Runs parse, check and bind (with defaults) and checks every diagnostic produced and the
+/// round trip of every program parsed.
+pub fn run_everything(text: &str) {
+    let sets = [("real".to_string(), "f64".to_string())];
+    match tessera_lang::parse(text, "fuzz", &sets) {
+        Err(d) => assert_valid_spans(text, &d),
+        Ok(parsed) => {
+            match tessera_analysis::check(assert_round_trip("fuzz", text, &parsed.program)) {
+                Err(d) => assert_valid_spans(text, &d),
+                Ok(checked) => {
+                    if let Err(d) = tessera_analysis::bind(Arc::new(checked), &[]) {
+                        assert_valid_spans(text, &d);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Words of the language and awkward characters, spliced into texts by the fuzzers.
+pub const VOCABULARY: &[&str] = &[
+    "program",
+    "param",
+    "type",
+    "grid",
+    "steps",
+    "field",
+    "readonly",
+    "border",
+    "stage",
+    "over",
+    "let",
+    "reduce",
+    "every",
+    "until",
+    "by",
+    "all",
+    "if",
+    "then",
+    "else",
+    "true",
+    "false",
+    "constant",
+    "clamp",
+    "periodic",
+    "mirror",
+    "sum",
+    "max",
+    "min",
+    "sqrt",
+    "select",
+    "f32",
+    "f64",
+    "i32",
+    "i64",
+    "u8",
+    "f32x4",
+    "real",
+    "u",
+    "v",
+    "E",
+    "ex",
+    "N",
+    "x",
+    "y",
+    "t",
+    "0",
+    "1",
+    "-1",
+    "2.5",
+    "1e-6",
+    "99999999999999999999999",
+    "1e999",
+    "12ab",
+    ";",
+    ":",
+    ",",
+    ".",
+    "..",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "=",
+    "+=",
+    "-=",
+    "*=",
+    "/=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "&&",
+    "||",
+    "!",
+    "?",
+    "//c\n",
+    "/*",
+    "*/",
+    "@",
+    "é",
+    "\u{1F600}",
+    "\"",
+    "#",
+    "\t",
+    "\n",
+];

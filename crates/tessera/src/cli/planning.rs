@@ -5,6 +5,7 @@
 
 use tessera::tuning::{TuningDb, TuningEntry, tuned_plan};
 use tessera::{DeviceSelection, Error, Plan, PlanRequest, Session};
+use tessera_ir::escape::terminal_text;
 use tessera_runtime::memory::available_host_bytes;
 use tessera_runtime::{Backend, Executable, MemoryEstimate};
 
@@ -29,7 +30,7 @@ impl DefaultBackend {
             DefaultBackend::Host => {
                 let choice = tessera::default_backend();
                 if let Some(why) = choice.fallback {
-                    eprintln!("warning: {why}");
+                    eprintln!("warning: {}", terminal_text(&why));
                 }
                 choice.name
             }
@@ -136,7 +137,7 @@ pub fn plan(
 fn lookup_tuned(session: &Session, backend: &str, request: &PlanRequest) -> Option<TuningEntry> {
     let (entry, notes) = tuned_plan(&TuningDb::open_default(), session, backend, request);
     for note in notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", terminal_text(&note));
     }
     entry
 }

@@ -3,6 +3,7 @@
 //! `--forget PROGRAM` removes a program's entries.
 
 use std::path::Path;
+use tessera_ir::escape::terminal_text;
 
 use tessera::session::parse_set;
 use tessera::tuning::{
@@ -119,7 +120,7 @@ fn busy_machine() -> Option<String> {
 /// Prints a warning about a damaged database that was replaced.
 fn warn(damaged: Option<String>) {
     if let Some(why) = damaged {
-        eprintln!("warning: {why}");
+        eprintln!("warning: {}", terminal_text(&why));
     }
 }
 
