@@ -223,13 +223,30 @@ fn no_devices() -> BackendError {
     )
 }
 
-/// Maps a compilation or loading failure to the backend's error kinds.
+/// Maps a compilation or loading failure to the backend's error kinds: the environment's
+/// problems (compiler, cache directory, `TESSERA_CFLAGS`) are the user's to fix (exit 1); code
+/// Tessera generated that does not compile or load is an internal error (exit 2).
 fn jit_error(error: JitError) -> BackendError {
     match error {
         JitError::CompilerNotFound { .. }
         | JitError::CompilerUnusable { .. }
         | JitError::CacheIo { .. } => BackendError::Unavailable(error.to_string()),
-        JitError::CompileFailed { .. } => BackendError::Compile(error.to_string()),
+        JitError::CacheNotADirectory { .. } => BackendError::InvalidOptions(error.to_string()),
+        JitError::CompileFailed { .. } => match user_cflags() {
+            Some(flags) => BackendError::InvalidOptions(format!(
+                "{error}\nthe kernel was compiled with TESSERA_CFLAGS={flags:?} in place of the \
+                 default optimisation flags; fix the variable (it accepts the compiler's \
+                 optimisation flags, e.g. `-O2 -march=native`) or unset it"
+            )),
+            None => BackendError::Compile(error.to_string()),
+        },
         other => BackendError::Runtime(other.to_string()),
     }
+}
+
+/// The optimisation flags the user set in `TESSERA_CFLAGS` (they replace the defaults).
+fn user_cflags() -> Option<String> {
+    std::env::var("TESSERA_CFLAGS")
+        .ok()
+        .filter(|flags| !flags.trim().is_empty())
 }

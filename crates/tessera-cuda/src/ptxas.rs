@@ -28,6 +28,9 @@ pub fn ptxas_report(ptx: &str, arch: &str) -> Result<Vec<KernelResources>, CudaE
     let ptxas = find_ptxas()?;
     let dir = tempfile::tempdir()
         .map_err(|e| CudaError::Ptxas(format!("cannot create a temporary folder: {e}")))?;
+    // Removed by the command-line tool's SIGINT/SIGTERM handler too (dropping `dir` removes it
+    // otherwise).
+    let _registered = tessera_cleanup::register(dir.path());
     let input = dir.path().join("kernels.ptx");
     let output = dir.path().join("kernels.cubin");
     std::fs::write(&input, ptx)

@@ -1,7 +1,9 @@
 //! Atomic file writes: a temporary file in the destination's directory, renamed when complete.
 
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::IoError;
 
@@ -18,19 +20,43 @@ pub(crate) fn write_atomic(
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".tessera-").suffix(".tmp");
-    // Temporary files are private (0600); the result is an ordinary file (0666 & umask).
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut temp = builder.tempfile_in(dir).map_err(fail)?;
-    {
-        let mut out = BufWriter::new(temp.as_file_mut());
-        write(&mut out).map_err(fail)?;
-        out.flush().map_err(fail)?;
+    let (temp_path, file, _registered) = create_temporary(dir).map_err(fail)?;
+    let written = (|| {
+        let mut out = BufWriter::new(&file);
+        write(&mut out)?;
+        out.flush()
+    })();
+    drop(file);
+    // A write or rename failure removes the temporary; the registration lasts until then, so a
+    // SIGINT/SIGTERM at any moment removes it too (the destination is whole or absent).
+    if let Err(source) = written.and_then(|()| std::fs::rename(&temp_path, path)) {
+        let _ = std::fs::remove_file(&temp_path);
+        return Err(fail(source));
     }
-    temp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+/// Creates a fresh temporary file `.tessera-<pid>-<n>.tmp` in `dir`, registered (before it is
+/// created) with [`tessera_cleanup`] so that the signal handler removes it.
+///
+/// Temporary files are created with mode 0666 & umask: the result is an ordinary file.
+fn create_temporary(dir: &Path) -> io::Result<(PathBuf, File, tessera_cleanup::Registered)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!(".tessera-{}-{unique}.tmp", std::process::id()));
+        let registered = tessera_cleanup::register(&path);
+        let mut options = File::options();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o666);
+        match options.open(&path) {
+            Ok(file) => return Ok((path, file, registered)),
+            // Left by a process of the same id that died: take the next name.
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 /// Writes `text` to `path` atomically (generated code, reports).
@@ -73,6 +99,32 @@ mod tests {
             );
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn the_temporary_is_registered_while_it_is_written_and_only_then() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        write_atomic(&path, |w| {
+            let live = tessera_cleanup::live_paths();
+            let temporary = live
+                .iter()
+                .find(|p| p.parent() == Some(dir.path()))
+                .expect("the temporary is registered");
+            let name = temporary.file_name().unwrap().to_string_lossy();
+            assert!(
+                name.starts_with(".tessera-") && name.ends_with(".tmp"),
+                "{name}"
+            );
+            assert!(temporary.exists());
+            w.write_all(b"x")
+        })
+        .unwrap();
+        assert!(
+            !tessera_cleanup::live_paths()
+                .iter()
+                .any(|p| p.parent() == Some(dir.path()))
+        );
     }
 
     #[test]

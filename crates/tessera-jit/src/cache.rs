@@ -5,7 +5,11 @@
 //! Every file is written to a temporary name in the same directory and renamed into place, the
 //! manifest last, so a reader never sees a half-written file and an existing inode (possibly
 //! mapped by another process) is never modified. A manifest is trusted only when the library
-//! beside it has the recorded size and blake3 hash; anything else is deleted and rebuilt.
+//! beside it has the recorded size and blake3 hash and the source hash of the kernel asked
+//! for, and when both files are owned by this user and writable by nobody else (see
+//! [`crate::trust`]); anything else is deleted and rebuilt, with a warning. Directories are
+//! created 0700, files 0600 (libraries 0700). Temporary files are registered with
+//! [`tessera_cleanup`], so that the signal handler of the command-line tool removes them.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -16,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::JitError;
+use crate::trust::{self, DirProblem};
 
 /// Name of the versioned subdirectory; bump when the layout or manifest format changes.
 pub(crate) const LAYOUT_VERSION: &str = "v1";
@@ -161,11 +166,31 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// The entry for `key` under the cache root `root`, creating the directory if needed.
+    /// The entry for `key` under the cache root `root`, creating the directory (0700) if
+    /// needed; an untrusted or unusable directory is a [`JitError::CacheIo`] saying why.
     pub fn open(root: &Path, key: String) -> Result<Entry, JitError> {
         let dir = root.join(LAYOUT_VERSION);
-        fs::create_dir_all(&dir).map_err(|e| JitError::cache_io("create directory", &dir, e))?;
-        Ok(Entry { key, dir })
+        match trust::private_dir(&dir) {
+            Ok(()) => Ok(Entry { key, dir }),
+            Err(DirProblem::NotADirectory) => Err(JitError::cache_io(
+                "use directory",
+                &dir,
+                io::Error::other("it is not a directory"),
+            )),
+            Err(DirProblem::Unusable(why)) => Err(JitError::cache_io(
+                "use directory",
+                &dir,
+                io::Error::other(why),
+            )),
+        }
+    }
+
+    /// The entry for `key` in the private directory `dir` (an uncached compilation).
+    pub fn in_private_dir(dir: &Path, key: String) -> Entry {
+        Entry {
+            key,
+            dir: dir.to_path_buf(),
+        }
     }
 
     /// The path of the entry's file with extension `extension`.
@@ -203,12 +228,26 @@ impl Entry {
         }
     }
 
-    /// The manifest, if the entry is complete and its library matches it exactly.
+    /// The manifest, if the entry is complete, trusted and its library matches it exactly.
     ///
-    /// A damaged entry (unreadable manifest, missing library, wrong size or hash, manifest for
-    /// other inputs) is removed so that it gets rebuilt; `None` is returned.
+    /// A damaged or untrusted entry (unreadable manifest, missing library, wrong size or hash,
+    /// manifest for other inputs or another source, a file owned by another user or writable by
+    /// others) is removed so that it gets rebuilt, with a warning; `None` is returned.
     pub fn verified_manifest(&self, expected: &EntryInputs) -> Option<Manifest> {
         let manifest_path = self.file("json");
+        match fs::metadata(&manifest_path) {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return None,
+            _ => {}
+        }
+        for extension in ["json", "so"] {
+            let path = self.file(extension);
+            if !path.exists() {
+                continue;
+            }
+            if let Some(why) = trust::untrusted_reason(&path) {
+                return self.discard(&format!("{} is not trusted: {why}", path.display()));
+            }
+        }
         let text = match fs::read_to_string(&manifest_path) {
             Ok(text) => text,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return None,
@@ -218,6 +257,12 @@ impl Entry {
             Ok(manifest) => manifest,
             Err(error) => return self.discard(&format!("manifest is not valid JSON: {error}")),
         };
+        if manifest.inputs.source_blake3 != expected.source_blake3 {
+            return self.discard(&format!(
+                "its recorded source hash {} is not the hash of the kernel's source ({})",
+                manifest.inputs.source_blake3, expected.source_blake3
+            ));
+        }
         if manifest.inputs != *expected {
             return self.discard("manifest describes other inputs");
         }
@@ -235,9 +280,17 @@ impl Entry {
         }
     }
 
-    /// Deletes the manifest and library of a damaged entry; always returns `None`.
+    /// Deletes the manifest and library of a damaged or untrusted entry, with a warning (once
+    /// per entry and process); always returns `None`.
     fn discard(&self, reason: &str) -> Option<Manifest> {
-        tracing::warn!(key = %self.key, dir = %self.dir.display(), "discarding damaged kernel cache entry: {reason}");
+        let entry = self.dir.join(&self.key);
+        trust::warn_once(
+            &format!("entry {}", entry.display()),
+            &format!(
+                "kernel cache entry {} is not loaded: {reason}; it is deleted and compiled again",
+                entry.display()
+            ),
+        );
         for extension in ["json", "so"] {
             // A failure here is harmless: the rebuild renames fresh files over these paths.
             let _ = fs::remove_file(self.file(extension));
@@ -245,28 +298,35 @@ impl Entry {
         None
     }
 
-    /// A fresh temporary path in the entry's directory for a file with extension `extension`.
-    pub fn temporary_file(&self, extension: &str) -> PathBuf {
+    /// A fresh temporary path in the entry's directory for a file with extension `extension`,
+    /// registered with [`tessera_cleanup`] (before anything creates it) while the result lives.
+    pub fn temporary_file(&self, extension: &str) -> Temporary {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
         let pid = std::process::id();
-        self.dir
-            .join(format!(".{}.{extension}.{pid}-{unique}.tmp", self.key))
+        let path = self
+            .dir
+            .join(format!(".{}.{extension}.{pid}-{unique}.tmp", self.key));
+        Temporary {
+            _registered: tessera_cleanup::register(&path),
+            path,
+        }
     }
 
-    /// Writes `contents` to the entry's file `extension` atomically (temporary file + rename).
+    /// Writes `contents` to the entry's file `extension` atomically (temporary file + rename);
+    /// the file is private (0600).
     pub fn write_atomically(&self, extension: &str, contents: &[u8]) -> Result<PathBuf, JitError> {
         let temporary = self.temporary_file(extension);
         let write = || -> io::Result<()> {
-            let mut file = File::create(&temporary)?;
+            let mut file = private_file_options().open(&temporary.path)?;
             file.write_all(contents)?;
             file.sync_all()
         };
         if let Err(error) = write() {
-            let _ = fs::remove_file(&temporary);
-            return Err(JitError::cache_io("write", temporary, error));
+            let _ = fs::remove_file(&temporary.path);
+            return Err(JitError::cache_io("write", &temporary.path, error));
         }
-        self.install(&temporary, extension)
+        self.install(&temporary.path, extension)
     }
 
     /// Renames the complete file `temporary` to the entry's file `extension`.
@@ -280,18 +340,37 @@ impl Entry {
     }
 }
 
+/// A temporary file's path, registered for removal by the signal handler while this lives.
+pub(crate) struct Temporary {
+    /// The path.
+    pub path: PathBuf,
+    _registered: tessera_cleanup::Registered,
+}
+
+/// Options creating a new private file (0600), replacing a stale one of the same name.
+fn private_file_options() -> fs::OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = File::options();
+    options.write(true).create(true).truncate(true).mode(0o600);
+    options
+}
+
 /// Takes an exclusive lock on the lock file `path` (created if missing; blocking); the lock is
 /// released when the returned file is dropped. If the file is deleted or replaced while we
 /// wait, the lock is taken again on the new file, so that holders of the lock always agree on
 /// one file. Errors name the operation that failed.
 pub fn lock_file(path: &Path) -> Result<File, (&'static str, io::Error)> {
     loop {
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| ("open lock file", e))?;
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o600)
+                .open(path)
+        }
+        .map_err(|e| ("open lock file", e))?;
         file.lock().map_err(|e| ("lock", e))?;
         let locked = file.metadata().map_err(|e| ("inspect lock file", e))?;
         match fs::metadata(path) {

@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::cache::{self, Entry, EntryInputs, KeyInputs, Manifest};
 use crate::options::LINK_LIBRARIES;
+use crate::trust::{self, PrivateTempDir, RootOrigin};
 use crate::{CompileOptions, CompiledLibrary, Compiler, JitError};
 
 /// The most compiler output lines quoted in an error message (the full log is saved).
@@ -19,11 +20,15 @@ const LOG_CHARS_SHOWN: usize = 8000;
 pub struct CompileInfo {
     /// Whether a valid cache entry was reused (no compiler run).
     pub cache_hit: bool,
+    /// Whether the library is kept in the on-disk cache; `false` when the cache was not usable
+    /// (a warning said why) and the kernel was compiled into a private temporary directory,
+    /// deleted once the library was loaded.
+    pub cached: bool,
     /// Wall time of the whole call: lookup, compilation if any, loading.
     pub seconds: f64,
-    /// The shared object that was loaded.
+    /// The shared object that was loaded (already deleted when not [`CompileInfo::cached`]).
     pub path: PathBuf,
-    /// The saved C source (`<key>.c` beside the library).
+    /// The saved C source (`<key>.c` beside the library; deleted when not cached).
     pub source_path: PathBuf,
     /// The cache key: blake3 of source, compiler identity, flags, host CPU and crate version.
     pub key: String,
@@ -32,7 +37,10 @@ pub struct CompileInfo {
 /// Compiles `source` with `options` (or reuses the cached result) and loads it.
 ///
 /// Concurrent calls for the same kernel, in threads or processes, wait for one another on a
-/// per-key lock; all of them end with the same valid library.
+/// per-key lock; all of them end with the same valid library. When the cache cannot be used
+/// (not writable, not trusted: see [`crate::trust`]), the kernel is compiled into a private
+/// temporary directory that is deleted after loading, and one warning per process says so; a
+/// cache root that exists and is not a directory is an error.
 pub fn compile(
     source: &str,
     options: &CompileOptions,
@@ -47,8 +55,10 @@ pub fn compile(
         host: host_fingerprint(),
     }
     .key();
-    let root = options.cache_dir.clone().unwrap_or_else(cache::cache_dir);
-    let entry = Entry::open(&root, key.clone())?;
+    let (root, origin) = match &options.cache_dir {
+        Some(dir) => (dir.clone(), RootOrigin::Options),
+        None => (cache::cache_dir(), RootOrigin::of_default_root()),
+    };
     let inputs = EntryInputs {
         key: key.clone(),
         source_blake3: cache::hash_bytes(source.as_bytes()),
@@ -56,26 +66,102 @@ pub fn compile(
         flags,
     };
 
-    let lock = entry.lock()?;
-    let cache_hit = entry.verified_manifest(&inputs).is_some();
-    let source_path = if cache_hit {
-        saved_source(&entry, source)?
-    } else {
-        build(&entry, source, &compiler, inputs)?
+    let mut built = None;
+    if trust::check_root(&root, origin)? {
+        match compile_cached(&root, source, &compiler, inputs.clone()) {
+            Err(JitError::CacheIo {
+                action,
+                path,
+                source: error,
+            }) => trust::warn_cache_unused(
+                &root,
+                &format!("cannot {action} {}: {error}", path.display()),
+            ),
+            result => built = Some(result?),
+        }
+    }
+    let cached = built.is_some();
+    let Built {
+        library,
+        cache_hit,
+        path,
+        source_path,
+    } = match built {
+        Some(built) => built,
+        None => compile_uncached(source, &compiler, inputs)?,
     };
-    let path = entry.file("so");
-    let library = CompiledLibrary::load(&path)?;
-    drop(lock);
 
     let info = CompileInfo {
         cache_hit,
+        cached,
         seconds: start.elapsed().as_secs_f64(),
         path,
         source_path,
         key,
     };
-    tracing::debug!(key = %info.key, cache_hit, seconds = info.seconds, "kernel library ready");
+    tracing::debug!(key = %info.key, cache_hit, cached, seconds = info.seconds, "kernel library ready");
     Ok((library, info))
+}
+
+/// A loaded library and where it came from.
+struct Built {
+    library: CompiledLibrary,
+    cache_hit: bool,
+    path: PathBuf,
+    source_path: PathBuf,
+}
+
+/// Looks the kernel up in the cache under `root`, building it there if needed, and loads it.
+/// A [`JitError::CacheIo`] means the cache is not usable (the caller compiles uncached).
+fn compile_cached(
+    root: &Path,
+    source: &str,
+    compiler: &Compiler,
+    inputs: EntryInputs,
+) -> Result<Built, JitError> {
+    let entry = Entry::open(root, inputs.key.clone())?;
+    let lock = entry.lock()?;
+    let cache_hit = entry.verified_manifest(&inputs).is_some();
+    let source_path = if cache_hit {
+        saved_source(&entry, source)?
+    } else {
+        build(&entry, source, compiler, inputs)?
+    };
+    let path = entry.file("so");
+    let library = CompiledLibrary::load(&path)?;
+    drop(lock);
+    Ok(Built {
+        library,
+        cache_hit,
+        path,
+        source_path,
+    })
+}
+
+/// Compiles the kernel into a private temporary directory, loads it and deletes the directory
+/// (kept when the compilation fails, for the source and log the error points to).
+fn compile_uncached(
+    source: &str,
+    compiler: &Compiler,
+    inputs: EntryInputs,
+) -> Result<Built, JitError> {
+    let mut dir = PrivateTempDir::new()?;
+    let entry = Entry::in_private_dir(dir.path(), inputs.key.clone());
+    let source_path = match build(&entry, source, compiler, inputs) {
+        Ok(path) => path,
+        Err(error) => {
+            dir.keep = matches!(error, JitError::CompileFailed { .. });
+            return Err(error);
+        }
+    };
+    let path = entry.file("so");
+    let library = CompiledLibrary::load(&path)?;
+    Ok(Built {
+        library,
+        cache_hit: false,
+        path,
+        source_path,
+    })
 }
 
 /// The host CPU description used in cache keys, read once per process.
@@ -103,14 +189,17 @@ fn build(
 ) -> Result<PathBuf, JitError> {
     entry.remove_stale_temporaries();
     let source_path = entry.write_atomically("c", source.as_bytes())?;
-    let output_path = entry.temporary_file("so");
+    let output = entry.temporary_file("so");
+    let output_path = &output.path;
     let mut command = Command::new(compiler.path());
     command
         .args(&inputs.flags)
         .arg("-o")
-        .arg(&output_path)
+        .arg(output_path)
         .arg(&source_path)
         .args(LINK_LIBRARIES);
+
+    die_with_parent(&mut command);
 
     let start = Instant::now();
     let result = command.output();
@@ -124,7 +213,7 @@ fn build(
     log.push_str(&String::from_utf8_lossy(&output.stdout));
     let log_path = entry.write_atomically("log", log.as_bytes())?;
     if !output.status.success() {
-        let _ = std::fs::remove_file(&output_path);
+        let _ = std::fs::remove_file(output_path);
         return Err(JitError::CompileFailed {
             source_path,
             command: display_command(&command),
@@ -134,8 +223,8 @@ fn build(
         });
     }
 
-    let (library_blake3, library_size) = synced_hash(&output_path)?;
-    entry.install(&output_path, "so")?;
+    let (library_blake3, library_size) = synced_hash(output_path, compiler)?;
+    entry.install(output_path, "so")?;
     let manifest = Manifest {
         inputs,
         library_blake3,
@@ -152,13 +241,42 @@ fn build(
     Ok(source_path)
 }
 
-/// Flushes the freshly compiled library to disk and returns its blake3 hash and size.
-fn synced_hash(path: &Path) -> Result<(String, u64), JitError> {
+/// Has the compiler killed (SIGTERM) when the thread that started it ends, as when Tessera
+/// exits on SIGINT/SIGTERM: it does not go on writing files that were removed (Linux only).
+fn die_with_parent(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the closure only calls prctl, which is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
+}
+
+/// Makes the freshly compiled library private (0700), flushes it to disk and returns its
+/// blake3 hash and size. A missing or unreadable library means the compiler misbehaved.
+fn synced_hash(path: &Path, compiler: &Compiler) -> Result<(String, u64), JitError> {
+    use std::os::unix::fs::PermissionsExt;
+    let private = || std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700));
     let sync = || std::fs::File::open(path)?.sync_all();
-    let hashed = sync().and_then(|()| cache::hash_file(path));
+    let hashed = private()
+        .and_then(|()| sync())
+        .and_then(|()| cache::hash_file(path));
     hashed.map_err(|error| {
         let _ = std::fs::remove_file(path);
-        JitError::cache_io("read compiled library", path, error)
+        JitError::CompilerUnusable {
+            path: compiler.path().to_path_buf(),
+            reason: format!(
+                "it reported success but its library {} cannot be read: {error}",
+                path.display()
+            ),
+        }
     })
 }
 

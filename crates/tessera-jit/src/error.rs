@@ -77,6 +77,19 @@ pub enum JitError {
         source: io::Error,
     },
 
+    /// The kernel cache root exists and is not a directory (a configuration error).
+    #[error(
+        "the kernel cache directory {} (from {origin}) is not a directory; \
+         set TESSERA_CACHE_DIR to a directory (it is created, mode 0700, if missing) or remove the file",
+        path.display()
+    )]
+    CacheNotADirectory {
+        /// The configured cache root.
+        path: PathBuf,
+        /// Where it came from: `TESSERA_CACHE_DIR`, the compile option, or the default location.
+        origin: &'static str,
+    },
+
     /// A machine measurement kernel ran but reported a failure.
     #[error("measurement failed: {0}")]
     Measurement(String),

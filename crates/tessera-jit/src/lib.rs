@@ -26,7 +26,10 @@
 //! - `TESSERA_CC` / `CC`: the compiler (a program name searched in `PATH`, or a path).
 //! - `TESSERA_CFLAGS`: replaces the optimisation flags (`-O3 -march=native`); the flags every
 //!   kernel needs ([`REQUIRED_FLAGS`]) and the exact-mode flags ([`EXACT_FLAGS`]) are kept.
-//! - `TESSERA_CACHE_DIR`: the cache root (default: the user cache directory + `tessera`).
+//! - `TESSERA_CACHE_DIR`: the cache root (default: the user cache directory + `tessera`),
+//!   created 0700. A root that is not writable, not owned by the user or writable by others is
+//!   not used: kernels are compiled into a private temporary directory and one warning is
+//!   printed on stderr ([`trust`]); a root that exists and is not a directory is an error.
 //!
 //! # Sanitizers
 //! Pass [`SANITIZER_FLAGS`] as extra flags to build kernels with ASan + UBSan. The process
@@ -42,6 +45,7 @@ mod error;
 mod library;
 mod options;
 pub mod stream;
+pub mod trust;
 
 pub use cache::{cache_dir, clear_cache, clear_cache_in, lock_file};
 pub use compile::{CompileInfo, compile};

@@ -176,7 +176,7 @@ fn temporaries_left_by_a_dead_builder_are_swept_on_rebuild() {
 }
 
 #[test]
-fn unusable_cache_directory_is_a_clear_error() {
+fn a_cache_root_that_is_a_file_is_a_clear_error() {
     let dir = TempDir::new().unwrap();
     let not_a_directory = dir.path().join("file");
     fs::write(&not_a_directory, b"").unwrap();
@@ -184,7 +184,7 @@ fn unusable_cache_directory_is_a_clear_error() {
     let error = compile(SOURCE, &options).unwrap_err();
     let message = error.to_string();
     assert!(
-        matches!(error, tessera_jit::JitError::CacheIo { .. }),
+        matches!(error, tessera_jit::JitError::CacheNotADirectory { .. }),
         "{error:?}"
     );
     assert!(
@@ -192,4 +192,126 @@ fn unusable_cache_directory_is_a_clear_error() {
         "{message}"
     );
     assert!(message.contains("TESSERA_CACHE_DIR"), "{message}");
+}
+
+fn mode_of(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn the_cache_is_private() {
+    let base = TempDir::new().unwrap();
+    let root = base.path().join("new-cache");
+    let options = CompileOptions::default().with_cache_dir(&root);
+    let (_library, info) = compile(SOURCE, &options).unwrap();
+    assert!(info.cached);
+    assert_eq!(mode_of(&root), 0o700);
+    assert_eq!(mode_of(info.path.parent().unwrap()), 0o700);
+    assert_eq!(mode_of(&info.path), 0o700);
+    for extension in ["json", "c", "log", "lock"] {
+        assert_eq!(
+            mode_of(&info.path.with_extension(extension)),
+            0o600,
+            "{extension}"
+        );
+    }
+}
+
+/// Compiles in a cache root of mode `mode`: the cache is not used, the kernel still works,
+/// and nothing is left behind.
+fn check_uncached_in_root_of_mode(mode: u32) {
+    let cache = TempDir::new().unwrap();
+    set_mode(cache.path(), mode);
+    let info = compile_and_check(&cache);
+    assert!(!info.cached, "a root of mode {mode:o} is not trusted");
+    assert!(!info.cache_hit);
+    assert!(
+        !info.path.exists(),
+        "the private temporary directory is deleted after loading"
+    );
+    assert!(!info.path.starts_with(cache.path()));
+    assert_eq!(
+        fs::read_dir(cache.path()).unwrap().count(),
+        0,
+        "nothing is written into an untrusted cache"
+    );
+}
+
+#[test]
+fn a_world_writable_cache_is_not_used() {
+    check_uncached_in_root_of_mode(0o777);
+}
+
+#[test]
+fn a_group_writable_cache_is_not_used() {
+    check_uncached_in_root_of_mode(0o770);
+}
+
+#[test]
+fn a_shared_layout_directory_is_not_used() {
+    let cache = TempDir::new().unwrap();
+    let layout = cache.path().join("v1");
+    fs::create_dir(&layout).unwrap();
+    set_mode(&layout, 0o777);
+    let info = compile_and_check(&cache);
+    assert!(!info.cached);
+    assert_eq!(fs::read_dir(&layout).unwrap().count(), 0);
+}
+
+#[test]
+fn a_group_writable_library_is_not_loaded_but_rebuilt() {
+    check_rebuilt_after(|info| {
+        // A planted library: owned by us, but writable by the group.
+        replace_file(&info.path, b"not a library at all");
+        set_mode(&info.path, 0o770);
+    });
+}
+
+#[test]
+fn a_world_writable_manifest_is_not_trusted() {
+    check_rebuilt_after(|info| set_mode(&info.path.with_extension("json"), 0o666));
+}
+
+#[test]
+fn an_entry_owned_by_another_user_is_not_trusted() {
+    // Only root can give a file away; other users are covered by the unit test of `distrust`.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    check_rebuilt_after(|info| std::os::unix::fs::chown(&info.path, Some(4242), None).unwrap());
+}
+
+#[test]
+fn an_entry_whose_source_hash_was_altered_is_rebuilt() {
+    check_rebuilt_after(|info| {
+        let path = info.path.with_extension("json");
+        let mut manifest: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        manifest["source_blake3"] = serde_json::Value::String("0".repeat(64));
+        replace_file(&path, manifest.to_string().as_bytes());
+        set_mode(&path, 0o600);
+    });
+}
+
+#[test]
+fn an_unwritable_cache_root_runs_uncached() {
+    // A path below a regular file can be neither created nor written, even by root.
+    let base = TempDir::new().unwrap();
+    fs::write(base.path().join("file"), b"").unwrap();
+    let options = CompileOptions::default().with_cache_dir(base.path().join("file").join("cache"));
+    let (library, info) = compile(SOURCE, &options).unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: `MulFn` matches `tessera_mul`.
+    assert_eq!(
+        unsafe { library.symbol::<MulFn>("tessera_mul").unwrap()(3, 4) },
+        12
+    );
+    assert!(!info.cached);
+    assert!(!info.path.exists());
 }

@@ -1,7 +1,9 @@
 //! Command-line parsing (clap), logging, the panic hook, and dispatch to the subcommands.
 //!
 //! Exit codes: 0 success, 1 the user's error (bad program, flags or files, a backend that
-//! cannot run the program, a failed `--check-finite`), 2 an internal error.
+//! cannot run the program, a failed `--check-finite`, a bad `TESSERA_*` value or cache
+//! directory), 2 an internal error, 130/143 interrupted by SIGINT/SIGTERM (temporary files
+//! removed: see `signals`).
 
 mod args;
 mod bench;
@@ -15,6 +17,7 @@ mod plan;
 mod planning;
 mod progress;
 mod run;
+mod signals;
 mod tune;
 
 use std::io::IsTerminal;
@@ -26,6 +29,7 @@ use args::{Cli, Command};
 
 /// Runs the tool on the process arguments; returns the exit code.
 pub fn main() -> i32 {
+    signals::install();
     install_panic_hook();
     install_logging();
     let cli = match Cli::try_parse() {
@@ -36,6 +40,9 @@ pub fn main() -> i32 {
                 _ => 1,
             };
             let _ = e.print();
+            if code != 0 {
+                eprint!("{}", environment_note(&e.to_string()).unwrap_or_default());
+            }
             return code;
         }
     };
@@ -53,9 +60,38 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(error) => {
             eprint!("{}", error.render(std::io::stderr().is_terminal()));
+            eprint!(
+                "{}",
+                environment_note(&error.to_string()).unwrap_or_default()
+            );
             error.exit_code()
         }
     }
+}
+
+/// Options that can also be set by an environment variable: (variable, flag).
+const ENVIRONMENT_OPTIONS: &[(&str, &str)] = &[
+    ("TESSERA_BACKEND", "--backend"),
+    ("TESSERA_TARGET_ISA", "--target-isa"),
+];
+
+/// A note naming the environment variable whose value an error `message` refuses, when the
+/// value came from the environment rather than the command line.
+fn environment_note(message: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    ENVIRONMENT_OPTIONS.iter().find_map(|(variable, flag)| {
+        let value = std::env::var(variable).ok().filter(|v| !v.is_empty())?;
+        let on_command_line = args
+            .iter()
+            .any(|arg| arg == flag || arg.starts_with(&format!("{flag}=")));
+        let quoted = [format!("'{value}'"), format!("`{value}`")];
+        (!on_command_line && quoted.iter().any(|q| message.contains(q.as_str()))).then(|| {
+            format!(
+                "note: `{value}` is the value of the environment variable {variable} (it stands \
+                 for {flag}); set it to one of the accepted values or unset it\n"
+            )
+        })
+    })
 }
 
 /// Panics become one "internal error" message and exit code 2.

@@ -84,15 +84,37 @@ pub fn tune(args: &TuneArgs) -> Result<i32, Error> {
         &outcome,
         options.steps,
     )?;
-    warn(db.insert(entry.clone())?);
+    // A database that cannot be used costs the stored result, not the search: it is reported
+    // once (by `usable` or here) and the outcome is still printed.
+    let stored = match db.usable(true) {
+        Ok(true) => match db.insert(entry.clone()) {
+            Ok(damaged) => {
+                warn(damaged);
+                true
+            }
+            Err(error) => {
+                eprintln!("warning: the tuned plan is not stored: {error}");
+                false
+            }
+        },
+        Ok(false) => false,
+        Err(error) => return Err(error),
+    };
     print_outcome(&timed, &outcome, &entry, args.top, seconds);
-    println!(
-        "stored for {} {} on {} in {}",
-        session.name(),
-        session.grid_text(),
-        entry.key.device,
-        db.path().display()
-    );
+    if stored {
+        println!(
+            "stored for {} {} on {} in {}",
+            session.name(),
+            session.grid_text(),
+            entry.key.device,
+            db.path().display()
+        );
+    } else {
+        println!(
+            "not stored: the tuning database {} cannot be used (see the warning above)",
+            db.path().display()
+        );
+    }
     Ok(0)
 }
 

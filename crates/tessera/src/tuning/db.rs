@@ -3,6 +3,11 @@
 //! file); writers read, modify and write it under a lock file, so that processes tuning at
 //! once never lose each other's entries. A file that does not read as a database is reported
 //! once and replaced by the next write.
+//!
+//! The database follows the kernel cache's trust rules ([`tessera_jit::trust`]): its directory
+//! (0700) and file (0600) must be the user's and writable by nobody else, and for the default
+//! database so must the cache root. An untrusted or unusable database is not used, with one
+//! warning: runs plan with the model and `tessera tune` does not store its result.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -91,19 +96,73 @@ pub struct Loaded {
 #[derive(Clone, Debug)]
 pub struct TuningDb {
     dir: PathBuf,
+    /// The cache root the directory is in, checked too (the default database only).
+    root: Option<PathBuf>,
 }
 
 impl TuningDb {
     /// The database in the cache directory (`TESSERA_CACHE_DIR`, as for the kernel cache).
     pub fn open_default() -> TuningDb {
-        TuningDb::in_dir(&tessera_jit::cache_dir().join("tuning"))
+        let root = tessera_jit::cache_dir();
+        TuningDb {
+            dir: root.join("tuning"),
+            root: Some(root),
+        }
     }
 
     /// The database in `dir`.
     pub fn in_dir(dir: &Path) -> TuningDb {
         TuningDb {
             dir: dir.to_path_buf(),
+            root: None,
         }
+    }
+
+    /// Whether the database may be used: the cache root (of the default database), the
+    /// directory and the file are the user's and writable by nobody else. When not, one warning
+    /// per process says why and `false` is returned; a cache root that is not a directory is an
+    /// error. With `create`, missing directories are created (0700).
+    pub fn usable(&self, create: bool) -> Result<bool, Error> {
+        if let Some(root) = &self.root {
+            let missing =
+                matches!(std::fs::metadata(root), Err(e) if e.kind() == io::ErrorKind::NotFound);
+            if !create && missing {
+                return Ok(true);
+            }
+            let usable = tessera_jit::trust::check_cache_root(root)
+                .map_err(|e| Error::Usage(e.to_string()))?;
+            if !usable {
+                return Ok(false);
+            }
+        }
+        let path = self.path();
+        let why = if create || self.dir.exists() {
+            tessera_jit::trust::check_private_dir(&self.dir)
+                .err()
+                .map(|why| format!("{}: {why}", self.dir.display()))
+        } else {
+            None
+        };
+        let why = why.or_else(|| {
+            path.exists()
+                .then(|| tessera_jit::trust::untrusted_reason(&path))
+                .flatten()
+                .map(|why| format!("{}: {why}", path.display()))
+        });
+        let Some(why) = why else {
+            return Ok(true);
+        };
+        tessera_jit::trust::warn_once(
+            "tuning-db",
+            &format!(
+                "the tuning database in {} is not used ({why}): runs use the model's plans and \
+                 `tessera tune` does not store its result. To fix it, make the directory and \
+                 file yours and private (`chmod 700` the directory, `chmod 600` the file), or \
+                 set TESSERA_CACHE_DIR to a private directory",
+                self.dir.display()
+            ),
+        );
+        Ok(false)
     }
 
     /// The database file.
@@ -113,6 +172,11 @@ impl TuningDb {
 
     /// Every entry; a damaged file gives none and says why (it is rebuilt by the next write).
     pub fn load(&self) -> Loaded {
+        // A database that cannot be used holds nothing (the warning or the error of the kernel
+        // cache says why).
+        if !self.usable(false).unwrap_or(false) {
+            return Loaded::default();
+        }
         let path = self.path();
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
@@ -142,7 +206,12 @@ impl TuningDb {
         &self,
         change: impl FnOnce(&mut Vec<TuningEntry>) -> T,
     ) -> Result<(T, Option<String>), Error> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| self.failed("create", &self.dir, e))?;
+        if !self.usable(true)? {
+            return Err(Error::Usage(format!(
+                "the tuning database in {} is not used (see the warning above)",
+                self.dir.display()
+            )));
+        }
         let lock_path = self.dir.join("tuning.lock");
         let _lock = tessera_jit::lock_file(&lock_path)
             .map_err(|(what, e)| self.failed(what, &lock_path, e))?;
@@ -154,6 +223,7 @@ impl TuningDb {
         };
         let text = serde_json::to_string_pretty(&file).expect("a database always serializes");
         tessera_io::write_text(&self.path(), &text)?;
+        self.make_private(&self.path())?;
         Ok((result, loaded.damaged))
     }
 
@@ -173,6 +243,14 @@ impl TuningDb {
             entries.retain(|e| e.key.program != program);
             before - entries.len()
         })
+    }
+
+    /// Sets the mode of the freshly written database file to 0600 (the directory is private
+    /// already, so nobody else could reach it meanwhile).
+    fn make_private(&self, path: &Path) -> Result<(), Error> {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| self.failed("make private", path, e))
     }
 
     /// The error for a failed file operation `what` on `path`.
@@ -334,5 +412,41 @@ mod tests {
             .map(|e| e.key.program)
             .collect();
         assert_eq!(left, vec!["b".to_string()]);
+    }
+
+    fn set_mode(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn the_database_is_private_and_an_untrusted_one_is_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("tuning");
+        let db = TuningDb::in_dir(&dir);
+        let stored = entry("a", "cpu x");
+        db.insert(stored.clone()).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&db.path()), 0o600);
+        assert!(db.usable(false).unwrap());
+
+        // A file others can write is not read, and not written either.
+        set_mode(&db.path(), 0o666);
+        assert!(!db.usable(false).unwrap());
+        assert_eq!(db.lookup(&stored.key), (None, None));
+        let error = db.insert(stored.clone()).unwrap_err();
+        assert!(error.to_string().contains("not used"), "{error}");
+        assert_eq!(error.exit_code(), 1);
+        set_mode(&db.path(), 0o600);
+        assert_eq!(db.lookup(&stored.key).0, Some(stored.clone()));
+
+        // Nor is a directory its group can write.
+        set_mode(&dir, 0o770);
+        assert_eq!(db.lookup(&stored.key), (None, None));
+        assert!(db.forget("a").is_err());
+        set_mode(&dir, 0o700);
+        assert_eq!(db.forget("a").unwrap(), (1, None));
     }
 }
