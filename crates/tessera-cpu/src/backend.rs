@@ -203,8 +203,9 @@ impl Backend for CpuBackend {
             .into());
         }
         let source = tessera_codegen::cpu::emit_c(program, cpu);
+        let options = self.compile_options(cpu);
         let (library, info) =
-            tessera_jit::compile(&source, &self.compile_options(cpu)).map_err(jit_error)?;
+            tessera_jit::compile(&source, &options).map_err(|e| compile_error(e, &options))?;
         let compile_time = if info.cache_hit {
             Duration::ZERO
         } else {
@@ -242,6 +243,26 @@ fn jit_error(error: JitError) -> BackendError {
         },
         other => BackendError::Runtime(other.to_string()),
     }
+}
+
+/// A minimal OpenMP library: what every generated kernel needs from the compiler.
+const OPENMP_PROBE: &str =
+    "#include <omp.h>\nint tessera_probe(void) { return omp_get_max_threads(); }\n";
+
+/// Maps a failed kernel compile: when the compiler cannot build even [`OPENMP_PROBE`] with the
+/// same options, the machine's toolchain is at fault (exit 1, with the compiler's message),
+/// else the generated code is (a bug in Tessera).
+fn compile_error(error: JitError, options: &CompileOptions) -> BackendError {
+    if matches!(error, JitError::CompileFailed { .. }) && user_cflags().is_none() {
+        if let Err(probe) = tessera_jit::compile(OPENMP_PROBE, options) {
+            return BackendError::Unavailable(format!(
+                "the C compiler cannot build a minimal OpenMP library with Tessera's flags, so no \
+                 CPU kernel can be built: {probe}\ninstall the compiler's OpenMP support (gcc: \
+                 libgomp), point TESSERA_CC at a compiler that has it, or run `--backend reference`"
+            ));
+        }
+    }
+    jit_error(error)
 }
 
 /// The optimisation flags the user set in `TESSERA_CFLAGS` (they replace the defaults).

@@ -266,3 +266,39 @@ fn the_summary_shows_the_time_of_each_phase() {
         assert!(phases.contains(phase), "{phase}: {line}");
     }
 }
+
+#[test]
+fn a_compiler_without_openmp_is_an_environment_error_with_its_message() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = star_dir();
+    let compiler = dir.path().join("noompcc");
+    std::fs::write(
+        &compiler,
+        "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in --version) echo noompcc 1.0; exit 0;; -print-file-name=*) echo \"${a#-print-file-name=}\"; exit 0;; esac; done\necho 'kernel.c:1:10: fatal error: omp.h: No such file or directory' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&compiler, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cache = dir.path().join("cache");
+    let output = tessera_with_env(
+        dir.path(),
+        &["run", "star.tess", "--backend", "cpu"],
+        &[
+            ("TESSERA_CC", compiler.to_str().unwrap()),
+            ("TESSERA_CACHE_DIR", cache.to_str().unwrap()),
+        ],
+    );
+    assert_user_error(
+        &output,
+        "the C compiler cannot build a minimal OpenMP library",
+    );
+    assert!(
+        stderr(&output).contains("fatal error: omp.h"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        !stderr(&output).contains("bug in Tessera"),
+        "{}",
+        stderr(&output)
+    );
+}
