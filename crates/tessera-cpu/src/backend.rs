@@ -253,14 +253,15 @@ const OPENMP_PROBE: &str =
 /// same options, the machine's toolchain is at fault (exit 1, with the compiler's message),
 /// else the generated code is (a bug in Tessera).
 fn compile_error(error: JitError, options: &CompileOptions) -> BackendError {
-    if matches!(error, JitError::CompileFailed { .. }) && user_cflags().is_none() {
-        if let Err(probe) = tessera_jit::compile(OPENMP_PROBE, options) {
-            return BackendError::Unavailable(format!(
-                "the C compiler cannot build a minimal OpenMP library with Tessera's flags, so no \
-                 CPU kernel can be built: {probe}\ninstall the compiler's OpenMP support (gcc: \
-                 libgomp), point TESSERA_CC at a compiler that has it, or run `--backend reference`"
-            ));
-        }
+    if matches!(error, JitError::CompileFailed { .. })
+        && user_cflags().is_none()
+        && let Err(probe) = tessera_jit::compile(OPENMP_PROBE, options)
+    {
+        return BackendError::Unavailable(format!(
+            "the C compiler cannot build a minimal OpenMP library with Tessera's flags, so no \
+             CPU kernel can be built: {probe}\ninstall the compiler's OpenMP support (gcc: \
+             libgomp), point TESSERA_CC at a compiler that has it, or run `--backend reference`"
+        ));
     }
     jit_error(error)
 }

@@ -45,7 +45,7 @@ fn main() {
     b.finish_stage(s);
     let checked = check(&b.finish()).expect("the program checks");
     let bound = bind(Arc::new(checked), &[]).expect("the program binds");
-    let mut fields = initial_fields(&bound, &[]);
+    let mut fields = initial_fields(&bound, &[]).expect("fields fit in memory");
     let start = Instant::now();
     let report = run_exact(&bound, &mut fields, 0, steps).expect("the run succeeds");
     let seconds = start.elapsed().as_secs_f64();

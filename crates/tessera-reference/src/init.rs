@@ -12,20 +12,21 @@ use crate::step::write_row;
 
 /// Every field's initial values: fields with `given[field]` false get their declared initial
 /// value (0 when none); given fields (and those past the end of `given`) are zero-filled for the
-/// caller to overwrite with inputs.
-pub fn initial_fields(bound: &BoundProgram, given: &[bool]) -> FieldSet {
-    let mut fields = FieldSet::zeros(bound);
+/// caller to overwrite with inputs. An allocation the allocator has no room for is an error
+/// (`BackendError::Resources`), not an abort.
+pub fn initial_fields(bound: &BoundProgram, given: &[bool]) -> Result<FieldSet, BackendError> {
+    let mut fields = FieldSet::try_zeros(bound)?;
     for field in bound.program().fields.ids() {
         if !given.get(field.index()).copied().unwrap_or(false) {
-            initialize(bound, &mut fields, field.index());
+            fields.buffers[field.index()] = initial_buffer(bound, field)?;
         }
     }
-    fields
+    Ok(fields)
 }
 
 /// Overwrites field `field_index` of `fields` with its declared initial value (0 when none).
 ///
-/// Panics when `field_index` is not a field of the program.
+/// Panics when `field_index` is not a field of the program, or on an allocation failure.
 pub fn initialize(bound: &BoundProgram, fields: &mut FieldSet, field_index: usize) {
     let field = Id::from_index(field_index);
     fields.buffers[field_index] = initial_buffer(bound, field)
@@ -35,7 +36,7 @@ pub fn initialize(bound: &BoundProgram, fields: &mut FieldSet, field_index: usiz
 /// The initial values of `field`, evaluated in exact-order mode.
 fn initial_buffer(bound: &BoundProgram, field: Id<Field>) -> Result<Buffer, BackendError> {
     let declared = &bound.program().fields[field];
-    let mut buffer = Buffer::zeros(declared.ty, bound.cell_count());
+    let mut buffer = Buffer::try_zeros(declared.ty, bound.cell_count())?;
     let Some(init) = declared.init else {
         return Ok(buffer);
     };

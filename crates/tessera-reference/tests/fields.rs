@@ -41,7 +41,7 @@ fn program_with_inits() -> (
 #[test]
 fn initial_values_are_evaluated_at_every_point() {
     let (p, [u, w, z]) = program_with_inits();
-    let f = initial_fields(&p, &[]);
+    let f = initial_fields(&p, &[]).unwrap();
     let want_u: Vec<f64> = (0..12)
         .map(|i| f64::from((-0.5f32 * i as f32).exp()))
         .collect();
@@ -56,7 +56,7 @@ fn initial_values_are_evaluated_at_every_point() {
 #[test]
 fn given_fields_are_zero_filled_and_initialize_fills_one_field() {
     let (p, [u, w, _]) = program_with_inits();
-    let mut f = initial_fields(&p, &[true, false, false]);
+    let mut f = initial_fields(&p, &[true, false, false]).unwrap();
     assert_eq!(values(&f, u), vec![0.0; 12]);
     assert_eq!(values(&f, w)[1], 8.0);
     initialize(&p, &mut f, u.index());

@@ -3,7 +3,9 @@
 use tessera_analysis::BoundProgram;
 use tessera_ir::ScalarType;
 
-use crate::pages::{copied, zeroed};
+use crate::BackendError;
+use crate::memory::bytes_text;
+use crate::pages::{copied, try_zeroed, zeroed};
 
 /// One field's values, row-major with the fastest axis last. Large buffers made here (zeros,
 /// poison, clones) sit on transparent huge pages where the system allows it.
@@ -32,6 +34,26 @@ impl Buffer {
             ScalarType::F64 => Buffer::F64(zeroed(len)),
             ScalarType::Bool => panic!("bool is not a storable field type"),
         }
+    }
+
+    /// Like [`Buffer::zeros`] (the zeros written, not left to fresh pages), or an error naming
+    /// the size when the allocator has no room for it: what runs use, so that a memory limit
+    /// is an error, not an abort.
+    pub fn try_zeros(ty: ScalarType, len: usize) -> Result<Buffer, BackendError> {
+        let no_room = || {
+            BackendError::Resources(format!(
+                "cannot allocate {} for {len} `{ty}` values: the allocator has no room (a memory limit such as `ulimit -v`, or no overcommit); use a smaller grid",
+                bytes_text((len as u64).saturating_mul(ty.size_bytes() as u64))
+            ))
+        };
+        Ok(match ty {
+            ScalarType::U8 => Buffer::U8(try_zeroed(len).ok_or_else(no_room)?),
+            ScalarType::I32 => Buffer::I32(try_zeroed(len).ok_or_else(no_room)?),
+            ScalarType::I64 => Buffer::I64(try_zeroed(len).ok_or_else(no_room)?),
+            ScalarType::F32 => Buffer::F32(try_zeroed(len).ok_or_else(no_room)?),
+            ScalarType::F64 => Buffer::F64(try_zeroed(len).ok_or_else(no_room)?),
+            ScalarType::Bool => panic!("bool is not a storable field type"),
+        })
     }
 
     /// `len` copies of the poison value of `ty`: NaN for floats, a sentinel for integers.
@@ -163,6 +185,18 @@ impl FieldSet {
             shape: program.extents.clone(),
             buffers,
         }
+    }
+
+    /// Like [`FieldSet::zeros`], or an error naming the size when the allocator has no room.
+    pub fn try_zeros(program: &BoundProgram) -> Result<FieldSet, BackendError> {
+        let len = program.cell_count();
+        let buffers = (program.program().fields.values())
+            .map(|f| Buffer::try_zeros(f.ty, len))
+            .collect::<Result<_, _>>()?;
+        Ok(FieldSet {
+            shape: program.extents.clone(),
+            buffers,
+        })
     }
 
     /// Number of points of the grid.

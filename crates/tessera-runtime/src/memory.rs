@@ -105,7 +105,7 @@ impl MemoryEstimate {
         }
         if let Some(available) = available.filter(|&a| host > a) {
             return Err(refuse(format!(
-                "the {} this machine has available",
+                "the {} this process may still allocate (free memory, cgroup and `ulimit -v` limits)",
                 bytes_text(available)
             )));
         }
@@ -205,22 +205,48 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 }
 
 /// The memory this process may still allocate: `MemAvailable` of `/proc/meminfo`, or less
-/// when a cgroup limits the process; `None` where neither can be read.
+/// when a cgroup or an address-space limit (`ulimit -v`) bounds the process; `None` where
+/// none can be read.
 pub fn available_host_bytes() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
     let available = meminfo.as_deref().and_then(mem_available);
-    let cgroup = cgroup_headroom();
-    match (available, cgroup) {
-        (Some(a), Some(c)) => Some(a.min(c)),
-        (a, c) => a.or(c),
+    [available, cgroup_headroom(), address_space_headroom()]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// What the address-space limit (`ulimit -v`) still allows: the limit less the process's
+/// virtual size; `None` without a limit.
+fn address_space_headroom() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given.
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0;
+        if !ok || limit.rlim_cur == libc::RLIM_INFINITY {
+            return None;
+        }
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let size = status_kib(&status, "VmSize:")?.saturating_mul(1024);
+        Some(limit.rlim_cur.saturating_sub(size))
     }
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 /// `MemAvailable` of a `/proc/meminfo` text, in bytes.
 fn mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
+    Some(status_kib(meminfo, "MemAvailable:")?.saturating_mul(1024))
+}
+
+/// The kibibytes on the line starting with `key` of a `/proc` text (`MemAvailable:  123 kB`).
+fn status_kib(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// What the process's cgroup (v2) still allows: `memory.max - memory.current`.
@@ -263,6 +289,14 @@ mod tests {
     }
 
     #[test]
+    fn an_allocation_without_room_is_an_error() {
+        let error =
+            crate::Buffer::try_zeros(tessera_ir::ScalarType::F64, usize::MAX / 4).unwrap_err();
+        assert!(error.to_string().starts_with("cannot allocate"), "{error}");
+        assert!(crate::Buffer::try_zeros(tessera_ir::ScalarType::U8, 3).is_ok());
+    }
+
+    #[test]
     fn a_run_over_a_limit_is_refused_naming_estimate_and_limit() {
         let estimate = MemoryEstimate {
             host: vec![
@@ -291,7 +325,7 @@ mod tests {
         assert!(
             short
                 .to_string()
-                .contains("the 1.00 GB this machine has available"),
+                .contains("the 1.00 GB this process may still allocate"),
             "{short}"
         );
         assert!(

@@ -16,11 +16,26 @@ const LARGE_BYTES: usize = 4 << 20;
 const HUGE_PAGE: usize = 2 << 20;
 
 /// `len` zeros, the allocation advised onto huge pages when large (the zeros come from fresh
-/// pages, so nothing is touched before the advice).
+/// pages, so nothing is touched before the advice); `None` when the allocator has no room
+/// (a `ulimit -v`, no overcommit), which callers report instead of aborting.
+pub(crate) fn try_zeroed<T: Clone + Default>(len: usize) -> Option<Vec<T>> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(len).ok()?;
+    advise_capacity(&v);
+    v.resize(len, T::default());
+    Some(v)
+}
+
+/// `len` zeros, advised like [`try_zeroed`]; aborts when the allocator has no room.
 pub(crate) fn zeroed<T: Clone + Default>(len: usize) -> Vec<T> {
     let v = vec![T::default(); len];
     advise(&v);
     v
+}
+
+/// [`advise`] for the reserved, not yet written capacity of `v`.
+fn advise_capacity<T>(v: &Vec<T>) {
+    advise_range(v.as_ptr() as usize, v.capacity() * std::mem::size_of::<T>());
 }
 
 /// A copy of `values` in a fresh allocation advised like [`zeroed`].
@@ -32,20 +47,23 @@ pub(crate) fn copied<T: Copy + Default>(values: &[T]) -> Vec<T> {
 
 /// Asks the kernel to back the 2 MiB-aligned part of a large slice with huge pages.
 fn advise<T>(values: &[T]) {
-    let bytes = std::mem::size_of_val(values);
+    advise_range(values.as_ptr() as usize, std::mem::size_of_val(values));
+}
+
+/// [`advise`] for the allocated bytes `start..start + bytes` (written or not).
+fn advise_range(start: usize, bytes: usize) {
     if bytes < LARGE_BYTES {
         return;
     }
     #[cfg(target_os = "linux")]
     {
-        let start = values.as_ptr() as usize;
         let (first, end) = (
             start.next_multiple_of(HUGE_PAGE),
             (start + bytes) / HUGE_PAGE * HUGE_PAGE,
         );
         if end > first {
-            // SAFETY: the range lies inside the slice's allocation; MADV_HUGEPAGE changes how
-            // pages are backed, never their contents. A failure only means no huge pages.
+            // SAFETY: the range lies inside one allocation; MADV_HUGEPAGE changes how pages
+            // are backed, never their contents. A failure only means no huge pages.
             unsafe {
                 libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
             }

@@ -8,7 +8,7 @@
 //! use tessera::{DeviceSelection, PlanRequest, Session, backend};
 //!
 //! let session = Session::load("examples/heat.tess".as_ref(), &[("N".into(), "512".into())])?;
-//! let mut fields = session.initial_fields(&[]);
+//! let mut fields = session.initial_fields(&[])?;
 //! let cpu = backend("cpu")?;
 //! let plan = session.plan(cpu.as_ref(), &PlanRequest::default())?;
 //! println!("{}", plan.to_json());

@@ -214,13 +214,14 @@ impl Session {
     }
 
     /// Storage for every field: the declared initial values, except for the fields in
-    /// `given` (field indices), which are left zero for the caller to fill.
-    pub fn initial_fields(&self, given: &[usize]) -> FieldSet {
+    /// `given` (field indices), which are left zero for the caller to fill; an error when the
+    /// allocator has no room for them.
+    pub fn initial_fields(&self, given: &[usize]) -> Result<FieldSet, Error> {
         let mut mask = vec![false; self.program().fields.len()];
         for &index in given {
             mask[index] = true;
         }
-        tessera_reference::initial_fields(&self.bound, &mask)
+        Ok(tessera_reference::initial_fields(&self.bound, &mask)?)
     }
 
     /// The plan `backend` would run the program with for `request`.
@@ -264,7 +265,7 @@ mod tests {
         assert_eq!(session.field("u").unwrap().components, vec![0]);
         assert_eq!(session.field("img").unwrap().components.len(), 3);
         assert_eq!(session.field("img.y").unwrap().types, vec![ScalarType::U8]);
-        let fields = session.initial_fields(&[]);
+        let fields = session.initial_fields(&[]).unwrap();
         assert_eq!(fields.buffer(0).get_f64(7), 3.0);
     }
 

@@ -204,7 +204,7 @@ fn a_run_that_cannot_fit_in_memory_is_refused_before_allocating() {
         let run = tessera(dir.path(), &["run", "huge.tess", "--backend", backend]);
         assert_user_error(&run, "on the host (fields 4.00 PB");
         assert!(
-            stderr(&run).contains("this machine has available"),
+            stderr(&run).contains("this process may still allocate"),
             "{}",
             stderr(&run)
         );
@@ -298,6 +298,29 @@ fn a_compiler_without_openmp_is_an_environment_error_with_its_message() {
     );
     assert!(
         !stderr(&output).contains("bug in Tessera"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn an_address_space_limit_counts_as_the_memory_available() {
+    let dir = tempfile::tempdir().unwrap();
+    // 16384² f32: 1.07 GB of fields, over a 900 MB `ulimit -v`.
+    let program = "param N: i64 = 16384;\ngrid [N, N];\nsteps 1;\nfield u: f32 = 1.0;\nstage s over [1..N-1, 1..N-1] { u = 0.25 * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1]); }\n";
+    std::fs::write(dir.path().join("g.tess"), program).unwrap();
+    let command = format!(
+        "ulimit -v 900000 && exec '{}' run g.tess --backend reference",
+        env!("CARGO_BIN_EXE_tessera")
+    );
+    let output = Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_user_error(&output, "this process may still allocate");
+    assert!(
+        stderr(&output).contains("fields 1.07 GB"),
         "{}",
         stderr(&output)
     );

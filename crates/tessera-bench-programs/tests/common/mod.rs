@@ -110,7 +110,7 @@ impl Bench {
             .collect();
         let mut mask = vec![false; program.fields.len()];
         given.iter().for_each(|(index, _)| mask[*index] = true);
-        let mut fields = tessera_reference::initial_fields(&self.bound, &mask);
+        let mut fields = tessera_reference::initial_fields(&self.bound, &mask).expect("fields fit");
         for (index, buffer) in given {
             fields.buffers[index] = buffer;
         }

@@ -42,7 +42,7 @@ pub fn run(bound: &BoundProgram, fields: &mut FieldSet, steps: u64) -> RunReport
 
 /// Fields with declared initial values.
 pub fn init(bound: &BoundProgram) -> FieldSet {
-    initial_fields(bound, &[])
+    initial_fields(bound, &[]).expect("fields fit in memory")
 }
 
 /// A field's values as f64.

@@ -77,7 +77,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let mut executable = planned.prepare(&session)?;
     let compile = clock.elapsed();
     let clock = Instant::now();
-    let mut fields = session.initial_fields(&given);
+    let mut fields = session.initial_fields(&given)?;
     for (field, path) in &inputs {
         files::read_into(&session, &mut fields, field, path)?;
     }

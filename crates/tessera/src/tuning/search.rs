@@ -136,7 +136,7 @@ pub fn tune(
         )));
     }
     let mut queue: VecDeque<PlanRequest> = strategy_requests(&default_plan, base).into();
-    let mut search = Search::new(session, backend, base, options);
+    let mut search = Search::new(session, backend, base, options)?;
     if !search.time(default_plan) {
         let why = search.skipped.last().cloned().unwrap_or_default();
         return Err(Error::Usage(format!(
@@ -186,19 +186,19 @@ impl<'a> Search<'a> {
         backend: &'a dyn Backend,
         base: &PlanRequest,
         options: &'a TuneOptions,
-    ) -> Search<'a> {
-        Search {
+    ) -> Result<Search<'a>, Error> {
+        Ok(Search {
             session,
             backend,
             options,
             device: base.device.clone(),
-            inputs: random_inputs(session, options.seed).0,
+            inputs: random_inputs(session, options.seed)?.0,
             start: Instant::now(),
             seen: HashSet::new(),
             timed: Vec::new(),
             tried: 0,
             skipped: Vec::new(),
-        }
+        })
     }
 
     /// Whether the budget or the candidate count is spent.
