@@ -255,12 +255,13 @@ const OPENMP_PROBE: &str =
 fn compile_error(error: JitError, options: &CompileOptions) -> BackendError {
     if matches!(error, JitError::CompileFailed { .. })
         && user_cflags().is_none()
-        && let Err(probe) = tessera_jit::compile(OPENMP_PROBE, options)
+        && tessera_jit::compile(OPENMP_PROBE, options).is_err()
     {
         return BackendError::Unavailable(format!(
-            "the C compiler cannot build a minimal OpenMP library with Tessera's flags, so no \
-             CPU kernel can be built: {probe}\ninstall the compiler's OpenMP support (gcc: \
-             libgomp), point TESSERA_CC at a compiler that has it, or run `--backend reference`"
+            "{error}\nthe same compiler cannot build even a minimal OpenMP library with these \
+             flags, so the toolchain is at fault, not the generated code: install the \
+             compiler's OpenMP support (gcc: libgomp), point TESSERA_CC at a compiler that has \
+             it, or run `--backend reference`"
         ));
     }
     jit_error(error)

@@ -109,16 +109,11 @@ fn missing_compiler_is_unavailable() {
     assert!(e.to_string().contains("/nonexistent/tessera-cc"), "{e}");
 }
 
-#[test]
-fn failing_compiler_shows_the_saved_source_and_the_log() {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let script = dir.path().join("broken-cc");
-    let draft = dir.path().join("broken-cc.draft");
-    std::fs::write(
-        &draft,
-        "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo 'broken-cc 1.0'; exit 0; fi\necho 'kernel.c:1:1: error: this compiler refuses everything' >&2\nexit 1\n",
-    )
-    .expect("write script");
+/// Writes the shell script `body` to `dir/name`, executable; returns its path.
+fn compiler_script(dir: &std::path::Path, name: &str, body: &str) -> std::path::PathBuf {
+    let script = dir.join(name);
+    let draft = dir.join(format!("{name}.draft"));
+    std::fs::write(&draft, body).expect("write script");
     // Copied by `cp` so that this process never holds the script open for writing (a child
     // forked meanwhile by another test would inherit it, and running it would fail: ETXTBSY).
     let copied = std::process::Command::new("cp")
@@ -128,24 +123,63 @@ fn failing_compiler_shows_the_saved_source_and_the_log() {
         .expect("cp");
     assert!(copied.success(), "cp: {copied}");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script
+}
+
+/// The path in `source saved at PATH,` of a compile error, read.
+fn saved_source(message: &str) -> String {
+    let saved = message
+        .split("source saved at ")
+        .nth(1)
+        .and_then(|s| s.split(',').next())
+        .expect("names the source");
+    std::fs::read_to_string(saved).expect("the saved source exists")
+}
+
+#[test]
+fn a_compiler_that_builds_nothing_is_the_environment_with_the_saved_source_and_the_log() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let script = compiler_script(
+        dir.path(),
+        "broken-cc",
+        "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo 'broken-cc 1.0'; exit 0; fi\necho 'kernel.c:1:1: error: this compiler refuses everything' >&2\nexit 1\n",
+    );
+    let bound = star(&[9, 9]);
+    let mut backend = backend();
+    backend.compile.compiler = Some(script.display().to_string());
+    backend.compile.cache_dir = Some(dir.path().join("cache"));
+    let e = refused(backend.plan_and_prepare(&bound, &PlanRequest::default()));
+    assert!(matches!(e, BackendError::Unavailable(_)), "{e:?}");
+    let message = e.to_string();
+    assert!(
+        message.contains("this compiler refuses everything")
+            && message.contains("cannot build even a minimal OpenMP library"),
+        "{message}"
+    );
+    assert!(
+        saved_source(&message).contains("int tessera_run("),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_kernel_a_working_compiler_refuses_is_a_bug_of_tessera() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let script = compiler_script(
+        dir.path(),
+        "picky-cc",
+        "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.c) src=$a;; esac; done\nif [ -n \"$src\" ] && grep -q 'int tessera_run(' \"$src\"; then echo 'kernel.c:1:1: error: picky' >&2; exit 1; fi\nexec cc \"$@\"\n",
+    );
     let bound = star(&[9, 9]);
     let mut backend = backend();
     backend.compile.compiler = Some(script.display().to_string());
     backend.compile.cache_dir = Some(dir.path().join("cache"));
     let e = refused(backend.plan_and_prepare(&bound, &PlanRequest::default()));
     assert!(matches!(e, BackendError::Compile(_)), "{e:?}");
-    let message = e.to_string();
     assert!(
-        message.contains("this compiler refuses everything"),
-        "{message}"
+        saved_source(&e.to_string()).contains("int tessera_run("),
+        "{e}"
     );
-    let saved = message
-        .split("source saved at ")
-        .nth(1)
-        .and_then(|s| s.split(',').next())
-        .expect("names the source");
-    let source = std::fs::read_to_string(saved).expect("the saved source exists");
-    assert!(source.contains("int tessera_run("), "{saved}");
 }
 
 #[test]
