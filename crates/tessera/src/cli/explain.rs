@@ -76,14 +76,15 @@ pub fn explain(args: &ExplainArgs) -> Result<i32, Error> {
 /// the run would be refused.
 fn memory_line(session: &Session, planned: &Planned) -> Result<String, Error> {
     let estimate = planned.memory(session)?;
+    let available = available_host_bytes();
     let mut line = format!("memory: {}", estimate.describe());
-    if let Some(available) = available_host_bytes() {
+    if let Some(available) = available {
         line.push_str(&format!(
             "; {} available on the host",
             bytes_text(available)
         ));
     }
-    if let Err(refused) = estimate.check(planned.max_memory, available_host_bytes()) {
+    if let Err(refused) = estimate.check(planned.max_memory, available) {
         line.push_str(&format!("\n  a run is refused: {refused}"));
     }
     Ok(line)
