@@ -172,7 +172,10 @@ f32_and_f64!(poisson2d, poisson2d);
 fn life_on_a_torus() {
     let bench = Bench::plain("life", &[("N", N as i64)]);
     let initial = Rng::new(0x11FE).bits(N * N);
-    let outcome = bench.run(vec![("A", tessera_runtime::Buffer::U8(initial.clone()))], 9);
+    let outcome = bench.run(
+        vec![("A", tessera_runtime::Buffer::from(initial.clone()))],
+        9,
+    );
     let wrap = |i: usize, d: isize| (i as isize + d).rem_euclid(N as isize) as usize;
     let mut a = initial;
     for _ in 0..9 {

@@ -31,7 +31,9 @@ fn u8_field_of_two_to_the_31_plus_17_points() {
     let bound = tessera_analysis::bind(std::sync::Arc::new(checked), &[]).expect("binds");
     let mut fields = FieldSet {
         shape: vec![N],
-        buffers: vec![Buffer::U8((0..N).map(|i| (i % 251) as u8).collect())],
+        buffers: vec![Buffer::U8(
+            (0..N).map(|i| (i % 251) as u8).collect::<Vec<_>>().into(),
+        )],
     };
     let options = PlanRequest {
         strategy: Some(Strategy::Parallel),

@@ -66,11 +66,11 @@ pub fn read_npy(
             source,
         })?;
     let values = match ty {
-        ScalarType::U8 => Buffer::U8(read_values(path, reader)?),
-        ScalarType::I32 => Buffer::I32(read_values(path, reader)?),
-        ScalarType::I64 => Buffer::I64(read_values(path, reader)?),
-        ScalarType::F32 => Buffer::F32(read_values(path, reader)?),
-        ScalarType::F64 => Buffer::F64(read_values(path, reader)?),
+        ScalarType::U8 => Buffer::U8(read_values(path, reader)?.into()),
+        ScalarType::I32 => Buffer::I32(read_values(path, reader)?.into()),
+        ScalarType::I64 => Buffer::I64(read_values(path, reader)?.into()),
+        ScalarType::F32 => Buffer::F32(read_values(path, reader)?.into()),
+        ScalarType::F64 => Buffer::F64(read_values(path, reader)?.into()),
         ScalarType::Bool => unreachable!("no .npy descriptor maps to bool"),
     };
     Ok(values)
@@ -153,11 +153,36 @@ mod tests {
 
     fn every_type(len: usize) -> Vec<Buffer> {
         vec![
-            Buffer::U8((0..len).map(|i| (i * 37 % 256) as u8).collect()),
-            Buffer::I32((0..len).map(|i| i as i32 * -7919).collect()),
-            Buffer::I64((0..len).map(|i| i as i64 * 1_000_000_007).collect()),
-            Buffer::F32((0..len).map(|i| i as f32 / 3.0 - 1.5).collect()),
-            Buffer::F64((0..len).map(|i| (i as f64).sin()).collect()),
+            Buffer::U8(
+                (0..len)
+                    .map(|i| (i * 37 % 256) as u8)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            Buffer::I32(
+                (0..len)
+                    .map(|i| i as i32 * -7919)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            Buffer::I64(
+                (0..len)
+                    .map(|i| i as i64 * 1_000_000_007)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            Buffer::F32(
+                (0..len)
+                    .map(|i| i as f32 / 3.0 - 1.5)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            Buffer::F64(
+                (0..len)
+                    .map(|i| (i as f64).sin())
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
         ]
     }
 
@@ -180,7 +205,7 @@ mod tests {
         let path = dir.path().join("a.npy");
         write_npy(
             &path,
-            &Buffer::F32(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+            &Buffer::from(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
             &[2, 3],
         )
         .unwrap();
@@ -204,7 +229,7 @@ mod tests {
         ndarray_npy::write_npy(&path, &f).unwrap();
         assert_eq!(
             read_npy(&path, "A", ScalarType::F64, &[2, 3]).unwrap(),
-            Buffer::F64(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+            Buffer::from(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
         );
         let big = dir.path().join("big.npy");
         let header = "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }";
@@ -217,7 +242,7 @@ mod tests {
         std::fs::write(&big, bytes).unwrap();
         assert_eq!(
             read_npy(&big, "A", ScalarType::I32, &[2]).unwrap(),
-            Buffer::I32(vec![7, -9])
+            Buffer::from(vec![7, -9])
         );
     }
 
@@ -225,7 +250,7 @@ mod tests {
     fn a_wrong_shape_names_both_shapes_and_types() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.npy");
-        write_npy(&path, &Buffer::F64(vec![0.0; 66 * 67]), &[66, 67]).unwrap();
+        write_npy(&path, &Buffer::from(vec![0.0; 66 * 67]), &[66, 67]).unwrap();
         let err = read_npy(&path, "A", ScalarType::F32, &[67, 67]).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -240,7 +265,7 @@ mod tests {
     fn a_wrong_dtype_says_how_to_convert() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.npy");
-        write_npy(&path, &Buffer::I64(vec![0; 4]), &[4]).unwrap();
+        write_npy(&path, &Buffer::from(vec![0; 4]), &[4]).unwrap();
         let err = read_npy(&path, "k", ScalarType::F64, &[4]).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -263,7 +288,7 @@ mod tests {
         );
 
         let short = dir.path().join("short.npy");
-        write_npy(&short, &Buffer::F32(vec![1.0; 8]), &[8]).unwrap();
+        write_npy(&short, &Buffer::from(vec![1.0; 8]), &[8]).unwrap();
         let bytes = std::fs::read(&short).unwrap();
         std::fs::write(&short, &bytes[..bytes.len() - 5]).unwrap();
         let err = read_npy(&short, "A", ScalarType::F32, &[8]).unwrap_err();
@@ -289,7 +314,7 @@ mod tests {
     fn writing_into_a_missing_directory_fails_without_leaving_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nope").join("a.npy");
-        let err = write_npy(&path, &Buffer::U8(vec![1, 2]), &[2]).unwrap_err();
+        let err = write_npy(&path, &Buffer::from(vec![1, 2]), &[2]).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with(&format!("cannot write {}: ", path.display())),

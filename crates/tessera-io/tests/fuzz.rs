@@ -27,11 +27,21 @@ const TYPES: [ScalarType; 6] = [
 /// A `.npy` file of every storable type (and a Fortran-order one of the descriptor's bytes).
 fn npy_corpus(dir: &Path) -> Vec<Vec<u8>> {
     let buffers = [
-        Buffer::U8((0..15).collect()),
-        Buffer::I32((0..15).map(|i| i * -7919).collect()),
-        Buffer::I64((0..15).map(|i| i * 1_000_000_007).collect()),
-        Buffer::F32((0..15).map(|i| i as f32 / 3.0).collect()),
-        Buffer::F64((0..15).map(|i| f64::from(i).sin()).collect()),
+        Buffer::U8((0..15).collect::<Vec<_>>().into()),
+        Buffer::I32((0..15).map(|i| i * -7919).collect::<Vec<_>>().into()),
+        Buffer::I64(
+            (0..15)
+                .map(|i| i * 1_000_000_007)
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        Buffer::F32((0..15).map(|i| i as f32 / 3.0).collect::<Vec<_>>().into()),
+        Buffer::F64(
+            (0..15)
+                .map(|i| f64::from(i).sin())
+                .collect::<Vec<_>>()
+                .into(),
+        ),
     ];
     let path = dir.join("corpus.npy");
     (buffers.iter())

@@ -7,7 +7,7 @@ use common::*;
 use tessera_ir::builder::ProgramBuilder;
 use tessera_ir::{BinaryOp, Border, Constant, ReduceOp, ScalarType};
 use tessera_plan::PlanRequest;
-use tessera_runtime::{Backend, Observer, ReductionRecord};
+use tessera_runtime::{Backend, Flow, Observer, ReductionRecord};
 
 /// 1D grid of 5, `u += 1` each step, with the given reductions added by `extra`.
 fn counting(
@@ -179,10 +179,20 @@ fn a_reduction_over_a_single_point_reads_through_borders() {
     assert_eq!(run(&p, &mut f, 1).reductions, vec![record(0, "probe", 5.0)]);
 }
 
-struct Recorded(Vec<(u64, u64)>);
+/// Records progress; stops the run once `stop_after` steps are done.
+struct Recorded {
+    calls: Vec<(u64, u64)>,
+    stop_after: u64,
+}
+
 impl Observer for Recorded {
-    fn advance(&mut self, done: u64, total: u64) {
-        self.0.push((done, total));
+    fn advance(&mut self, done: u64, total: u64) -> Flow {
+        self.calls.push((done, total));
+        if done >= self.stop_after {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
     }
 }
 
@@ -193,7 +203,26 @@ fn progress_is_reported_after_every_step() {
     let mut exe = tessera_reference::ReferenceBackend
         .plan_and_prepare(&p, &PlanRequest::default())
         .unwrap();
-    let mut progress = Recorded(Vec::new());
+    let mut progress = Recorded {
+        calls: Vec::new(),
+        stop_after: u64::MAX,
+    };
     exe.run(&mut f, 0, 3, &mut progress).unwrap();
-    assert_eq!(progress.0, vec![(1, 3), (2, 3), (3, 3)]);
+    assert_eq!(progress.calls, vec![(1, 3), (2, 3), (3, 3)]);
+}
+
+#[test]
+fn progress_can_stop_a_run_between_steps() {
+    let (p, _) = counting(|_, _| {});
+    let mut f = init(&p);
+    let mut exe = tessera_reference::ReferenceBackend
+        .plan_and_prepare(&p, &PlanRequest::default())
+        .unwrap();
+    let mut progress = Recorded {
+        calls: Vec::new(),
+        stop_after: 2,
+    };
+    let report = exe.run(&mut f, 0, 5, &mut progress).unwrap();
+    assert_eq!((report.steps, report.stopped_early), (2, false));
+    assert_eq!(progress.calls, vec![(1, 5), (2, 5)]);
 }

@@ -5,33 +5,34 @@ use tessera_ir::ScalarType;
 
 use crate::BackendError;
 use crate::memory::bytes_text;
-use crate::pages::{copied, try_zeroed, zeroed};
+use crate::pages::{try_zeroed, zeroed};
+use crate::storage::Storage;
 
 /// One field's values, row-major with the fastest axis last. Large buffers made here (zeros,
 /// poison, clones) sit on transparent huge pages where the system allows it.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Buffer {
     /// `u8` elements.
-    U8(Vec<u8>),
+    U8(Storage<u8>),
     /// `i32` elements.
-    I32(Vec<i32>),
+    I32(Storage<i32>),
     /// `i64` elements.
-    I64(Vec<i64>),
+    I64(Storage<i64>),
     /// `f32` elements.
-    F32(Vec<f32>),
+    F32(Storage<f32>),
     /// `f64` elements.
-    F64(Vec<f64>),
+    F64(Storage<f64>),
 }
 
 impl Buffer {
     /// `len` zeros of type `ty` (`bool` is not storable and panics).
     pub fn zeros(ty: ScalarType, len: usize) -> Buffer {
         match ty {
-            ScalarType::U8 => Buffer::U8(zeroed(len)),
-            ScalarType::I32 => Buffer::I32(zeroed(len)),
-            ScalarType::I64 => Buffer::I64(zeroed(len)),
-            ScalarType::F32 => Buffer::F32(zeroed(len)),
-            ScalarType::F64 => Buffer::F64(zeroed(len)),
+            ScalarType::U8 => Buffer::U8(zeroed(len).into()),
+            ScalarType::I32 => Buffer::I32(zeroed(len).into()),
+            ScalarType::I64 => Buffer::I64(zeroed(len).into()),
+            ScalarType::F32 => Buffer::F32(zeroed(len).into()),
+            ScalarType::F64 => Buffer::F64(zeroed(len).into()),
             ScalarType::Bool => panic!("bool is not a storable field type"),
         }
     }
@@ -47,11 +48,11 @@ impl Buffer {
             ))
         };
         Ok(match ty {
-            ScalarType::U8 => Buffer::U8(try_zeroed(len).ok_or_else(no_room)?),
-            ScalarType::I32 => Buffer::I32(try_zeroed(len).ok_or_else(no_room)?),
-            ScalarType::I64 => Buffer::I64(try_zeroed(len).ok_or_else(no_room)?),
-            ScalarType::F32 => Buffer::F32(try_zeroed(len).ok_or_else(no_room)?),
-            ScalarType::F64 => Buffer::F64(try_zeroed(len).ok_or_else(no_room)?),
+            ScalarType::U8 => Buffer::U8(try_zeroed(len).ok_or_else(no_room)?.into()),
+            ScalarType::I32 => Buffer::I32(try_zeroed(len).ok_or_else(no_room)?.into()),
+            ScalarType::I64 => Buffer::I64(try_zeroed(len).ok_or_else(no_room)?.into()),
+            ScalarType::F32 => Buffer::F32(try_zeroed(len).ok_or_else(no_room)?.into()),
+            ScalarType::F64 => Buffer::F64(try_zeroed(len).ok_or_else(no_room)?.into()),
             ScalarType::Bool => panic!("bool is not a storable field type"),
         })
     }
@@ -149,17 +150,18 @@ impl Buffer {
     }
 }
 
-impl Clone for Buffer {
-    fn clone(&self) -> Buffer {
-        match self {
-            Buffer::U8(v) => Buffer::U8(copied(v)),
-            Buffer::I32(v) => Buffer::I32(copied(v)),
-            Buffer::I64(v) => Buffer::I64(copied(v)),
-            Buffer::F32(v) => Buffer::F32(copied(v)),
-            Buffer::F64(v) => Buffer::F64(copied(v)),
+/// `From<Vec<T>>` for each element type: an owned buffer of those values.
+macro_rules! buffer_from_vec {
+    ($($ty:ty => $variant:ident),*) => {$(
+        impl From<Vec<$ty>> for Buffer {
+            fn from(values: Vec<$ty>) -> Buffer {
+                Buffer::$variant(values.into())
+            }
         }
-    }
+    )*};
 }
+
+buffer_from_vec!(u8 => U8, i32 => I32, i64 => I64, f32 => F32, f64 => F64);
 
 /// Every field of a bound program, indexed by field id, all with the grid's shape.
 #[derive(Clone, Debug, PartialEq)]

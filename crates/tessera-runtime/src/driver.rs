@@ -53,8 +53,11 @@ pub enum Flow {
 
 /// Follows a run: progress, and observation points every K steps.
 pub trait Observer {
-    /// `done` of `total` steps are finished.
-    fn advance(&mut self, _done: u64, _total: u64) {}
+    /// `done` of `total` steps are finished; [`Flow::Stop`] ends the run here (an interrupt
+    /// the caller reports).
+    fn advance(&mut self, _done: u64, _total: u64) -> Flow {
+        Flow::Continue
+    }
 
     /// Steps between observation points (`None`: no observation points).
     fn every(&self) -> Option<u64> {
@@ -123,8 +126,7 @@ pub fn drive<E: Executable + ?Sized>(
         let go_on = match item {
             ScheduleItem::Pass(pass) => {
                 run_pass(run.as_mut(), &bound, &pass, state, &mut report)?;
-                observer.advance(report.steps, steps);
-                true
+                observer.advance(report.steps, steps) == Flow::Continue
             }
             ScheduleItem::StopTest => {
                 let stop =

@@ -13,6 +13,7 @@ mod pages;
 pub mod random;
 pub mod reduce;
 pub mod schedule;
+pub mod storage;
 
 pub use backend::{
     ActiveRun, Backend, BackendError, Bandwidth, Executable, Explanation, RunTimes, Source,
@@ -21,3 +22,4 @@ pub use buffer::{Buffer, FieldSet};
 pub use driver::{Flow, Observer, ReductionRecord, RunReport, RunState, drive};
 pub use memory::{MemoryEstimate, MemoryPart};
 pub use schedule::{Pass, Schedule, ScheduleItem};
+pub use storage::Storage;

@@ -77,7 +77,7 @@ impl Real for f32 {
         }
     }
     fn buffer(values: Vec<Self>) -> Buffer {
-        Buffer::F32(values)
+        Buffer::from(values)
     }
 }
 
@@ -114,6 +114,6 @@ impl Real for f64 {
         }
     }
     fn buffer(values: Vec<Self>) -> Buffer {
-        Buffer::F64(values)
+        Buffer::from(values)
     }
 }

@@ -58,7 +58,7 @@ pub fn set(fields: &mut FieldSet, field: Id<Field>, values: &[f64]) {
         Buffer::I32(_) => Buffer::I32(values.iter().map(|&v| v as i32).collect()),
         Buffer::I64(_) => Buffer::I64(values.iter().map(|&v| v as i64).collect()),
         Buffer::F32(_) => Buffer::F32(values.iter().map(|&v| v as f32).collect()),
-        Buffer::F64(_) => Buffer::F64(values.to_vec()),
+        Buffer::F64(_) => Buffer::from(values.to_vec()),
     };
     assert_eq!(buffer.len(), fields.cell_count());
     fields.buffers[field.index()] = buffer;

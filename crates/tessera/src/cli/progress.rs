@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use tessera::tuning::Progress;
-use tessera_runtime::Observer;
+use tessera_runtime::{Flow, Observer};
 
 /// How long a run goes before the bar appears.
 const DELAY: Duration = Duration::from_secs(1);
@@ -61,8 +61,9 @@ impl StepBar {
 }
 
 impl Observer for StepBar {
-    fn advance(&mut self, done: u64, _total: u64) {
+    fn advance(&mut self, done: u64, _total: u64) -> Flow {
         self.show(done);
+        Flow::Continue
     }
 }
 

@@ -33,8 +33,9 @@ struct RunObserver<'s> {
 }
 
 impl Observer for RunObserver<'_> {
-    fn advance(&mut self, done: u64, _total: u64) {
+    fn advance(&mut self, done: u64, _total: u64) -> Flow {
         self.bar.show(done);
+        Flow::Continue
     }
 
     fn every(&self) -> Option<u64> {
