@@ -167,8 +167,8 @@ fn run_on_copy(
 }
 
 impl Comparison {
-    /// Compares the `actual` fields and report with the `expected` ones, field by field and
-    /// reduction by reduction of `session`'s program.
+    /// Compares the `actual` fields and report with the `expected` ones (both holding the
+    /// fields of `session`'s program), field by field and reduction by reduction.
     pub fn compare(
         session: &Session,
         expected: (&FieldSet, &RunReport),
@@ -823,6 +823,31 @@ mod tests {
             }
         }
         assert!(frontier.worst.len() < 100);
+    }
+
+    #[test]
+    fn the_reference_in_f64_accuracy_differs_from_its_exact_order_within_f32_tolerance() {
+        let text = "grid [4, 5];\nsteps 3;\nfield u: f32 border clamp = f32(x + 3 * y) * 0.1;\nstage s { u = u * 0.3 + u[0, 1] * 0.7; }\nreduce total = sum(u);\n";
+        let session = Session::from_text(text, "t.tess", "t", &[]).unwrap();
+        let fields = session.initial_fields(&[]).unwrap();
+        let reference = crate::backend("reference").unwrap();
+        let exact = session
+            .plan(reference.as_ref(), &PlanRequest::exact())
+            .unwrap();
+        let c = verify(&session, reference.as_ref(), &exact, &fields, 3).unwrap();
+        assert!(c.is_bitwise(), "{}", c.describe());
+        assert_eq!((c.actual_steps, c.reductions[0].evaluations), (3, 3));
+        let request = PlanRequest {
+            arithmetic: Arithmetic::F64,
+            ..PlanRequest::default()
+        };
+        let f64_plan = session.plan(reference.as_ref(), &request).unwrap();
+        let c = verify(&session, reference.as_ref(), &f64_plan, &fields, 3).unwrap();
+        assert!(
+            !c.is_bitwise() && c.within(Tolerance::F32),
+            "{}",
+            c.describe()
+        );
     }
 
     #[test]
