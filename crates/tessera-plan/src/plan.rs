@@ -106,6 +106,16 @@ impl Plan {
         self.backend.name()
     }
 
+    /// Whether the plan computes bitwise like the reference: exact-order reference plans, and
+    /// CPU and GPU plans made for exact arithmetic.
+    pub fn is_exact(&self) -> bool {
+        match &self.backend {
+            BackendPlan::Reference(plan) => plan.precision == Precision::Exact,
+            BackendPlan::Cpu(plan) => plan.exact,
+            BackendPlan::Opencl(plan) | BackendPlan::Cuda(plan) => plan.exact,
+        }
+    }
+
     /// The plan in one line, without the backend's name: `wavefront tile=256x64x256 T=8 ...`.
     pub fn describe(&self) -> String {
         match &self.backend {

@@ -25,6 +25,8 @@
 //! - [`metrics`]: GCells/s and the roofline bound;
 //! - [`inputs`]: seeded random inputs for benchmarks;
 //! - [`tuning`]: the autotuner and its database of tuned plans;
+//! - [`verify`]: a backend's run compared with the reference's, bitwise, in ulps and against
+//!   a tolerance;
 //! - [`Error`]: every failure, with its exit code.
 
 pub mod backends;
@@ -34,6 +36,7 @@ pub mod inputs;
 pub mod metrics;
 pub mod session;
 pub mod tuning;
+pub mod verify;
 
 pub use backends::{DefaultBackend, backend, backend_names, default_backend, device_identity};
 pub use error::Error;

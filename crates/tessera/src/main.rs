@@ -1,4 +1,5 @@
-//! The `tessera` command-line tool: run, check, emit, bench and explain stencil programs.
+//! The `tessera` command-line tool: run, check, emit, bench, explain and verify stencil
+//! programs.
 
 mod cli;
 

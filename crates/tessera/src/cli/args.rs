@@ -34,6 +34,8 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Search the plan space by timing candidates; store the best in the tuning database.
     Tune(TuneArgs),
+    /// Run a program on a backend and on the reference; compare every field and reduction.
+    Verify(VerifyArgs),
     /// The on-disk cache of compiled kernels.
     Cache {
         /// `dir` or `clear`.
@@ -273,6 +275,24 @@ fn parse_input_file(text: &str) -> Result<FieldFile, String> {
     })
 }
 
+/// Where a run starts: its step count and the files initial values come from.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Time steps (default: the program's `steps`, else 1).
+    #[arg(long, value_name = "N")]
+    pub steps: Option<u64>,
+    /// Initial values of a field from a .npy file (or a .png for u8 fields).
+    #[arg(long = "input", value_parser = parse_input_file, value_name = "FIELD=FILE")]
+    pub inputs: Vec<FieldFile>,
+}
+
+impl StartArgs {
+    /// The steps to run: `--steps`, else the program's default.
+    pub fn steps(&self, session: &Session) -> u64 {
+        self.steps.unwrap_or_else(|| session.default_steps())
+    }
+}
+
 /// `tessera run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -282,12 +302,9 @@ pub struct RunArgs {
     /// Execution options.
     #[command(flatten)]
     pub exec: ExecArgs,
-    /// Time steps (default: the program's `steps`, else 1).
-    #[arg(long, value_name = "N")]
-    pub steps: Option<u64>,
-    /// Initial values of a field from a .npy file (or a .png for u8 fields).
-    #[arg(long = "input", value_parser = parse_input_file, value_name = "FIELD=FILE")]
-    pub inputs: Vec<FieldFile>,
+    /// Steps and initial values.
+    #[command(flatten)]
+    pub start: StartArgs,
     /// Write a field after the run; the format follows the extension (.npy, .png, .vti).
     /// Without `FIELD=`: the first field the step updates.
     #[arg(long = "output", value_parser = parse_field_file, value_name = "FIELD=FILE")]
@@ -304,6 +321,36 @@ pub struct RunArgs {
     /// With --check-finite: check every K steps, to find the first step that went wrong.
     #[arg(long, value_parser = at_least_one, value_name = "K", requires = "check_finite")]
     pub check_every: Option<usize>,
+}
+
+/// `tessera verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The program and its settings.
+    #[command(flatten)]
+    pub program: ProgramArgs,
+    /// Execution options of the backend under test.
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// Steps and initial values.
+    #[command(flatten)]
+    pub start: StartArgs,
+    /// Relative tolerance: a value agrees when |a - e| <= atol + rtol * |e| (default: 1e-4
+    /// when the program has f32 fields, else 1e-6). Exact plans must match bitwise unless
+    /// `--rtol` or `--atol` is given.
+    #[arg(long, value_parser = non_negative, value_name = "X")]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance (default: 1e-6 when the program has f32 fields, else 1e-12).
+    #[arg(long, value_parser = non_negative, value_name = "Y")]
+    pub atol: Option<f64>,
+}
+
+/// Parses a number that is zero or more.
+fn non_negative(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("`{text}` is not a number of at least 0")),
+    }
 }
 
 /// `tessera emit`.

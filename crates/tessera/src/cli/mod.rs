@@ -1,7 +1,7 @@
 //! Command-line parsing (clap), logging, the panic hook, and dispatch to the subcommands.
 //!
 //! Exit codes: 0 success, 1 the user's error (bad program, flags or files, a backend that
-//! cannot run the program, a failed `--check-finite`, a bad `TESSERA_*` value or cache
+//! cannot run the program, a failed `--check-finite` or `verify`, a bad `TESSERA_*` value or cache
 //! directory), 2 an internal error, 130/143 interrupted by SIGINT/SIGTERM (temporary files
 //! removed: see `signals`).
 
@@ -19,6 +19,7 @@ mod progress;
 mod run;
 mod signals;
 mod tune;
+mod verify;
 
 use std::io::IsTerminal;
 
@@ -54,6 +55,7 @@ pub fn main() -> i32 {
         Command::Bench(args) => bench::bench(&args),
         Command::Explain(args) => explain::explain(&args),
         Command::Tune(args) => tune::tune(&args),
+        Command::Verify(args) => verify::verify(&args),
         Command::Cache { action } => cache::cache(&action),
     };
     match result {

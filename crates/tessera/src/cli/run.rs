@@ -8,7 +8,7 @@ use tessera::metrics::gcells_per_s;
 use tessera::{Error, FieldRef, Session};
 use tessera_runtime::{FieldSet, Flow, Observer, ReductionRecord, RunReport, RunState, drive};
 
-use super::args::RunArgs;
+use super::args::{FieldFile, RunArgs};
 use super::finite::first_non_finite;
 use super::planning;
 use super::progress::StepBar;
@@ -59,31 +59,15 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let session = args.program.load()?;
     let planned = planning::plan_run(&session, &args.exec)?;
     let outputs = resolve_outputs(&session, args)?;
-    let inputs: Vec<(FieldRef, &PathBuf)> = args
-        .inputs
-        .iter()
-        .map(|i| {
-            Ok((
-                session.field(i.field.as_deref().unwrap_or_default())?,
-                &i.path,
-            ))
-        })
-        .collect::<Result<_, Error>>()?;
-    let given: Vec<usize> = inputs
-        .iter()
-        .flat_map(|(f, _)| f.components.clone())
-        .collect();
+    let inputs = resolve_inputs(&session, &args.start.inputs)?;
     // Compiling checks the plan against the device: refusals come before any allocation.
     let clock = Instant::now();
     let mut executable = planned.prepare(&session)?;
     let compile = clock.elapsed();
     let clock = Instant::now();
-    let mut fields = session.initial_fields(&given)?;
-    for (field, path) in &inputs {
-        files::read_into(&session, &mut fields, field, path)?;
-    }
+    let mut fields = read_inputs(&session, &inputs)?;
     let initialise = clock.elapsed();
-    let steps = args.steps.unwrap_or_else(|| session.default_steps());
+    let steps = args.start.steps(&session);
     let mut observer = RunObserver {
         session: &session,
         bar: StepBar::new(steps),
@@ -147,6 +131,36 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         }
         None => Ok(0),
     }
+}
+
+/// The field of every `--input` (checked before anything runs) with its file.
+pub fn resolve_inputs<'a>(
+    session: &Session,
+    inputs: &'a [FieldFile],
+) -> Result<Vec<(FieldRef, &'a PathBuf)>, Error> {
+    inputs
+        .iter()
+        .map(|i| {
+            Ok((
+                session.field(i.field.as_deref().unwrap_or_default())?,
+                &i.path,
+            ))
+        })
+        .collect()
+}
+
+/// The fields a run starts from: the declared initial values, and the `inputs` files read into
+/// the fields they name.
+pub fn read_inputs(session: &Session, inputs: &[(FieldRef, &PathBuf)]) -> Result<FieldSet, Error> {
+    let given: Vec<usize> = inputs
+        .iter()
+        .flat_map(|(f, _)| f.components.clone())
+        .collect();
+    let mut fields = session.initial_fields(&given)?;
+    for (field, path) in inputs {
+        files::read_into(session, &mut fields, field, path)?;
+    }
+    Ok(fields)
 }
 
 /// Where the time of a run went.
