@@ -36,7 +36,7 @@ pub type KernelRegisters = HashMap<String, (u32, u64)>;
 /// What a GPU runtime provides beyond the [`HostDevice`] operations: opening a device,
 /// building and loading kernels, buffers, transfers and timing. Allocations are addressed by
 /// their index in [`KernelProgram::host`]'s buffer list.
-pub trait GpuDevice: HostDevice + Sized {
+pub trait GpuDevice: HostDevice + Sized + Send {
     /// The backend's name (`opencl`, `cuda`), as `--backend` takes it.
     const BACKEND: &'static str;
 

@@ -15,13 +15,43 @@ use crate::step::write_row;
 /// caller to overwrite with inputs. An allocation the allocator has no room for is an error
 /// (`BackendError::Resources`), not an abort.
 pub fn initial_fields(bound: &BoundProgram, given: &[bool]) -> Result<FieldSet, BackendError> {
-    let mut fields = FieldSet::try_zeros(bound)?;
-    for field in bound.program().fields.ids() {
-        if !given.get(field.index()).copied().unwrap_or(false) {
-            fields.buffers[field.index()] = initial_buffer(bound, field)?;
-        }
-    }
-    Ok(fields)
+    let fields = &bound.program().fields;
+    let supplied = (fields.iter())
+        .map(|(id, field)| match given.get(id.index()).copied().unwrap_or(false) {
+            true => Buffer::try_zeros(field.ty, bound.cell_count()).map(Some),
+            false => Ok(None),
+        })
+        .collect::<Result<_, _>>()?;
+    initial_fields_with(bound, supplied)
+}
+
+/// Every field's values: `supplied[field]` where given (moved in, not copied: it may be lent
+/// storage), the declared initial value elsewhere. A supplied buffer of another type or
+/// length than the field's is an error naming the field.
+pub fn initial_fields_with(
+    bound: &BoundProgram,
+    mut supplied: Vec<Option<Buffer>>,
+) -> Result<FieldSet, BackendError> {
+    let buffers = (bound.program().fields.iter())
+        .map(|(id, field)| match supplied.get_mut(id.index()).and_then(Option::take) {
+            Some(buffer) if buffer.ty() != field.ty || buffer.len() != bound.cell_count() => {
+                Err(BackendError::InvalidOptions(format!(
+                    "the values given for field `{}` are {} `{}` values; it holds {} `{}` values",
+                    field.name,
+                    buffer.len(),
+                    buffer.ty(),
+                    bound.cell_count(),
+                    field.ty
+                )))
+            }
+            Some(buffer) => Ok(buffer),
+            None => initial_buffer(bound, id),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(FieldSet {
+        shape: bound.extents.clone(),
+        buffers,
+    })
 }
 
 /// Overwrites field `field_index` of `fields` with its declared initial value (0 when none).

@@ -9,7 +9,7 @@
 //! per-row partials in row order (`tessera_runtime::reduce`).
 //!
 //! Entry points: [`ReferenceBackend`] (the `Backend`), [`run_exact`], [`run_f64`] (f64 accuracy
-//! mode with unrounded results), [`initial_fields`]/[`initialize`] (declared initial values),
+//! mode with unrounded results), [`initial_fields`]/[`initial_fields_with`]/[`initialize`] (declared initial values),
 //! [`trace_reads`] (the offsets actually read, for footprint tests) and [`until_holds`] (the stop
 //! condition, for backends evaluating it on the host).
 
@@ -25,6 +25,6 @@ mod trace;
 mod value;
 
 pub use backend::{ReferenceBackend, ReferenceExecutable, run_exact, run_f64};
-pub use init::{initial_fields, initialize};
+pub use init::{initial_fields, initial_fields_with, initialize};
 pub use step::until_holds;
 pub use trace::{TracedRead, trace_reads};

@@ -73,7 +73,7 @@ pub struct Bandwidth {
 }
 
 /// A way to execute programs: reference, cpu, opencl, cuda.
-pub trait Backend {
+pub trait Backend: Send + Sync {
     /// The name used on the command line (`--backend NAME`) and in plans.
     fn name(&self) -> &'static str;
 
@@ -132,8 +132,9 @@ pub trait Backend {
 }
 
 /// A prepared (compiled) program: starts runs on fields, which the schedule driver
-/// ([`drive`]) then steps.
-pub trait Executable {
+/// ([`drive`]) then steps. `Send`: a prepared program may be kept and run on another thread
+/// (the Python package runs it with the GIL released).
+pub trait Executable: Send {
     /// The program it runs.
     fn program(&self) -> &BoundProgram;
 

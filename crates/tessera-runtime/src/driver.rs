@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use tessera_analysis::BoundProgram;
 use tessera_analysis::check::visit;
 use tessera_ir::{ExprKind, Program};
+use tessera_plan::StepsPerPass;
 
 use crate::backend::{ActiveRun, BackendError, Executable};
 use crate::buffer::FieldSet;
@@ -59,6 +60,13 @@ pub trait Observer {
         Flow::Continue
     }
 
+    /// The most steps one pass may hold, so that [`Observer::advance`] comes often enough
+    /// (`None`: as many as the plan allows; a backend that loops over any number of steps
+    /// itself would otherwise run them all in one pass).
+    fn pass_limit(&self) -> Option<u32> {
+        None
+    }
+
     /// Steps between observation points (`None`: no observation points).
     fn every(&self) -> Option<u64> {
         None
@@ -104,9 +112,14 @@ pub fn drive<E: Executable + ?Sized>(
     observer: &mut dyn Observer,
 ) -> Result<RunReport, BackendError> {
     let bound = executable.program().clone();
+    let per_pass = match (executable.plan().steps_per_pass(), observer.pass_limit()) {
+        (per_pass, None) => per_pass,
+        (StepsPerPass::Any, Some(limit)) => StepsPerPass::AtMost(limit.max(1)),
+        (StepsPerPass::AtMost(t), Some(limit)) => StepsPerPass::AtMost(t.min(limit.max(1))),
+    };
     let schedule = Schedule::new(
         bound.program(),
-        executable.plan().steps_per_pass(),
+        per_pass,
         first_step,
         steps,
         observer.every(),

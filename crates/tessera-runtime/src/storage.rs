@@ -43,11 +43,14 @@ impl<T> Storage<T> {
         matches!(self.inner, Inner::Lent { .. })
     }
 
-    /// The owned vector, or `None` for lent elements.
-    pub fn into_vec(self) -> Option<Vec<T>> {
+    /// The elements as a vector: the owned one moved out, lent ones copied.
+    pub fn into_owned(self) -> Vec<T>
+    where
+        T: Copy + Default,
+    {
         match self.inner {
-            Inner::Owned(v) => Some(v),
-            Inner::Lent { .. } => None,
+            Inner::Owned(v) => v,
+            Inner::Lent { .. } => copied(&self),
         }
     }
 }
@@ -140,8 +143,8 @@ mod tests {
         let copy = lent.clone();
         assert!(lent.is_lent() && !copy.is_lent());
         assert_eq!(copy, vec![1.0, 7.0, 3.0]);
-        assert_eq!(lent.into_vec(), None);
+        assert_eq!(lent.into_owned(), vec![1.0, 7.0, 3.0]);
         assert_eq!(memory, vec![1.0, 7.0, 3.0]);
-        assert_eq!(Storage::from(vec![4u8]).into_vec(), Some(vec![4u8]));
+        assert_eq!(Storage::from(vec![4u8]).into_owned(), vec![4u8]);
     }
 }

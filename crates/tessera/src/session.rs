@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tessera_analysis::{BoundProgram, FieldRole, bind, parse_param_value};
 use tessera_ir::{Diagnostic, Program, ScalarType};
 use tessera_plan::{DeviceSelection, Plan, PlanRequest};
-use tessera_runtime::{Backend, Executable, FieldSet};
+use tessera_runtime::memory::available_host_bytes;
+use tessera_runtime::{Backend, Buffer, Executable, FieldSet, MemoryEstimate};
 
 use crate::error::Error;
 
@@ -224,9 +225,34 @@ impl Session {
         Ok(tessera_reference::initial_fields(&self.bound, &mask)?)
     }
 
+    /// Storage for every field: `supplied[field index]` where given (moved in: lent storage
+    /// stays lent), the declared initial values elsewhere; an error naming the field when a
+    /// supplied buffer has another type or length than the field.
+    pub fn fields_with(&self, supplied: Vec<Option<Buffer>>) -> Result<FieldSet, Error> {
+        Ok(tessera_reference::initial_fields_with(
+            &self.bound,
+            supplied,
+        )?)
+    }
+
     /// The plan `backend` would run the program with for `request`.
     pub fn plan(&self, backend: &dyn Backend, request: &PlanRequest) -> Result<Plan, Error> {
         Ok(backend.plan(&self.bound, request)?)
+    }
+
+    /// The memory a run of `plan` needs, checked against `limit` (`--max-memory`) and what this
+    /// process may still allocate: a run that would not fit is refused before compiling or
+    /// allocating anything.
+    pub fn check_memory(
+        &self,
+        backend: &dyn Backend,
+        plan: &Plan,
+        device: &DeviceSelection,
+        limit: Option<u64>,
+    ) -> Result<MemoryEstimate, Error> {
+        let estimate = backend.memory(&self.bound, plan, device)?;
+        estimate.check(limit, available_host_bytes())?;
+        Ok(estimate)
     }
 
     /// Compiles the program under `plan` on `backend` (on the device `device` selects), after

@@ -6,7 +6,6 @@
 use tessera::tuning::{TuningDb, TuningEntry, tuned_plan};
 use tessera::{DeviceSelection, Error, Plan, PlanRequest, Session};
 use tessera_ir::escape::terminal_text;
-use tessera_runtime::memory::available_host_bytes;
 use tessera_runtime::{Backend, Executable, MemoryEstimate};
 
 use super::args::ExecArgs;
@@ -65,8 +64,12 @@ impl Planned {
     /// Compiles the plan for `session` (a spinner names it when that takes over a second),
     /// after checking that its memory fits `--max-memory` and what the machine has available.
     pub fn prepare(&self, session: &Session) -> Result<Box<dyn Executable>, Error> {
-        self.memory(session)?
-            .check(self.max_memory, available_host_bytes())?;
+        session.check_memory(
+            self.backend.as_ref(),
+            &self.plan,
+            &self.device,
+            self.max_memory,
+        )?;
         let _spinner =
             CompileSpinner::start(format!("compiling {} for {}", session.name(), self.name));
         session.prepare(self.backend.as_ref(), &self.plan, &self.device)

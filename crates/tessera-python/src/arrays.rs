@@ -1,0 +1,355 @@
+//! NumPy arrays in and out of runs, without copies where the layout allows.
+//!
+//! In: an input that is a writeable, C-contiguous NumPy array of the field's dtype and the
+//! grid's shape is lent to the run: the run reads and writes it in place, and the result's
+//! field is that same array. Anything else of the right dtype (a Fortran-ordered or strided
+//! array, a read-only array, a nested list) is copied once into a fresh C-contiguous array,
+//! which is then lent the same way; an array of another dtype or shape is a `ValueError`.
+//! A struct or vector field takes one array with a trailing component axis (copied into one
+//! array per component). Objects that speak DLPack (a PyTorch CPU tensor) are taken through
+//! `numpy.from_dlpack`, sharing their memory; device memory is refused.
+//!
+//! Out: every other field's buffer becomes a NumPy array that owns Tessera's allocation.
+
+use numpy::ndarray::{ArrayD, IxDyn};
+use numpy::{
+    Element, PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods,
+    PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyEllipsis, PyTuple};
+use tessera::{FieldRef, Session};
+use tessera_ir::ScalarType;
+use tessera_runtime::{Buffer, FieldSet, Storage};
+
+use crate::errors::IntoPy;
+
+/// An array lent to a run as the storage of one field, borrowed exclusively meanwhile.
+pub struct Lent<'py> {
+    /// The field's index.
+    field: usize,
+    /// The array (the caller's, or the converted copy).
+    array: Bound<'py, PyUntypedArray>,
+    /// The exclusive borrow, which also gives the elements' address.
+    guard: Guard<'py>,
+}
+
+/// An exclusive borrow of an array of one element type.
+enum Guard<'py> {
+    U8(PyReadwriteArrayDyn<'py, u8>),
+    I32(PyReadwriteArrayDyn<'py, i32>),
+    I64(PyReadwriteArrayDyn<'py, i64>),
+    F32(PyReadwriteArrayDyn<'py, f32>),
+    F64(PyReadwriteArrayDyn<'py, f64>),
+}
+
+/// Calls `$body` with `$slice` the guard's elements as a mutable slice, for every type.
+macro_rules! with_slice {
+    ($guard:expr, $slice:ident => $body:expr) => {
+        match $guard {
+            Guard::U8(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
+            Guard::I32(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
+            Guard::I64(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
+            Guard::F32(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
+            Guard::F64(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
+        }
+    };
+}
+
+/// The fields' storage for a run: each input lent (or converted once, then lent), the
+/// declared initial values for the rest, and the loans to settle after the run.
+pub fn fields_with_inputs<'py>(
+    py: Python<'py>,
+    session: &Session,
+    inputs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(FieldSet, Vec<Lent<'py>>)> {
+    let mut supplied: Vec<Option<Buffer>> = vec![None; session.program().fields.len()];
+    let mut loans = Vec::new();
+    for (key, value) in inputs.into_iter().flat_map(|d| d.iter()) {
+        let name: String = key.extract()?;
+        let field = session.field(&name).py_err()?;
+        for (component, array) in component_arrays(py, session, &field, &value)? {
+            if supplied[component].is_some() {
+                return Err(PyValueError::new_err(format!(
+                    "field `{}` is given twice (by `{name}` and another input)",
+                    session.program().fields.values().nth(component).map_or("", |f| &f.name)
+                )));
+            }
+            let (buffer, loan) = lend(py, component, array)?;
+            supplied[component] = Some(buffer);
+            loans.push(loan);
+        }
+    }
+    let fields = py.detach(|| session.fields_with(supplied)).py_err()?;
+    Ok((fields, loans))
+}
+
+/// One C-contiguous array of the grid's shape per component of `field` (field indices).
+fn component_arrays<'py>(
+    py: Python<'py>,
+    session: &Session,
+    field: &FieldRef,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Vec<(usize, Bound<'py, PyUntypedArray>)>> {
+    let extents = &session.bound().extents;
+    let ty = field.types[0];
+    if let [component] = field.components[..] {
+        let array = contiguous(py, &field.name, value, ty, extents)?;
+        return Ok(vec![(component, array)]);
+    }
+    let mut shape = extents.clone();
+    shape.push(field.components.len());
+    let whole = convert(py, &field.name, value, ty, &shape, false)?;
+    let mut arrays = Vec::new();
+    for (c, (&component, &component_ty)) in field.components.iter().zip(&field.types).enumerate()
+    {
+        let index = PyTuple::new(py, [PyEllipsis::get(py).to_owned().into_any(), c.into_pyobject(py)?.into_any()])?;
+        let slice = whole.get_item(index)?;
+        let name = format!("{}[..., {c}]", field.name);
+        arrays.push((component, convert(py, &name, &slice, component_ty, extents, true)?));
+    }
+    Ok(arrays)
+}
+
+/// `value` itself when it is a writeable C-contiguous array of `ty` and shape `extents`,
+/// else a C-contiguous copy; a `ValueError` naming `name` for another dtype or shape.
+fn contiguous<'py>(
+    py: Python<'py>,
+    name: &str,
+    value: &Bound<'py, PyAny>,
+    ty: ScalarType,
+    extents: &[usize],
+) -> PyResult<Bound<'py, PyUntypedArray>> {
+    let value = &from_dlpack(py, name, value)?;
+    if let Ok(array) = value.cast::<PyUntypedArray>() {
+        check_dtype(py, name, array, ty)?;
+        check_shape(name, array, extents)?;
+        if array.is_c_contiguous() && is_writeable(array)? {
+            return Ok(array.clone());
+        }
+    }
+    convert(py, name, value, ty, extents, true)
+}
+
+/// A NumPy array over the memory of a DLPack producer that is not an array already (a
+/// PyTorch CPU tensor, for instance), sharing it; other values unchanged. A producer on a
+/// device is a `ValueError`: runs take host memory.
+fn from_dlpack<'py>(
+    py: Python<'py>,
+    name: &str,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if value.is_instance_of::<PyUntypedArray>() || !value.hasattr("__dlpack__")? {
+        return Ok(value.clone());
+    }
+    const DLPACK_CPU: i64 = 1;
+    let (device_type, device_id): (i64, i64) = value.call_method0("__dlpack_device__")?.extract()?;
+    if device_type != DLPACK_CPU {
+        return Err(PyValueError::new_err(format!(
+            "field `{name}`: the array lives on DLPack device type {device_type} (id {device_id}; 2 is CUDA), but runs take host memory; copy it to the host first (e.g. `cupy.asnumpy`, `tensor.cpu()`)"
+        )));
+    }
+    py.import("numpy")?.call_method1("from_dlpack", (value,))
+}
+
+/// A new C-contiguous array of `ty` from `value` (any array of that dtype, or a sequence),
+/// of shape `shape`.
+fn convert<'py>(
+    py: Python<'py>,
+    name: &str,
+    value: &Bound<'py, PyAny>,
+    ty: ScalarType,
+    shape: &[usize],
+    copy: bool,
+) -> PyResult<Bound<'py, PyUntypedArray>> {
+    if let Ok(array) = value.cast::<PyUntypedArray>() {
+        check_dtype(py, name, array, ty)?;
+    }
+    let numpy = py.import("numpy")?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("dtype", dtype(py, ty))?;
+    kwargs.set_item("order", "C")?;
+    kwargs.set_item("copy", copy)?;
+    let array = numpy.call_method("array", (value,), Some(&kwargs))?;
+    let array = array.cast_into::<PyUntypedArray>()?;
+    check_shape(name, &array, shape)?;
+    Ok(array)
+}
+
+/// The NumPy dtype of a field type.
+fn dtype(py: Python<'_>, ty: ScalarType) -> Bound<'_, PyArrayDescr> {
+    match ty {
+        ScalarType::U8 => numpy::dtype::<u8>(py),
+        ScalarType::I32 => numpy::dtype::<i32>(py),
+        ScalarType::I64 => numpy::dtype::<i64>(py),
+        ScalarType::F32 => numpy::dtype::<f32>(py),
+        ScalarType::F64 | ScalarType::Bool => numpy::dtype::<f64>(py),
+    }
+}
+
+/// The NumPy name of a field type's dtype (`float32`).
+pub fn dtype_name(py: Python<'_>, ty: ScalarType) -> PyResult<String> {
+    Ok(dtype(py, ty).str()?.to_string())
+}
+
+/// A `ValueError` unless `array` holds `ty` values.
+fn check_dtype(
+    py: Python<'_>,
+    name: &str,
+    array: &Bound<'_, PyUntypedArray>,
+    ty: ScalarType,
+) -> PyResult<()> {
+    let expected = dtype(py, ty);
+    let given = array.dtype();
+    if given.is_equiv_to(&expected) {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(format!(
+        "field `{name}` holds `{ty}` values (NumPy {}), but the array given has dtype {}; convert it with `.astype(numpy.{})`",
+        expected.str()?,
+        given.str()?,
+        expected.str()?
+    )))
+}
+
+/// A `ValueError` unless `array` has shape `shape`.
+fn check_shape(name: &str, array: &Bound<'_, PyUntypedArray>, shape: &[usize]) -> PyResult<()> {
+    if array.shape() == shape {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(format!(
+        "field `{name}` needs an array of shape {}, but the array given has shape {}",
+        tuple_text(shape),
+        tuple_text(array.shape())
+    )))
+}
+
+/// `(64, 32)` as Python writes a shape.
+fn tuple_text(shape: &[usize]) -> String {
+    match shape {
+        [one] => format!("({one},)"),
+        _ => format!(
+            "({})",
+            shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// Whether NumPy lets the array be written.
+fn is_writeable(array: &Bound<'_, PyUntypedArray>) -> PyResult<bool> {
+    array.getattr("flags")?.getattr("writeable")?.extract()
+}
+
+/// Lends `array` (C-contiguous, of the field's type) as field `field`'s storage; an array
+/// another loan already borrows (the same array given twice) is copied first.
+fn lend<'py>(
+    py: Python<'py>,
+    field: usize,
+    array: Bound<'py, PyUntypedArray>,
+) -> PyResult<(Buffer, Lent<'py>)> {
+    macro_rules! lend_as {
+        ($ty:ty, $variant:ident) => {{
+            let typed = array.cast::<PyArrayDyn<$ty>>()?;
+            let (array, mut guard) = match typed.try_readwrite() {
+                Ok(guard) => (array.clone(), guard),
+                Err(_) => {
+                    let copy = typed.to_owned_array();
+                    let copy = PyArray::from_owned_array(py, copy);
+                    let guard = copy.try_readwrite().map_err(|e| PyValueError::new_err(e.to_string()))?;
+                    (copy.into_any().cast_into::<PyUntypedArray>()?, guard)
+                }
+            };
+            let slice = guard
+                .as_slice_mut()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let start = std::ptr::NonNull::new(slice.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling());
+            // SAFETY: the guard borrows the array exclusively (for Rust code) until the loan
+            // is settled after the run, and keeps it alive; Python code is told not to touch
+            // an input during a run.
+            let storage = unsafe { Storage::lent(start, slice.len()) };
+            let loan = Lent { field, array, guard: Guard::$variant(guard) };
+            Ok((Buffer::$variant(storage), loan))
+        }};
+    }
+    let ty = array.dtype();
+    if ty.is_equiv_to(&numpy::dtype::<u8>(py)) {
+        lend_as!(u8, U8)
+    } else if ty.is_equiv_to(&numpy::dtype::<i32>(py)) {
+        lend_as!(i32, I32)
+    } else if ty.is_equiv_to(&numpy::dtype::<i64>(py)) {
+        lend_as!(i64, I64)
+    } else if ty.is_equiv_to(&numpy::dtype::<f32>(py)) {
+        lend_as!(f32, F32)
+    } else {
+        lend_as!(f64, F64)
+    }
+}
+
+/// Every field as a NumPy array, by field name: lent arrays (holding the run's result; copied
+/// back in the rare case a backend left it in storage of its own), and Tessera's other
+/// buffers handed over without copying.
+pub fn fields_to_py<'py>(
+    py: Python<'py>,
+    session: &Session,
+    fields: FieldSet,
+    loans: Vec<Lent<'py>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    let shape = fields.shape.clone();
+    let mut loans: Vec<Option<Lent<'py>>> = loans.into_iter().map(Some).collect();
+    for ((_, declared), (index, buffer)) in
+        (session.program().fields.iter()).zip(fields.buffers.into_iter().enumerate())
+    {
+        let loan = loans
+            .iter_mut()
+            .find(|l| l.as_ref().is_some_and(|l| l.field == index))
+            .and_then(Option::take);
+        let array = match loan {
+            Some(loan) => settle(loan, &buffer),
+            None => owned_to_py(py, buffer, &shape)?,
+        };
+        dict.set_item(&declared.name, array)?;
+    }
+    Ok(dict)
+}
+
+/// The lent array, holding `buffer`'s values.
+fn settle<'py>(mut loan: Lent<'py>, buffer: &Buffer) -> Bound<'py, PyAny> {
+    let values = buffer.as_bytes();
+    with_slice!(&mut loan.guard, slice => {
+        // SAFETY: plain numbers; the target has the field's type and length (checked when lent).
+        let target = unsafe {
+            std::slice::from_raw_parts_mut(slice.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(slice))
+        };
+        if target.as_ptr() != values.as_ptr() {
+            target.copy_from_slice(values);
+        }
+    });
+    loan.array.into_any()
+}
+
+/// A NumPy array owning `buffer`'s allocation (lent storage, which has a loan, never comes
+/// here; it would be copied).
+fn owned_to_py<'py>(
+    py: Python<'py>,
+    buffer: Buffer,
+    shape: &[usize],
+) -> PyResult<Bound<'py, PyAny>> {
+    fn array<'py, T: Element + Copy + Default>(
+        py: Python<'py>,
+        storage: Storage<T>,
+        shape: &[usize],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let array = ArrayD::from_shape_vec(IxDyn(shape), storage.into_owned())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyArray::from_owned_array(py, array).into_any())
+    }
+    match buffer {
+        Buffer::U8(s) => array(py, s, shape),
+        Buffer::I32(s) => array(py, s, shape),
+        Buffer::I64(s) => array(py, s, shape),
+        Buffer::F32(s) => array(py, s, shape),
+        Buffer::F64(s) => array(py, s, shape),
+    }
+}

@@ -1,0 +1,503 @@
+//! `tessera.Program`: a program's text bound to parameter values; its runs, plans and
+//! explanations. A program keeps the executables it prepared (a few, by parameters, plan and
+//! device), so that repeated runs skip planning's compilation and the kernel cache lookup.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use tessera::{Plan, Session};
+use tessera_ir::Constant;
+use tessera_runtime::memory::bytes_text;
+use tessera_runtime::{Backend, Executable, RunState, drive};
+
+use crate::arrays::{dtype_name, fields_to_py, fields_with_inputs};
+use crate::errors::IntoPy;
+use crate::interrupt::SignalWatch;
+use crate::outcome::RunResult;
+use crate::plans::{PlanKeywords, PyPlan};
+
+/// Prepared executables a program keeps at most.
+const KEEP_PREPARED: usize = 8;
+
+/// A stencil program, checked and bound to parameter values.
+#[pyclass(module = "tessera", frozen)]
+pub struct Program {
+    /// The source text.
+    text: String,
+    /// The source's name in diagnostics.
+    file_name: String,
+    /// The program's name unless it says `program NAME;`.
+    default_name: String,
+    /// The parameter values given at construction, as `--set` takes them.
+    sets: Vec<(String, String)>,
+    /// The program bound to `sets`.
+    session: Session,
+    /// Executables prepared by earlier runs, most recent last.
+    prepared: Mutex<Vec<Prepared>>,
+}
+
+/// An executable with what it was prepared for.
+struct Prepared {
+    key: PreparedKey,
+    executable: Box<dyn Executable>,
+}
+
+/// What an executable was prepared for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct PreparedKey {
+    sets: Vec<(String, String)>,
+    plan: String,
+    device: String,
+}
+
+/// A call's program, bound to its parameters, and the executable it runs.
+pub struct PreparedCall {
+    /// The program bound to the call's parameters.
+    pub session: Session,
+    /// What the executable was prepared for.
+    key: PreparedKey,
+    /// The executable.
+    pub executable: Box<dyn Executable>,
+}
+
+/// A field as Python sees it: name, NumPy dtype and shape.
+#[pyclass(module = "tessera", frozen, get_all)]
+pub struct FieldInfo {
+    /// The field's name (`E.ex` for a struct member).
+    name: String,
+    /// NumPy's name of its dtype (`float32`).
+    dtype: String,
+    /// The grid's shape, slowest axis first.
+    shape: Py<PyTuple>,
+}
+
+#[pymethods]
+impl FieldInfo {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "FieldInfo(name={:?}, dtype={:?}, shape={})",
+            self.name,
+            self.dtype,
+            self.shape.bind(py).repr()?
+        ))
+    }
+}
+
+/// The backends this build has, by name.
+#[pyfunction]
+pub fn backends() -> Vec<&'static str> {
+    tessera::backend_names()
+}
+
+impl Program {
+    /// Binds `text` to `params`.
+    fn load(
+        text: String,
+        file_name: String,
+        default_name: String,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Program> {
+        let sets = set_values(&[], params)?;
+        let session = Session::from_text(&text, &file_name, &default_name, &sets).py_err()?;
+        Ok(Program {
+            text,
+            file_name,
+            default_name,
+            sets,
+            session,
+            prepared: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The program bound to the construction's parameters with `params` replacing some, and
+    /// the parameter values as `--set` takes them.
+    pub fn session(
+        &self,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<(Session, Vec<(String, String)>)> {
+        let sets = set_values(&self.sets, params)?;
+        if sets == self.sets {
+            return Ok((self.session.clone(), sets));
+        }
+        let session = Session::from_text(&self.text, &self.file_name, &self.default_name, &sets)
+            .py_err()?;
+        Ok((session, sets))
+    }
+
+    /// The backend and plan a call runs: `plan` when given (its backend must agree with a
+    /// `backend` keyword, and no plan keyword may be given beside it), else the backend's plan
+    /// for the keywords.
+    pub fn resolve_plan(
+        session: &Session,
+        backend: Option<&str>,
+        plan: Option<&PyPlan>,
+        keywords: &PlanKeywords,
+    ) -> PyResult<(Box<dyn Backend>, Plan)> {
+        match plan {
+            Some(given) => {
+                let plan = given.plan.clone();
+                if let Some(named) = backend.filter(|b| *b != plan.backend_name()) {
+                    return Err(PyValueError::new_err(format!(
+                        "the plan is for the {} backend, not `{named}`; leave `backend` out",
+                        plan.backend_name()
+                    )));
+                }
+                if keywords.fixes_anything() {
+                    return Err(PyValueError::new_err(
+                        "a plan and plan keywords (strategy, tile, time_tile, threads) were both given; give one",
+                    ));
+                }
+                Ok((tessera::backend(plan.backend_name()).py_err()?, plan))
+            }
+            None => {
+                let backend = tessera::backend(backend.unwrap_or("cpu")).py_err()?;
+                let plan = session
+                    .plan(backend.as_ref(), &keywords.request()?)
+                    .py_err()?;
+                Ok((backend, plan))
+            }
+        }
+    }
+
+    /// The program bound for a call, with an executable for the call's plan: one kept from an
+    /// earlier run, else compiled (without the GIL) after the memory check.
+    pub fn prepare_call(
+        &self,
+        py: Python<'_>,
+        params: Option<&Bound<'_, PyDict>>,
+        backend: Option<&str>,
+        plan: Option<&PyPlan>,
+        keywords: &PlanKeywords,
+        max_memory: Option<u64>,
+    ) -> PyResult<PreparedCall> {
+        let (session, sets) = self.session(params)?;
+        let (backend, plan) = Program::resolve_plan(&session, backend, plan, keywords)?;
+        let device = keywords.device();
+        let key = PreparedKey {
+            sets,
+            plan: plan.to_json(),
+            device: format!("{device:?}"),
+        };
+        let mut kept = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(index) = kept.iter().rposition(|p| p.key == key) {
+            let executable = kept.remove(index).executable;
+            return Ok(PreparedCall {
+                session,
+                key,
+                executable,
+            });
+        }
+        drop(kept);
+        let executable = py
+            .detach(|| {
+                session.check_memory(backend.as_ref(), &plan, &device, max_memory)?;
+                session.prepare(backend.as_ref(), &plan, &device)
+            })
+            .py_err()?;
+        Ok(PreparedCall {
+            session,
+            key,
+            executable,
+        })
+    }
+
+    /// Keeps a call's executable for later calls (the oldest goes beyond [`KEEP_PREPARED`]).
+    pub fn keep_prepared(&self, call: PreparedCall) {
+        let mut kept = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
+        kept.push(Prepared {
+            key: call.key,
+            executable: call.executable,
+        });
+        if kept.len() > KEEP_PREPARED {
+            kept.remove(0);
+        }
+    }
+}
+
+/// `base` with the values of `params` replacing or adding entries, sorted by name, each value
+/// as `--set` takes it.
+fn set_values(
+    base: &[(String, String)],
+    params: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<(String, String)>> {
+    let mut sets = base.to_vec();
+    for (name, value) in params.into_iter().flat_map(|p| p.iter()) {
+        let name: String = name.extract()?;
+        let value = param_text(&name, &value)?;
+        match sets.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = value,
+            None => sets.push((name, value)),
+        }
+    }
+    sets.sort();
+    Ok(sets)
+}
+
+/// A Python parameter value (bool, int, float, or text such as a type name `"f64"`) as
+/// `--set` takes it; floats keep every bit (Rust's shortest round-trip form).
+fn param_text(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(flag) = value.cast::<PyBool>() {
+        Ok(flag.is_true().to_string())
+    } else if value.is_instance_of::<PyInt>() {
+        Ok(value.extract::<i64>()?.to_string())
+    } else if value.is_instance_of::<PyFloat>() || value.hasattr("__float__")? {
+        Ok(format!("{:?}", value.extract::<f64>()?))
+    } else if let Ok(text) = value.cast::<PyString>() {
+        Ok(text.extract::<String>()?)
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "parameter `{name}`: give a bool, int, float or str, not {}",
+            value.get_type().name()?
+        )))
+    }
+}
+
+/// A parameter's value as a Python object.
+fn constant_to_py(py: Python<'_>, value: Constant) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match value {
+        Constant::Int(i) => i.into_pyobject(py)?.into_any(),
+        Constant::Float(f) => f.into_pyobject(py)?.into_any(),
+        Constant::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+    })
+}
+
+#[pymethods]
+impl Program {
+    /// Checks and binds program `source`; `params` sets parameters and type aliases
+    /// (`{"N": 512, "real": "f64"}`); `name` names it unless it says `program NAME;`.
+    #[new]
+    #[pyo3(signature = (source, params = None, name = "program"))]
+    fn new(source: String, params: Option<&Bound<'_, PyDict>>, name: &str) -> PyResult<Program> {
+        Program::load(source, "<string>".into(), name.into(), params)
+    }
+
+    /// Reads, checks and binds the program in the file `path`.
+    #[staticmethod]
+    #[pyo3(signature = (path, params = None))]
+    fn from_file(path: PathBuf, params: Option<&Bound<'_, PyDict>>) -> PyResult<Program> {
+        let text = std::fs::read_to_string(&path).map_err(|source| {
+            crate::errors::to_py(tessera::Error::ReadProgram {
+                path: path.clone(),
+                source,
+            })
+        })?;
+        let stem = path
+            .file_stem()
+            .map_or("program".into(), |s| s.to_string_lossy().into_owned());
+        Program::load(text, path.display().to_string(), stem, params)
+    }
+
+    /// The program's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.session.name().to_string()
+    }
+
+    /// The source text.
+    #[getter]
+    fn source(&self) -> &str {
+        &self.text
+    }
+
+    /// Every parameter's value, by name.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        let program = self.session.program();
+        for (param, value) in program.params.values().zip(&self.session.bound().param_values) {
+            dict.set_item(&param.name, constant_to_py(py, *value)?)?;
+        }
+        Ok(dict)
+    }
+
+    /// Every field: name, dtype and shape for the program's parameters.
+    #[getter]
+    fn fields(&self, py: Python<'_>) -> PyResult<Vec<FieldInfo>> {
+        let shape = PyTuple::new(py, &self.session.bound().extents)?.unbind();
+        (self.session.program().fields.values())
+            .map(|f| {
+                Ok(FieldInfo {
+                    name: f.name.clone(),
+                    dtype: dtype_name(py, f.ty)?,
+                    shape: shape.clone_ref(py),
+                })
+            })
+            .collect()
+    }
+
+    /// The grid's shape, slowest axis first.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.session.bound().extents)
+    }
+
+    /// The step count a run takes when `steps` is not given (`steps N;`, else 1).
+    #[getter]
+    fn default_steps(&self) -> u64 {
+        self.session.default_steps()
+    }
+
+    /// Runs the program and returns its fields and reductions. Inputs that are writeable
+    /// C-contiguous arrays of the field's dtype and shape are updated in place (and are the
+    /// result's arrays); others are copied once. The GIL is released during the run; Ctrl-C
+    /// stops it with `KeyboardInterrupt`.
+    #[pyo3(signature = (
+        steps = None, backend = None, strategy = None, exact = false, params = None,
+        inputs = None, plan = None, tile = None, time_tile = None, threads = None,
+        device = None, max_memory = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        py: Python<'_>,
+        steps: Option<u64>,
+        backend: Option<&str>,
+        strategy: Option<String>,
+        exact: bool,
+        params: Option<&Bound<'_, PyDict>>,
+        inputs: Option<&Bound<'_, PyDict>>,
+        plan: Option<PyPlan>,
+        tile: Option<Vec<usize>>,
+        time_tile: Option<u32>,
+        threads: Option<usize>,
+        device: Option<String>,
+        max_memory: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<RunResult> {
+        let keywords = PlanKeywords {
+            strategy,
+            tile,
+            time_tile,
+            threads,
+            exact,
+            device,
+        };
+        let limit = max_memory.map(memory_limit).transpose()?;
+        let mut call = self.prepare_call(py, params, backend, plan.as_ref(), &keywords, limit)?;
+        let session = call.session.clone();
+        let (mut fields, loans) = fields_with_inputs(py, &session, inputs)?;
+        let steps = steps.unwrap_or_else(|| session.default_steps());
+        let mut watch = SignalWatch::new(session.bound().cell_count());
+        let outcome = py.detach(|| {
+            let mut state = RunState::new(session.program());
+            drive(
+                call.executable.as_mut(),
+                &mut fields,
+                0,
+                steps,
+                &mut state,
+                &mut watch,
+            )
+        });
+        if let Some(raised) = watch.raised() {
+            return Err(raised);
+        }
+        let report = outcome.py_err()?;
+        self.keep_prepared(call);
+        let fields = fields_to_py(py, &session, fields, loans)?;
+        RunResult::new(py, &session, fields, &report)
+    }
+
+    /// The plan `backend` would run the program with for these keywords.
+    #[pyo3(signature = (
+        backend = None, strategy = None, exact = false, params = None, tile = None,
+        time_tile = None, threads = None, device = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn plan(
+        &self,
+        backend: Option<&str>,
+        strategy: Option<String>,
+        exact: bool,
+        params: Option<&Bound<'_, PyDict>>,
+        tile: Option<Vec<usize>>,
+        time_tile: Option<u32>,
+        threads: Option<usize>,
+        device: Option<String>,
+    ) -> PyResult<PyPlan> {
+        let keywords = PlanKeywords {
+            strategy,
+            tile,
+            time_tile,
+            threads,
+            exact,
+            device,
+        };
+        let (session, _) = self.session(params)?;
+        let (_, plan) = Program::resolve_plan(&session, backend, None, &keywords)?;
+        Ok(PyPlan { plan })
+    }
+
+    /// What the backend says of the plan it would run: its kernels or passes, the memory the
+    /// run needs, and the traffic model, as text.
+    #[pyo3(signature = (
+        backend = None, strategy = None, exact = false, params = None, plan = None,
+        tile = None, time_tile = None, threads = None, device = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn explain(
+        &self,
+        backend: Option<&str>,
+        strategy: Option<String>,
+        exact: bool,
+        params: Option<&Bound<'_, PyDict>>,
+        plan: Option<PyPlan>,
+        tile: Option<Vec<usize>>,
+        time_tile: Option<u32>,
+        threads: Option<usize>,
+        device: Option<String>,
+    ) -> PyResult<String> {
+        let keywords = PlanKeywords {
+            strategy,
+            tile,
+            time_tile,
+            threads,
+            exact,
+            device,
+        };
+        let (session, _) = self.session(params)?;
+        let (backend, plan) = Program::resolve_plan(&session, backend, plan.as_ref(), &keywords)?;
+        let device = keywords.device();
+        let explanation = backend
+            .explain(session.bound(), &plan, &device)
+            .py_err()?;
+        let memory = backend.memory(session.bound(), &plan, &device).py_err()?;
+        let mut lines = vec![format!(
+            "plan: {}/{}{}",
+            backend.name(),
+            plan.describe(),
+            explanation.target
+        )];
+        lines.extend(explanation.lines.iter().map(|l| format!("  {l}")));
+        lines.push(format!("memory: {}", memory.describe()));
+        lines.push(format!(
+            "traffic model: {:.2} bytes per point per step ({})",
+            explanation.bytes_per_point, explanation.traffic_model
+        ));
+        Ok(lines.join("\n"))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<tessera.Program {} on a {} grid>",
+            self.session.name(),
+            self.session.grid_text()
+        )
+    }
+}
+
+/// A `max_memory` keyword: bytes as an int, or text such as `"2G"`.
+pub fn memory_limit(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if let Ok(bytes) = value.extract::<u64>() {
+        return Ok(bytes);
+    }
+    let text: String = value.extract()?;
+    tessera_runtime::memory::parse_bytes(&text).map_err(|why| {
+        PyValueError::new_err(format!(
+            "max_memory `{text}`: {why} (e.g. {} or \"2G\")",
+            bytes_text(1 << 30)
+        ))
+    })
+}
