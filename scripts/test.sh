@@ -3,8 +3,9 @@
 # (OpenCL through PoCL on the CPU, CUDA compiled with NVRTC + ptxas without a GPU), and the
 # heavy or instrumented suites (sanitizers, >2^31-cell grid).
 #
-# Installs what the tests need when it is missing: PoCL + the OpenCL ICD loader (apt-get) and
-# NVRTC + ptxas (pip). With CI=true a missing piece is an error, never a silent skip.
+# Installs what the tests need when it is missing: PoCL + the OpenCL ICD loader (apt-get),
+# NVRTC + ptxas (pip), and maturin, NumPy, pytest and matplotlib for the Python package (pip,
+# into target/python-venv). With CI=true a missing piece is an error, never a silent skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +51,15 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 say "tests (workspace, all features)"
 cargo test --workspace --all-features
+
+say "the Python package (built with maturin into a private virtual environment; pytest)"
+venv=target/python-venv
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check maturin numpy pytest matplotlib
+VIRTUAL_ENV="$PWD/$venv" PATH="$PWD/$venv/bin:$PATH" \
+  "$venv/bin/maturin" develop -q -m crates/tessera-python/Cargo.toml
+TESSERA_BIN="$PWD/target/debug/tessera" MPLBACKEND=Agg \
+  "$venv/bin/python" -m pytest -q crates/tessera-python/tests
 
 if [ "$(uname -m)" = x86_64 ]; then
   # The workspace tests ran the host's own target; the other x86 targets this machine runs

@@ -115,7 +115,7 @@ fn life_pattern_lives() {
 #[test]
 fn blur_smooths_the_picture() {
     let img = shapes_png();
-    let outcome = example("blur", &[]).run(vec![("img", Buffer::from(img.clone()))], 1);
+    let outcome = example("blur", &[]).run(vec![("img", Buffer::U8(img.clone().into()))], 1);
     let Buffer::U8(out) = outcome.buffer("out") else {
         panic!("out is u8")
     };
@@ -144,7 +144,7 @@ fn blur_smooths_the_picture() {
 #[test]
 fn canny_finds_the_outlines() {
     let img = shapes_png();
-    let outcome = example("canny", &[]).run(vec![("img", Buffer::from(img))], 1);
+    let outcome = example("canny", &[]).run(vec![("img", Buffer::U8(img.into()))], 1);
     let Buffer::U8(out) = outcome.buffer("out") else {
         panic!("out is u8")
     };

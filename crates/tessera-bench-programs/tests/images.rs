@@ -58,7 +58,7 @@ fn check_blur(name: &str, edge: Edge) {
     let bench = Bench::plain(name, &[("N", N as i64)]);
     let img = Rng::new(0xB1B).bytes(N * N);
     let mut given = poisoned_outputs(&[("out", ScalarType::U8)]);
-    given.push(("img", Buffer::from(img.clone())));
+    given.push(("img", Buffer::U8(img.clone().into())));
     let outcome = bench.run(given, 1);
     let want: Vec<u8> = gaussian(&img, edge)
         .iter()
@@ -120,7 +120,7 @@ fn canny_matches_skelcl_sequence() {
         ("d", ScalarType::U8),
         ("n", ScalarType::F32),
     ]);
-    given.push(("img", Buffer::from(img.clone())));
+    given.push(("img", Buffer::U8(img.clone().into())));
     let outcome = bench.run(given, 1);
 
     let b = gaussian(&img, Edge::Clamp);

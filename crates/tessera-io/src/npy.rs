@@ -205,7 +205,7 @@ mod tests {
         let path = dir.path().join("a.npy");
         write_npy(
             &path,
-            &Buffer::from(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+            &Buffer::F32(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0].into()),
             &[2, 3],
         )
         .unwrap();
@@ -229,7 +229,7 @@ mod tests {
         ndarray_npy::write_npy(&path, &f).unwrap();
         assert_eq!(
             read_npy(&path, "A", ScalarType::F64, &[2, 3]).unwrap(),
-            Buffer::from(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+            Buffer::F64(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0].into())
         );
         let big = dir.path().join("big.npy");
         let header = "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }";
@@ -242,7 +242,7 @@ mod tests {
         std::fs::write(&big, bytes).unwrap();
         assert_eq!(
             read_npy(&big, "A", ScalarType::I32, &[2]).unwrap(),
-            Buffer::from(vec![7, -9])
+            Buffer::I32(vec![7, -9].into())
         );
     }
 
@@ -250,7 +250,7 @@ mod tests {
     fn a_wrong_shape_names_both_shapes_and_types() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.npy");
-        write_npy(&path, &Buffer::from(vec![0.0; 66 * 67]), &[66, 67]).unwrap();
+        write_npy(&path, &Buffer::F64(vec![0.0; 66 * 67].into()), &[66, 67]).unwrap();
         let err = read_npy(&path, "A", ScalarType::F32, &[67, 67]).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -265,7 +265,7 @@ mod tests {
     fn a_wrong_dtype_says_how_to_convert() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.npy");
-        write_npy(&path, &Buffer::from(vec![0; 4]), &[4]).unwrap();
+        write_npy(&path, &Buffer::I64(vec![0; 4].into()), &[4]).unwrap();
         let err = read_npy(&path, "k", ScalarType::F64, &[4]).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -288,7 +288,7 @@ mod tests {
         );
 
         let short = dir.path().join("short.npy");
-        write_npy(&short, &Buffer::from(vec![1.0; 8]), &[8]).unwrap();
+        write_npy(&short, &Buffer::F32(vec![1.0; 8].into()), &[8]).unwrap();
         let bytes = std::fs::read(&short).unwrap();
         std::fs::write(&short, &bytes[..bytes.len() - 5]).unwrap();
         let err = read_npy(&short, "A", ScalarType::F32, &[8]).unwrap_err();
@@ -314,7 +314,7 @@ mod tests {
     fn writing_into_a_missing_directory_fails_without_leaving_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nope").join("a.npy");
-        let err = write_npy(&path, &Buffer::from(vec![1, 2]), &[2]).unwrap_err();
+        let err = write_npy(&path, &Buffer::U8(vec![1, 2].into()), &[2]).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with(&format!("cannot write {}: ", path.display())),

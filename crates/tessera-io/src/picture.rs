@@ -268,7 +268,7 @@ pub fn read_png(
             _ => 0,
         }));
     }
-    Ok(Buffer::from(grey))
+    Ok(Buffer::U8(grey.into()))
 }
 
 /// Rec. 601 luma of an 8-bit RGB colour.
@@ -386,7 +386,7 @@ mod tests {
     fn floats_are_colour_mapped_from_min_to_max_with_nan_magenta() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.png");
-        let values = Buffer::from(vec![-1.0, 0.0, 3.0, f32::NAN, f32::INFINITY, 1.0]);
+        let values = Buffer::F32(vec![-1.0, 0.0, 3.0, f32::NAN, f32::INFINITY, 1.0].into());
         let summary = write_png(&path, "u", &[&values], &[2, 3]).unwrap();
         assert_eq!(
             summary.range,
@@ -417,7 +417,7 @@ mod tests {
     fn constant_and_integer_fields_are_drawn_too() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.png");
-        let summary = write_png(&path, "k", &[&Buffer::from(vec![7; 4])], &[2, 2]).unwrap();
+        let summary = write_png(&path, "k", &[&Buffer::I64(vec![7; 4].into())], &[2, 2]).unwrap();
         assert_eq!((summary.range.min, summary.range.max), (7.0, 7.0));
         let (_, _, _, data) = decode(&path);
         assert!(data.chunks(3).all(|p| p == viridis_table()[128]));
@@ -427,16 +427,16 @@ mod tests {
     fn u8_fields_are_grey_and_u8_triples_rgb() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("g.png");
-        let grey = Buffer::from(vec![0, 50, 100, 255]);
+        let grey = Buffer::U8(vec![0, 50, 100, 255].into());
         write_png(&path, "img", &[&grey], &[2, 2]).unwrap();
         assert_eq!(
             decode(&path),
             (2, 2, png::ColorType::Grayscale, vec![0, 50, 100, 255])
         );
         let (r, g, b) = (
-            Buffer::from(vec![1, 2]),
-            Buffer::from(vec![3, 4]),
-            Buffer::from(vec![5, 6]),
+            Buffer::U8(vec![1, 2].into()),
+            Buffer::U8(vec![3, 4].into()),
+            Buffer::U8(vec![5, 6].into()),
         );
         write_png(&path, "img", &[&r, &g, &b], &[1, 2]).unwrap();
         assert_eq!(
@@ -449,7 +449,7 @@ mod tests {
     fn a_1d_field_is_a_strip_and_a_3d_field_its_middle_slice() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.png");
-        let summary = write_png(&path, "a", &[&Buffer::from(vec![9, 8, 7])], &[3]).unwrap();
+        let summary = write_png(&path, "a", &[&Buffer::U8(vec![9, 8, 7].into())], &[3]).unwrap();
         let (w, h, _, data) = decode(&path);
         assert_eq!(
             (w, h as usize, summary.height),
@@ -466,7 +466,7 @@ mod tests {
     fn pictures_of_two_components_or_float_triples_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v.png");
-        let f = Buffer::from(vec![0.0; 4]);
+        let f = Buffer::F32(vec![0.0; 4].into());
         let err = write_png(&path, "E", &[&f, &f], &[2, 2]).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -500,7 +500,7 @@ mod tests {
         );
         assert_eq!(
             read_png(&rgba, "img", ScalarType::U8, &[1, 2]).unwrap(),
-            Buffer::from(vec![76, 124])
+            Buffer::U8(vec![76, 124].into())
         );
 
         let deep = dir.path().join("deep.png");
@@ -514,7 +514,7 @@ mod tests {
         );
         assert_eq!(
             read_png(&deep, "img", ScalarType::U8, &[1]).unwrap(),
-            Buffer::from(vec![0xAB])
+            Buffer::U8(vec![0xAB].into())
         );
     }
 
@@ -522,7 +522,7 @@ mod tests {
     fn reading_a_picture_of_the_wrong_size_or_into_a_float_field_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("img.png");
-        write_png(&path, "img", &[&Buffer::from(vec![0; 6])], &[2, 3]).unwrap();
+        write_png(&path, "img", &[&Buffer::U8(vec![0; 6].into())], &[2, 3]).unwrap();
         let err = read_png(&path, "img", ScalarType::U8, &[3, 2]).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -165,7 +165,7 @@ mod tests {
     fn writes_a_2d_scalar_field_paraview_can_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("u.vti");
-        let u = Buffer::from(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let u = Buffer::F32(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0].into());
         write_vti(
             &path,
             &[2, 3],
@@ -197,7 +197,7 @@ mod tests {
             Buffer::I32((0..8).collect::<Vec<_>>().into()),
             Buffer::I32((100..108).collect::<Vec<_>>().into()),
         );
-        let id = Buffer::from(vec![7; 8]);
+        let id = Buffer::U8(vec![7; 8].into());
         let arrays = [
             VtiArray {
                 name: "E",
@@ -225,7 +225,7 @@ mod tests {
     fn refuses_4d_grids_and_mixed_component_types() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.vti");
-        let a = Buffer::from(vec![0.0; 16]);
+        let a = Buffer::F64(vec![0.0; 16].into());
         let err = write_vti(
             &path,
             &[2, 2, 2, 2],
@@ -242,7 +242,7 @@ mod tests {
                 path.display()
             )
         );
-        let b = Buffer::from(vec![0.0; 16]);
+        let b = Buffer::F32(vec![0.0; 16].into());
         let err = write_vti(
             &path,
             &[16],

@@ -48,11 +48,26 @@ enum Guard<'py> {
 macro_rules! with_slice {
     ($guard:expr, $slice:ident => $body:expr) => {
         match $guard {
-            Guard::U8(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
-            Guard::I32(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
-            Guard::I64(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
-            Guard::F32(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
-            Guard::F64(g) => { let $slice = g.as_slice_mut().expect("lent arrays are contiguous"); $body }
+            Guard::U8(g) => {
+                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
+                $body
+            }
+            Guard::I32(g) => {
+                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
+                $body
+            }
+            Guard::I64(g) => {
+                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
+                $body
+            }
+            Guard::F32(g) => {
+                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
+                $body
+            }
+            Guard::F64(g) => {
+                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
+                $body
+            }
         }
     };
 }
@@ -73,7 +88,12 @@ pub fn fields_with_inputs<'py>(
             if supplied[component].is_some() {
                 return Err(PyValueError::new_err(format!(
                     "field `{}` is given twice (by `{name}` and another input)",
-                    session.program().fields.values().nth(component).map_or("", |f| &f.name)
+                    session
+                        .program()
+                        .fields
+                        .values()
+                        .nth(component)
+                        .map_or("", |f| &f.name)
                 )));
             }
             let (buffer, loan) = lend(py, component, array)?;
@@ -102,12 +122,20 @@ fn component_arrays<'py>(
     shape.push(field.components.len());
     let whole = convert(py, &field.name, value, ty, &shape, false)?;
     let mut arrays = Vec::new();
-    for (c, (&component, &component_ty)) in field.components.iter().zip(&field.types).enumerate()
-    {
-        let index = PyTuple::new(py, [PyEllipsis::get(py).to_owned().into_any(), c.into_pyobject(py)?.into_any()])?;
+    for (c, (&component, &component_ty)) in field.components.iter().zip(&field.types).enumerate() {
+        let index = PyTuple::new(
+            py,
+            [
+                PyEllipsis::get(py).to_owned().into_any(),
+                c.into_pyobject(py)?.into_any(),
+            ],
+        )?;
         let slice = whole.get_item(index)?;
         let name = format!("{}[..., {c}]", field.name);
-        arrays.push((component, convert(py, &name, &slice, component_ty, extents, true)?));
+        arrays.push((
+            component,
+            convert(py, &name, &slice, component_ty, extents, true)?,
+        ));
     }
     Ok(arrays)
 }
@@ -144,7 +172,8 @@ fn from_dlpack<'py>(
         return Ok(value.clone());
     }
     const DLPACK_CPU: i64 = 1;
-    let (device_type, device_id): (i64, i64) = value.call_method0("__dlpack_device__")?.extract()?;
+    let (device_type, device_id): (i64, i64) =
+        value.call_method0("__dlpack_device__")?.extract()?;
     if device_type != DLPACK_CPU {
         return Err(PyValueError::new_err(format!(
             "field `{name}`: the array lives on DLPack device type {device_type} (id {device_id}; 2 is CUDA), but runs take host memory; copy it to the host first (e.g. `cupy.asnumpy`, `tensor.cpu()`)"
@@ -231,7 +260,11 @@ fn tuple_text(shape: &[usize]) -> String {
         [one] => format!("({one},)"),
         _ => format!(
             "({})",
-            shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            shape
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -256,19 +289,26 @@ fn lend<'py>(
                 Err(_) => {
                     let copy = typed.to_owned_array();
                     let copy = PyArray::from_owned_array(py, copy);
-                    let guard = copy.try_readwrite().map_err(|e| PyValueError::new_err(e.to_string()))?;
+                    let guard = copy
+                        .try_readwrite()
+                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
                     (copy.into_any().cast_into::<PyUntypedArray>()?, guard)
                 }
             };
             let slice = guard
                 .as_slice_mut()
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
-            let start = std::ptr::NonNull::new(slice.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling());
+            let start =
+                std::ptr::NonNull::new(slice.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling());
             // SAFETY: the guard borrows the array exclusively (for Rust code) until the loan
             // is settled after the run, and keeps it alive; Python code is told not to touch
             // an input during a run.
             let storage = unsafe { Storage::lent(start, slice.len()) };
-            let loan = Lent { field, array, guard: Guard::$variant(guard) };
+            let loan = Lent {
+                field,
+                array,
+                guard: Guard::$variant(guard),
+            };
             Ok((Buffer::$variant(storage), loan))
         }};
     }

@@ -75,7 +75,10 @@ fn reduction_series<'py>(
     let (values, steps) = (PyDict::new(py), PyDict::new(py));
     let checked = session.bound().checked();
     for reduction in session.program().reductions.values() {
-        let records = report.reductions.iter().filter(|r| r.name == reduction.name);
+        let records = report
+            .reductions
+            .iter()
+            .filter(|r| r.name == reduction.name);
         let step_list: Vec<u64> = records.clone().map(|r| r.step).collect();
         if checked.ty(reduction.value).is_float() {
             let list: Vec<f64> = records.map(|r| r.value).collect();

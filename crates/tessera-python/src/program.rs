@@ -122,8 +122,8 @@ impl Program {
         if sets == self.sets {
             return Ok((self.session.clone(), sets));
         }
-        let session = Session::from_text(&self.text, &self.file_name, &self.default_name, &sets)
-            .py_err()?;
+        let session =
+            Session::from_text(&self.text, &self.file_name, &self.default_name, &sets).py_err()?;
         Ok((session, sets))
     }
 
@@ -307,7 +307,11 @@ impl Program {
     fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
         let program = self.session.program();
-        for (param, value) in program.params.values().zip(&self.session.bound().param_values) {
+        for (param, value) in program
+            .params
+            .values()
+            .zip(&self.session.bound().param_values)
+        {
             dict.set_item(&param.name, constant_to_py(py, *value)?)?;
         }
         Ok(dict)
@@ -460,9 +464,7 @@ impl Program {
         let (session, _) = self.session(params)?;
         let (backend, plan) = Program::resolve_plan(&session, backend, plan.as_ref(), &keywords)?;
         let device = keywords.device();
-        let explanation = backend
-            .explain(session.bound(), &plan, &device)
-            .py_err()?;
+        let explanation = backend.explain(session.bound(), &plan, &device).py_err()?;
         let memory = backend.memory(session.bound(), &plan, &device).py_err()?;
         let mut lines = vec![format!(
             "plan: {}/{}{}",

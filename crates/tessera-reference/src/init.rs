@@ -17,10 +17,12 @@ use crate::step::write_row;
 pub fn initial_fields(bound: &BoundProgram, given: &[bool]) -> Result<FieldSet, BackendError> {
     let fields = &bound.program().fields;
     let supplied = (fields.iter())
-        .map(|(id, field)| match given.get(id.index()).copied().unwrap_or(false) {
-            true => Buffer::try_zeros(field.ty, bound.cell_count()).map(Some),
-            false => Ok(None),
-        })
+        .map(
+            |(id, field)| match given.get(id.index()).copied().unwrap_or(false) {
+                true => Buffer::try_zeros(field.ty, bound.cell_count()).map(Some),
+                false => Ok(None),
+            },
+        )
         .collect::<Result<_, _>>()?;
     initial_fields_with(bound, supplied)
 }

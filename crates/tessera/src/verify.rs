@@ -655,7 +655,7 @@ mod tests {
     fn fields(u: [f32; 6], k: [i32; 6]) -> FieldSet {
         FieldSet {
             shape: vec![2, 3],
-            buffers: vec![Buffer::F32(u.to_vec()), Buffer::I32(k.to_vec())],
+            buffers: vec![Buffer::from(u.to_vec()), Buffer::from(k.to_vec())],
         }
     }
 

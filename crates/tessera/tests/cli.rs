@@ -21,7 +21,7 @@ fn jacobi_dir() -> (tempfile::TempDir, Vec<f64>) {
     let values: Vec<f64> = (0..63).map(|_| rng.next_f64()).collect();
     tessera_io::write_npy(
         &dir.path().join("u0.npy"),
-        &Buffer::from(values.clone()),
+        &Buffer::F64(values.clone().into()),
         &[7, 9],
     )
     .unwrap();
@@ -64,7 +64,7 @@ fn run_writes_the_outputs_of_an_independent_computation() {
     let result =
         tessera_io::read_npy(&dir.path().join("u.npy"), "u", ScalarType::F64, &[7, 9]).unwrap();
     let expected = jacobi_expected(input, 4);
-    assert_eq!(result, Buffer::from(expected.clone()));
+    assert_eq!(result, Buffer::F64(expected.clone().into()));
     let summary = stdout(&output);
     assert!(
         summary.starts_with("jacobi: 4 steps on 7x9 (f64) with reference/"),
@@ -112,7 +112,7 @@ fn the_cpu_backend_in_exact_mode_gives_the_same_file() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let result =
         tessera_io::read_npy(&dir.path().join("u.npy"), "u", ScalarType::F64, &[7, 9]).unwrap();
-    assert_eq!(result, Buffer::from(jacobi_expected(input, 3)));
+    assert_eq!(result, Buffer::F64(jacobi_expected(input, 3).into()));
 }
 
 #[test]
@@ -354,13 +354,13 @@ fn input_files_of_the_wrong_shape_or_type_are_refused_before_running() {
     let (dir, _) = jacobi_dir();
     tessera_io::write_npy(
         &dir.path().join("small.npy"),
-        &Buffer::from(vec![0.0; 6 * 9]),
+        &Buffer::F64(vec![0.0; 6 * 9].into()),
         &[6, 9],
     )
     .unwrap();
     tessera_io::write_npy(
         &dir.path().join("ints.npy"),
-        &Buffer::from(vec![0; 63]),
+        &Buffer::I32(vec![0; 63].into()),
         &[7, 9],
     )
     .unwrap();

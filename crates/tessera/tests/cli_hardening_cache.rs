@@ -29,7 +29,7 @@ impl Setup {
         let values: Vec<f64> = (0..63).map(|i| f64::from(i * 37 % 11) / 11.0).collect();
         tessera_io::write_npy(
             &dir.path().join("u0.npy"),
-            &tessera_runtime::Buffer::from(values),
+            &tessera_runtime::Buffer::F64(values.into()),
             &[7, 9],
         )
         .unwrap();

@@ -77,7 +77,7 @@ impl Real for f32 {
         }
     }
     fn buffer(values: Vec<Self>) -> Buffer {
-        Buffer::from(values)
+        Buffer::F32(values.into())
     }
 }
 
@@ -114,6 +114,6 @@ impl Real for f64 {
         }
     }
     fn buffer(values: Vec<Self>) -> Buffer {
-        Buffer::from(values)
+        Buffer::F64(values.into())
     }
 }

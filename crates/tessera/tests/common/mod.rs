@@ -47,7 +47,7 @@ pub fn star_dir() -> tempfile::TempDir {
     let values: Vec<f32> = (0..13 * 17).map(|_| rng.next_f64() as f32).collect();
     tessera_io::write_npy(
         &dir.path().join("u0.npy"),
-        &tessera_runtime::Buffer::from(values),
+        &tessera_runtime::Buffer::F32(values.into()),
         &[13, 17],
     )
     .unwrap();
