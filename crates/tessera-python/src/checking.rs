@@ -62,7 +62,7 @@ impl Verification {
 #[pyo3(signature = (
     program, backend = None, strategy = None, exact = false, params = None, inputs = None,
     steps = None, rtol = None, atol = None, plan = None, tile = None, time_tile = None,
-    threads = None, device = None
+    threads = None, device = None, tuned = true
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn verify(
@@ -81,6 +81,7 @@ pub fn verify(
     time_tile: Option<u32>,
     threads: Option<usize>,
     device: Option<String>,
+    tuned: bool,
 ) -> PyResult<Verification> {
     let keywords = PlanKeywords {
         strategy,
@@ -89,6 +90,7 @@ pub fn verify(
         threads,
         exact,
         device,
+        tuned,
     };
     let mut call = program.prepare_call(py, params, backend, plan.as_ref(), &keywords, None)?;
     let session = call.session.clone();

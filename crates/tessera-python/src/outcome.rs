@@ -2,6 +2,7 @@
 //! the run cost.
 
 use numpy::PyArray1;
+use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tessera::Session;
@@ -40,6 +41,8 @@ pub struct RunResult {
     /// The backend and plan that ran (`cpu overlapped tile=64x64 T=4 ...`).
     #[pyo3(get)]
     plan: String,
+    /// Each struct or vector field's name and its members' names.
+    groups: Vec<(String, Vec<String>)>,
 }
 
 impl RunResult {
@@ -62,8 +65,20 @@ impl RunResult {
             transfer_seconds: report.transfer_time.as_secs_f64(),
             gcells_per_s: gcells_per_s(session.bound(), report.steps, seconds),
             plan: report.plan.clone(),
+            groups: groups(session),
         })
     }
+}
+
+/// Each struct or vector field's name and its members' names.
+fn groups(session: &Session) -> Vec<(String, Vec<String>)> {
+    let program = session.program();
+    (program.groups.values())
+        .map(|g| {
+            let members = g.components.iter().map(|&c| program.fields[c].name.clone());
+            (g.name.clone(), members.collect())
+        })
+        .collect()
 }
 
 /// Each reduction's values and steps as NumPy arrays, by name, in the program's order.
@@ -94,6 +109,34 @@ fn reduction_series<'py>(
 
 #[pymethods]
 impl RunResult {
+    /// A field by name: the array of `fields` for a scalar field or member, and for a struct or
+    /// vector field its members stacked along a trailing axis (a copy).
+    fn field<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let fields = self.fields.bind(py);
+        if let Some(array) = fields.get_item(name)? {
+            return Ok(array);
+        }
+        let Some((_, members)) = self.groups.iter().find(|(group, _)| group == name) else {
+            let mut known: Vec<String> = fields.keys().extract()?;
+            known.extend(self.groups.iter().map(|(group, _)| group.clone()));
+            return Err(PyKeyError::new_err(format!(
+                "no field `{name}`; the fields are {}",
+                known.join(", ")
+            )));
+        };
+        let arrays = (members.iter())
+            .map(|m| {
+                fields
+                    .get_item(m)?
+                    .ok_or_else(|| PyKeyError::new_err(m.clone()))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("axis", -1)?;
+        py.import("numpy")?
+            .call_method("stack", (arrays,), Some(&kwargs))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<tessera.Result {} steps{} in {:.3} s, {:.3} GCells/s, {}>",

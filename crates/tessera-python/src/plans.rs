@@ -20,6 +20,8 @@ pub struct PlanKeywords {
     pub exact: bool,
     /// `device="1"` or `"h100"`: which GPU (or the built-in table of one).
     pub device: Option<String>,
+    /// `tuned=True`: the tuning database's plan when no keyword fixes the plan.
+    pub tuned: bool,
 }
 
 impl PlanKeywords {
@@ -56,6 +58,12 @@ impl PlanKeywords {
             device: self.device(),
             isa: None,
         })
+    }
+
+    /// Whether the tuning database may give the plan, as on the command line: asked for, and
+    /// no keyword fixes part of the plan (`exact` and `device` select the entry instead).
+    pub fn uses_tuned(&self) -> bool {
+        self.tuned && !self.fixes_anything()
     }
 
     /// Whether any keyword fixes part of the plan (then a given `Plan` would contradict it).

@@ -5,10 +5,11 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
-use tessera::{Plan, Session};
+use tessera::tuning::TuningDb;
+use tessera::{Plan, PlanRequest, Session};
 use tessera_ir::Constant;
 use tessera_runtime::memory::bytes_text;
 use tessera_runtime::{Backend, Executable, RunState, drive};
@@ -154,9 +155,13 @@ impl Program {
             }
             None => {
                 let backend = tessera::backend(backend.unwrap_or("cpu")).py_err()?;
-                let plan = session
-                    .plan(backend.as_ref(), &keywords.request()?)
-                    .py_err()?;
+                let request = keywords.request()?;
+                if keywords.uses_tuned()
+                    && let Some(plan) = tuned_plan(session, backend.name(), &request)?
+                {
+                    return Ok((backend, plan));
+                }
+                let plan = session.plan(backend.as_ref(), &request).py_err()?;
                 Ok((backend, plan))
             }
         }
@@ -215,6 +220,20 @@ impl Program {
             kept.remove(0);
         }
     }
+}
+
+/// The tuning database's plan for `session` on `backend` with `request`, if it holds one;
+/// notes on entries not used (damaged, no longer fitting) become Python warnings.
+fn tuned_plan(session: &Session, backend: &str, request: &PlanRequest) -> PyResult<Option<Plan>> {
+    let (entry, notes) =
+        tessera::tuning::tuned_plan(&TuningDb::open_default(), session, backend, request);
+    Python::attach(|py| {
+        notes.iter().try_for_each(|note| {
+            let message = std::ffi::CString::new(note.replace('\0', " "))?;
+            PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)
+        })
+    })?;
+    Ok(entry.map(|e| e.plan))
 }
 
 /// `base` with the values of `params` replacing or adding entries, sorted by name, each value
@@ -346,12 +365,14 @@ impl Program {
 
     /// Runs the program and returns its fields and reductions. Inputs that are writeable
     /// C-contiguous arrays of the field's dtype and shape are updated in place (and are the
-    /// result's arrays); others are copied once. The GIL is released during the run; Ctrl-C
-    /// stops it with `KeyboardInterrupt`.
+    /// result's arrays); others are copied once. The plan: `plan` when given, else the tuning
+    /// database's (`tessera tune`) when `tuned` and no keyword fixes the plan, else the
+    /// backend's model. The GIL is released during the run; Ctrl-C stops it with
+    /// `KeyboardInterrupt`.
     #[pyo3(signature = (
         steps = None, backend = None, strategy = None, exact = false, params = None,
         inputs = None, plan = None, tile = None, time_tile = None, threads = None,
-        device = None, max_memory = None
+        device = None, max_memory = None, tuned = true
     ))]
     #[allow(clippy::too_many_arguments)]
     fn run(
@@ -369,6 +390,7 @@ impl Program {
         threads: Option<usize>,
         device: Option<String>,
         max_memory: Option<&Bound<'_, PyAny>>,
+        tuned: bool,
     ) -> PyResult<RunResult> {
         let keywords = PlanKeywords {
             strategy,
@@ -377,6 +399,7 @@ impl Program {
             threads,
             exact,
             device,
+            tuned,
         };
         let limit = max_memory.map(memory_limit).transpose()?;
         let mut call = self.prepare_call(py, params, backend, plan.as_ref(), &keywords, limit)?;
@@ -407,7 +430,7 @@ impl Program {
     /// The plan `backend` would run the program with for these keywords.
     #[pyo3(signature = (
         backend = None, strategy = None, exact = false, params = None, tile = None,
-        time_tile = None, threads = None, device = None
+        time_tile = None, threads = None, device = None, tuned = true
     ))]
     #[allow(clippy::too_many_arguments)]
     fn plan(
@@ -420,6 +443,7 @@ impl Program {
         time_tile: Option<u32>,
         threads: Option<usize>,
         device: Option<String>,
+        tuned: bool,
     ) -> PyResult<PyPlan> {
         let keywords = PlanKeywords {
             strategy,
@@ -428,6 +452,7 @@ impl Program {
             threads,
             exact,
             device,
+            tuned,
         };
         let (session, _) = self.session(params)?;
         let (_, plan) = Program::resolve_plan(&session, backend, None, &keywords)?;
@@ -438,7 +463,7 @@ impl Program {
     /// run needs, and the traffic model, as text.
     #[pyo3(signature = (
         backend = None, strategy = None, exact = false, params = None, plan = None,
-        tile = None, time_tile = None, threads = None, device = None
+        tile = None, time_tile = None, threads = None, device = None, tuned = true
     ))]
     #[allow(clippy::too_many_arguments)]
     fn explain(
@@ -452,6 +477,7 @@ impl Program {
         time_tile: Option<u32>,
         threads: Option<usize>,
         device: Option<String>,
+        tuned: bool,
     ) -> PyResult<String> {
         let keywords = PlanKeywords {
             strategy,
@@ -460,6 +486,7 @@ impl Program {
             threads,
             exact,
             device,
+            tuned,
         };
         let (session, _) = self.session(params)?;
         let (backend, plan) = Program::resolve_plan(&session, backend, plan.as_ref(), &keywords)?;

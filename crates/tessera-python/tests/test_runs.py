@@ -111,3 +111,31 @@ def test_verify_leaves_its_inputs_untouched():
 
 def test_backends_lists_what_this_build_has():
     assert {"reference", "cpu"} <= set(tessera.backends())
+
+
+def test_runs_use_the_plan_tessera_tune_stored(tessera_cli, tmp_path, monkeypatch):
+    import subprocess
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path / "cache"))
+    heat = str(EXAMPLES / "heat.tess")
+    tune = subprocess.run(
+        # Restricted to `naive`, which the model never picks: the stored plan is told apart.
+        [str(tessera_cli), "tune", heat, "--set", "N=96", "--budget", "3s", "--steps", "4",
+         "--strategy", "naive"],
+        capture_output=True, text=True,
+    )
+    assert tune.returncode == 0, tune.stderr
+
+    def cli_plan(*flags):
+        completed = subprocess.run(
+            [str(tessera_cli), "plan", heat, "--set", "N=96", "--json", *flags],
+            capture_output=True, text=True,
+        )
+        assert completed.returncode == 0, completed.stderr
+        return tessera.Plan.from_json(completed.stdout)
+
+    program = tessera.Program.from_file(EXAMPLES / "heat.tess", params={"N": 96})
+    assert program.plan() == cli_plan() and "naive" in str(program.plan())
+    assert program.plan(tuned=False) == cli_plan("--no-tuned") != program.plan()
+    assert program.plan(strategy="parallel") != program.plan()
+    assert program.run(steps=2).plan == program.run(steps=2, plan=cli_plan()).plan

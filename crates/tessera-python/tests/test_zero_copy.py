@@ -114,3 +114,9 @@ def test_struct_fields_take_one_array_with_a_component_axis():
     result = program.run(steps=1, inputs={"v": given})
     assert np.array_equal(result.fields["v.x"], given[..., 0] + given[..., 1])
     assert np.array_equal(result.fields["v.y"], given[..., 1] * 2)
+    stacked = result.field("v")
+    assert stacked.shape == (3, 4, 2) and stacked.dtype == np.float32
+    assert np.array_equal(stacked[..., 1], result.fields["v.y"])
+    assert result.field("v.x") is result.fields["v.x"]
+    with pytest.raises(KeyError, match="no field `w`"):
+        result.field("w")
