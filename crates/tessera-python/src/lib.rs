@@ -8,7 +8,8 @@
 //! - [`plans`]: `tessera.Plan` and the plan request a call's keywords make;
 //! - [`checking`]: `tessera.verify`, a backend against the reference;
 //! - [`errors`]: `tessera.CompileError`, `tessera.RunError` and how facade errors map to them;
-//! - [`interrupt`]: Ctrl-C during a run (the GIL released) raises `KeyboardInterrupt`.
+//! - [`interrupt`]: Ctrl-C during a run (the GIL released) raises `KeyboardInterrupt`;
+//! - [`recent`]: the bound programs, plans and executables a program reuses between calls.
 
 use pyo3::prelude::*;
 
@@ -19,6 +20,7 @@ pub mod interrupt;
 pub mod outcome;
 pub mod plans;
 pub mod program;
+pub mod recent;
 
 /// The native module behind the `tessera` package.
 #[pymodule]

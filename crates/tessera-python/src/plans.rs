@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use tessera::{Arithmetic, DeviceSelection, Plan, PlanRequest, Strategy};
 
 /// The plan keywords of a call: everything left `None` is the backend's choice.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlanKeywords {
     /// `strategy="overlapped"`.
     pub strategy: Option<String>,

@@ -1,9 +1,10 @@
 //! `tessera.Program`: a program's text bound to parameter values; its runs, plans and
-//! explanations. A program keeps the executables it prepared (a few, by parameters, plan and
-//! device), so that repeated runs skip planning's compilation and the kernel cache lookup.
+//! explanations. A program keeps what its calls made (a few of each: programs bound to other
+//! parameters, plans by parameters, backend and keywords, executables by parameters, plan and
+//! device), so that a repeated call neither binds, plans (nor reads the tuning database),
+//! compiles nor loads a kernel again.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use pyo3::exceptions::{PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
@@ -19,9 +20,10 @@ use crate::errors::IntoPy;
 use crate::interrupt::SignalWatch;
 use crate::outcome::RunResult;
 use crate::plans::{PlanKeywords, PyPlan};
+use crate::recent::Recent;
 
-/// Prepared executables a program keeps at most.
-const KEEP_PREPARED: usize = 8;
+/// Bound programs, plans and prepared executables a program keeps, of each at most.
+const KEEP_RECENT: usize = 8;
 
 /// A stencil program, checked and bound to parameter values.
 #[pyclass(module = "tessera", frozen)]
@@ -36,14 +38,20 @@ pub struct Program {
     sets: Vec<(String, String)>,
     /// The program bound to `sets`.
     session: Session,
-    /// Executables prepared by earlier runs, most recent last.
-    prepared: Mutex<Vec<Prepared>>,
+    /// The program bound to other parameters by earlier calls.
+    sessions: Recent<Vec<(String, String)>, Session>,
+    /// Plans chosen by earlier calls.
+    plans: Recent<PlanKey, Plan>,
+    /// Executables prepared by earlier calls (taken while a call runs them).
+    prepared: Recent<PreparedKey, Box<dyn Executable>>,
 }
 
-/// An executable with what it was prepared for.
-struct Prepared {
-    key: PreparedKey,
-    executable: Box<dyn Executable>,
+/// What a plan was chosen for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct PlanKey {
+    sets: Vec<(String, String)>,
+    backend: String,
+    keywords: PlanKeywords,
 }
 
 /// What an executable was prepared for.
@@ -109,7 +117,9 @@ impl Program {
             default_name,
             sets,
             session,
-            prepared: Mutex::new(Vec::new()),
+            sessions: Recent::new(KEEP_RECENT),
+            plans: Recent::new(KEEP_RECENT),
+            prepared: Recent::new(KEEP_RECENT),
         })
     }
 
@@ -123,48 +133,61 @@ impl Program {
         if sets == self.sets {
             return Ok((self.session.clone(), sets));
         }
+        if let Some(session) = self.sessions.get(&sets) {
+            return Ok((session, sets));
+        }
         let session =
             Session::from_text(&self.text, &self.file_name, &self.default_name, &sets).py_err()?;
+        self.sessions.put(sets.clone(), session.clone());
         Ok((session, sets))
     }
 
     /// The backend and plan a call runs: `plan` when given (its backend must agree with a
-    /// `backend` keyword, and no plan keyword may be given beside it), else the backend's plan
-    /// for the keywords.
+    /// `backend` keyword, and no plan keyword may be given beside it), else the plan an earlier
+    /// call chose for the same parameters, backend and keywords, else the tuning database's
+    /// (when the keywords allow) or the backend's plan for the keywords.
     pub fn resolve_plan(
-        session: &Session,
+        &self,
+        (session, sets): (&Session, &[(String, String)]),
         backend: Option<&str>,
         plan: Option<&PyPlan>,
         keywords: &PlanKeywords,
     ) -> PyResult<(Box<dyn Backend>, Plan)> {
-        match plan {
-            Some(given) => {
-                let plan = given.plan.clone();
-                if let Some(named) = backend.filter(|b| *b != plan.backend_name()) {
-                    return Err(PyValueError::new_err(format!(
-                        "the plan is for the {} backend, not `{named}`; leave `backend` out",
-                        plan.backend_name()
-                    )));
-                }
-                if keywords.fixes_anything() {
-                    return Err(PyValueError::new_err(
-                        "a plan and plan keywords (strategy, tile, time_tile, threads) were both given; give one",
-                    ));
-                }
-                Ok((tessera::backend(plan.backend_name()).py_err()?, plan))
+        if let Some(given) = plan {
+            let plan = given.plan.clone();
+            if let Some(named) = backend.filter(|b| *b != plan.backend_name()) {
+                return Err(PyValueError::new_err(format!(
+                    "the plan is for the {} backend, not `{named}`; leave `backend` out",
+                    plan.backend_name()
+                )));
             }
-            None => {
-                let backend = tessera::backend(backend.unwrap_or("cpu")).py_err()?;
-                let request = keywords.request()?;
-                if keywords.uses_tuned()
-                    && let Some(plan) = tuned_plan(session, backend.name(), &request)?
-                {
-                    return Ok((backend, plan));
-                }
-                let plan = session.plan(backend.as_ref(), &request).py_err()?;
-                Ok((backend, plan))
+            if keywords.fixes_anything() {
+                return Err(PyValueError::new_err(
+                    "a plan and plan keywords (strategy, tile, time_tile, threads) were both given; give one",
+                ));
             }
+            return Ok((tessera::backend(plan.backend_name()).py_err()?, plan));
         }
+        let backend = tessera::backend(backend.unwrap_or("cpu")).py_err()?;
+        let key = PlanKey {
+            sets: sets.to_vec(),
+            backend: backend.name().to_string(),
+            keywords: keywords.clone(),
+        };
+        if let Some(plan) = self.plans.get(&key) {
+            return Ok((backend, plan));
+        }
+        let request = keywords.request()?;
+        let tuned = match keywords.uses_tuned() {
+            true => tuned_plan(session, backend.name(), &request)?,
+            false => None,
+        };
+        let plan = match tuned {
+            Some(plan) => plan,
+            None => session.plan(backend.as_ref(), &request).py_err()?,
+        };
+        self.plans.put(key, plan.clone());
+        Ok((backend, plan))
     }
 
     /// The program bound for a call, with an executable for the call's plan: one kept from an
@@ -179,29 +202,22 @@ impl Program {
         max_memory: Option<u64>,
     ) -> PyResult<PreparedCall> {
         let (session, sets) = self.session(params)?;
-        let (backend, plan) = Program::resolve_plan(&session, backend, plan, keywords)?;
+        let (backend, plan) = self.resolve_plan((&session, &sets), backend, plan, keywords)?;
         let device = keywords.device();
         let key = PreparedKey {
             sets,
             plan: plan.to_json(),
             device: format!("{device:?}"),
         };
-        let mut kept = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(index) = kept.iter().rposition(|p| p.key == key) {
-            let executable = kept.remove(index).executable;
-            return Ok(PreparedCall {
-                session,
-                key,
-                executable,
-            });
-        }
-        drop(kept);
-        let executable = py
-            .detach(|| {
-                session.check_memory(backend.as_ref(), &plan, &device, max_memory)?;
-                session.prepare(backend.as_ref(), &plan, &device)
-            })
-            .py_err()?;
+        let executable = match self.prepared.take(&key) {
+            Some(executable) => executable,
+            None => py
+                .detach(|| {
+                    session.check_memory(backend.as_ref(), &plan, &device, max_memory)?;
+                    session.prepare(backend.as_ref(), &plan, &device)
+                })
+                .py_err()?,
+        };
         Ok(PreparedCall {
             session,
             key,
@@ -209,16 +225,9 @@ impl Program {
         })
     }
 
-    /// Keeps a call's executable for later calls (the oldest goes beyond [`KEEP_PREPARED`]).
+    /// Keeps a call's executable for later calls.
     pub fn keep_prepared(&self, call: PreparedCall) {
-        let mut kept = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
-        kept.push(Prepared {
-            key: call.key,
-            executable: call.executable,
-        });
-        if kept.len() > KEEP_PREPARED {
-            kept.remove(0);
-        }
+        self.prepared.put(call.key, call.executable);
     }
 }
 
@@ -454,8 +463,8 @@ impl Program {
             device,
             tuned,
         };
-        let (session, _) = self.session(params)?;
-        let (_, plan) = Program::resolve_plan(&session, backend, None, &keywords)?;
+        let (session, sets) = self.session(params)?;
+        let (_, plan) = self.resolve_plan((&session, &sets), backend, None, &keywords)?;
         Ok(PyPlan { plan })
     }
 
@@ -488,8 +497,9 @@ impl Program {
             device,
             tuned,
         };
-        let (session, _) = self.session(params)?;
-        let (backend, plan) = Program::resolve_plan(&session, backend, plan.as_ref(), &keywords)?;
+        let (session, sets) = self.session(params)?;
+        let (backend, plan) =
+            self.resolve_plan((&session, &sets), backend, plan.as_ref(), &keywords)?;
         let device = keywords.device();
         let explanation = backend.explain(session.bound(), &plan, &device).py_err()?;
         let memory = backend.memory(session.bound(), &plan, &device).py_err()?;
