@@ -19,9 +19,10 @@ use numpy::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyEllipsis, PyTuple};
+use tessera::io::describe::numpy_shape;
+use tessera::ir::ScalarType;
+use tessera::runtime::{Buffer, FieldSet, Storage};
 use tessera::{FieldRef, Session};
-use tessera_ir::ScalarType;
-use tessera_runtime::{Buffer, FieldSet, Storage};
 
 use crate::errors::IntoPy;
 
@@ -249,24 +250,9 @@ fn check_shape(name: &str, array: &Bound<'_, PyUntypedArray>, shape: &[usize]) -
     }
     Err(PyValueError::new_err(format!(
         "field `{name}` needs an array of shape {}, but the array given has shape {}",
-        tuple_text(shape),
-        tuple_text(array.shape())
+        numpy_shape(shape),
+        numpy_shape(array.shape())
     )))
-}
-
-/// `(64, 32)` as Python writes a shape.
-fn tuple_text(shape: &[usize]) -> String {
-    match shape {
-        [one] => format!("({one},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
 }
 
 /// Whether NumPy lets the array be written.

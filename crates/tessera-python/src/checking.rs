@@ -83,15 +83,7 @@ pub fn verify(
     device: Option<String>,
     tuned: bool,
 ) -> PyResult<Verification> {
-    let keywords = PlanKeywords {
-        strategy,
-        tile,
-        time_tile,
-        threads,
-        exact,
-        device,
-        tuned,
-    };
+    let keywords = PlanKeywords::new((strategy, tile, time_tile, threads), exact, device, tuned);
     let mut call = program.prepare_call(py, params, backend, plan.as_ref(), &keywords, None)?;
     let session = call.session.clone();
     let (fields, _loans) = fields_with_inputs(py, &session, inputs)?;

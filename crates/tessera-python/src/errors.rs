@@ -6,8 +6,8 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tessera::Error;
-use tessera_ir::{Diagnostic, Severity};
-use tessera_runtime::BackendError;
+use tessera::ir::{Diagnostic, Severity};
+use tessera::runtime::BackendError;
 
 create_exception!(
     tessera,

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
-use tessera_runtime::{Flow, Observer};
+use tessera::runtime::{Flow, Observer};
 
 /// How often a run looks for pending signals (taking the GIL costs microseconds).
 const CHECK_EVERY: Duration = Duration::from_millis(50);

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tessera::Session;
 use tessera::metrics::gcells_per_s;
-use tessera_runtime::RunReport;
+use tessera::runtime::RunReport;
 
 /// What a run gave back.
 #[pyclass(name = "Result", module = "tessera", frozen)]

@@ -25,6 +25,29 @@ pub struct PlanKeywords {
 }
 
 impl PlanKeywords {
+    /// The keywords of a call, as the Python signatures list them.
+    pub fn new(
+        (strategy, tile, time_tile, threads): (
+            Option<String>,
+            Option<Vec<usize>>,
+            Option<u32>,
+            Option<usize>,
+        ),
+        exact: bool,
+        device: Option<String>,
+        tuned: bool,
+    ) -> PlanKeywords {
+        PlanKeywords {
+            strategy,
+            tile,
+            time_tile,
+            threads,
+            exact,
+            device,
+            tuned,
+        }
+    }
+
     /// The device these keywords select.
     pub fn device(&self) -> DeviceSelection {
         match &self.device {

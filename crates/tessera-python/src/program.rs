@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use pyo3::exceptions::{PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use tessera::ir::Constant;
+use tessera::runtime::memory::bytes_text;
+use tessera::runtime::{Backend, Executable, RunState, drive};
 use tessera::tuning::TuningDb;
 use tessera::{Plan, PlanRequest, Session};
-use tessera_ir::Constant;
-use tessera_runtime::memory::bytes_text;
-use tessera_runtime::{Backend, Executable, RunState, drive};
 
 use crate::arrays::{dtype_name, fields_to_py, fields_with_inputs};
 use crate::errors::IntoPy;
@@ -401,15 +401,8 @@ impl Program {
         max_memory: Option<&Bound<'_, PyAny>>,
         tuned: bool,
     ) -> PyResult<RunResult> {
-        let keywords = PlanKeywords {
-            strategy,
-            tile,
-            time_tile,
-            threads,
-            exact,
-            device,
-            tuned,
-        };
+        let keywords =
+            PlanKeywords::new((strategy, tile, time_tile, threads), exact, device, tuned);
         let limit = max_memory.map(memory_limit).transpose()?;
         let mut call = self.prepare_call(py, params, backend, plan.as_ref(), &keywords, limit)?;
         let session = call.session.clone();
@@ -454,15 +447,8 @@ impl Program {
         device: Option<String>,
         tuned: bool,
     ) -> PyResult<PyPlan> {
-        let keywords = PlanKeywords {
-            strategy,
-            tile,
-            time_tile,
-            threads,
-            exact,
-            device,
-            tuned,
-        };
+        let keywords =
+            PlanKeywords::new((strategy, tile, time_tile, threads), exact, device, tuned);
         let (session, sets) = self.session(params)?;
         let (_, plan) = self.resolve_plan((&session, &sets), backend, None, &keywords)?;
         Ok(PyPlan { plan })
@@ -488,15 +474,8 @@ impl Program {
         device: Option<String>,
         tuned: bool,
     ) -> PyResult<String> {
-        let keywords = PlanKeywords {
-            strategy,
-            tile,
-            time_tile,
-            threads,
-            exact,
-            device,
-            tuned,
-        };
+        let keywords =
+            PlanKeywords::new((strategy, tile, time_tile, threads), exact, device, tuned);
         let (session, sets) = self.session(params)?;
         let (backend, plan) =
             self.resolve_plan((&session, &sets), backend, plan.as_ref(), &keywords)?;
@@ -533,7 +512,7 @@ pub fn memory_limit(value: &Bound<'_, PyAny>) -> PyResult<u64> {
         return Ok(bytes);
     }
     let text: String = value.extract()?;
-    tessera_runtime::memory::parse_bytes(&text).map_err(|why| {
+    tessera::runtime::memory::parse_bytes(&text).map_err(|why| {
         PyValueError::new_err(format!(
             "max_memory `{text}`: {why} (e.g. {} or \"2G\")",
             bytes_text(1 << 30)

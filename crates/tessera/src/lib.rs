@@ -38,6 +38,10 @@ pub mod session;
 pub mod tuning;
 pub mod verify;
 
+/// The crates below the facade, for embedders that need their types (the Python package):
+/// the IR, the runtime's buffers and driver, the field file formats.
+pub use {tessera_io as io, tessera_ir as ir, tessera_runtime as runtime};
+
 pub use backends::{DefaultBackend, backend, backend_names, default_backend, device_identity};
 pub use error::Error;
 pub use session::{FieldRef, Session};
