@@ -14,8 +14,10 @@
 use numpy::ndarray::{ArrayD, IxDyn};
 use numpy::{
     Element, PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods,
-    PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
+    PyUntypedArray, PyUntypedArrayMethods,
 };
+use std::ptr::NonNull;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyEllipsis, PyTuple};
@@ -32,46 +34,17 @@ pub struct Lent<'py> {
     field: usize,
     /// The array (the caller's, or the converted copy).
     array: Bound<'py, PyUntypedArray>,
-    /// The exclusive borrow, which also gives the elements' address.
-    guard: Guard<'py>,
+    /// Its elements' bytes (valid while `_borrow` lives).
+    start: NonNull<u8>,
+    bytes: usize,
+    /// The exclusive borrow: held, never read, until the loan is settled.
+    _borrow: Box<dyn Held + 'py>,
 }
 
-/// An exclusive borrow of an array of one element type.
-enum Guard<'py> {
-    U8(PyReadwriteArrayDyn<'py, u8>),
-    I32(PyReadwriteArrayDyn<'py, i32>),
-    I64(PyReadwriteArrayDyn<'py, i64>),
-    F32(PyReadwriteArrayDyn<'py, f32>),
-    F64(PyReadwriteArrayDyn<'py, f64>),
-}
+/// What a loan holds only to keep it in force (NumPy's exclusive borrow of the array).
+trait Held {}
 
-/// Calls `$body` with `$slice` the guard's elements as a mutable slice, for every type.
-macro_rules! with_slice {
-    ($guard:expr, $slice:ident => $body:expr) => {
-        match $guard {
-            Guard::U8(g) => {
-                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
-                $body
-            }
-            Guard::I32(g) => {
-                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
-                $body
-            }
-            Guard::I64(g) => {
-                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
-                $body
-            }
-            Guard::F32(g) => {
-                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
-                $body
-            }
-            Guard::F64(g) => {
-                let $slice = g.as_slice_mut().expect("lent arrays are contiguous");
-                $body
-            }
-        }
-    };
-}
+impl<T> Held for T {}
 
 /// The fields' storage for a run: each input lent (or converted once, then lent), the
 /// declared initial values for the rest, and the loans to settle after the run.
@@ -85,7 +58,7 @@ pub fn fields_with_inputs<'py>(
     for (key, value) in inputs.into_iter().flat_map(|d| d.iter()) {
         let name: String = key.extract()?;
         let field = session.field(&name).py_err()?;
-        for (component, array) in component_arrays(py, session, &field, &value)? {
+        for (component, ty, array) in component_arrays(py, session, &field, &value)? {
             if supplied[component].is_some() {
                 return Err(PyValueError::new_err(format!(
                     "field `{}` is given twice (by `{name}` and another input)",
@@ -97,7 +70,7 @@ pub fn fields_with_inputs<'py>(
                         .map_or("", |f| &f.name)
                 )));
             }
-            let (buffer, loan) = lend(py, component, array)?;
+            let (buffer, loan) = lend(py, component, ty, array)?;
             supplied[component] = Some(buffer);
             loans.push(loan);
         }
@@ -106,18 +79,19 @@ pub fn fields_with_inputs<'py>(
     Ok((fields, loans))
 }
 
-/// One C-contiguous array of the grid's shape per component of `field` (field indices).
+/// One C-contiguous array of the grid's shape per component of `field`: its field index, its
+/// type, the array.
 fn component_arrays<'py>(
     py: Python<'py>,
     session: &Session,
     field: &FieldRef,
     value: &Bound<'py, PyAny>,
-) -> PyResult<Vec<(usize, Bound<'py, PyUntypedArray>)>> {
+) -> PyResult<Vec<(usize, ScalarType, Bound<'py, PyUntypedArray>)>> {
     let extents = &session.bound().extents;
     let ty = field.types[0];
     if let [component] = field.components[..] {
         let array = contiguous(py, &field.name, value, ty, extents)?;
-        return Ok(vec![(component, array)]);
+        return Ok(vec![(component, ty, array)]);
     }
     let mut shape = extents.clone();
     shape.push(field.components.len());
@@ -133,10 +107,8 @@ fn component_arrays<'py>(
         )?;
         let slice = whole.get_item(index)?;
         let name = format!("{}[..., {c}]", field.name);
-        arrays.push((
-            component,
-            convert(py, &name, &slice, component_ty, extents, true)?,
-        ));
+        let array = convert(py, &name, &slice, component_ty, extents, true)?;
+        arrays.push((component, component_ty, array));
     }
     Ok(arrays)
 }
@@ -260,56 +232,58 @@ fn is_writeable(array: &Bound<'_, PyUntypedArray>) -> PyResult<bool> {
     array.getattr("flags")?.getattr("writeable")?.extract()
 }
 
-/// Lends `array` (C-contiguous, of the field's type) as field `field`'s storage; an array
-/// another loan already borrows (the same array given twice) is copied first.
+/// Lends `array` (C-contiguous, of type `ty`) as field `field`'s storage.
 fn lend<'py>(
     py: Python<'py>,
     field: usize,
+    ty: ScalarType,
     array: Bound<'py, PyUntypedArray>,
 ) -> PyResult<(Buffer, Lent<'py>)> {
-    macro_rules! lend_as {
-        ($ty:ty, $variant:ident) => {{
-            let typed = array.cast::<PyArrayDyn<$ty>>()?;
-            let (array, mut guard) = match typed.try_readwrite() {
-                Ok(guard) => (array.clone(), guard),
-                Err(_) => {
-                    let copy = typed.to_owned_array();
-                    let copy = PyArray::from_owned_array(py, copy);
-                    let guard = copy
-                        .try_readwrite()
-                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-                    (copy.into_any().cast_into::<PyUntypedArray>()?, guard)
-                }
-            };
-            let slice = guard
-                .as_slice_mut()
+    match ty {
+        ScalarType::U8 => lend_as(py, field, array, Buffer::U8),
+        ScalarType::I32 => lend_as(py, field, array, Buffer::I32),
+        ScalarType::I64 => lend_as(py, field, array, Buffer::I64),
+        ScalarType::F32 => lend_as(py, field, array, Buffer::F32),
+        ScalarType::F64 | ScalarType::Bool => lend_as(py, field, array, Buffer::F64),
+    }
+}
+
+/// [`lend`] for element type `T`: borrows the array exclusively (an array another loan
+/// already borrows, the same array given twice, is copied first) and makes storage over it.
+fn lend_as<'py, T: Element + 'py>(
+    py: Python<'py>,
+    field: usize,
+    array: Bound<'py, PyUntypedArray>,
+    buffer: fn(Storage<T>) -> Buffer,
+) -> PyResult<(Buffer, Lent<'py>)> {
+    let typed = array.cast::<PyArrayDyn<T>>()?;
+    let (array, mut guard) = match typed.try_readwrite() {
+        Ok(guard) => (array.clone(), guard),
+        Err(_) => {
+            let copy = PyArray::from_owned_array(py, typed.to_owned_array());
+            let guard = copy
+                .try_readwrite()
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
-            let start =
-                std::ptr::NonNull::new(slice.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling());
-            // SAFETY: the guard borrows the array exclusively (for Rust code) until the loan
-            // is settled after the run, and keeps it alive; Python code is told not to touch
-            // an input during a run.
-            let storage = unsafe { Storage::lent(start, slice.len()) };
-            let loan = Lent {
-                field,
-                array,
-                guard: Guard::$variant(guard),
-            };
-            Ok((Buffer::$variant(storage), loan))
-        }};
-    }
-    let ty = array.dtype();
-    if ty.is_equiv_to(&numpy::dtype::<u8>(py)) {
-        lend_as!(u8, U8)
-    } else if ty.is_equiv_to(&numpy::dtype::<i32>(py)) {
-        lend_as!(i32, I32)
-    } else if ty.is_equiv_to(&numpy::dtype::<i64>(py)) {
-        lend_as!(i64, I64)
-    } else if ty.is_equiv_to(&numpy::dtype::<f32>(py)) {
-        lend_as!(f32, F32)
-    } else {
-        lend_as!(f64, F64)
-    }
+            (copy.into_any().cast_into::<PyUntypedArray>()?, guard)
+        }
+    };
+    let slice = guard
+        .as_slice_mut()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let (len, bytes) = (slice.len(), std::mem::size_of_val(slice));
+    let start = NonNull::new(slice.as_mut_ptr()).unwrap_or(NonNull::dangling());
+    // SAFETY: the guard borrows the array exclusively (for Rust code) until the loan is
+    // settled after the run, and keeps it alive; Python code is told not to touch an input
+    // during a run.
+    let storage = unsafe { Storage::lent(start, len) };
+    let loan = Lent {
+        field,
+        array,
+        start: start.cast(),
+        bytes,
+        _borrow: Box::new(guard),
+    };
+    Ok((buffer(storage), loan))
 }
 
 /// Every field as a NumPy array, by field name: lent arrays (holding the run's result; copied
@@ -341,17 +315,14 @@ pub fn fields_to_py<'py>(
 }
 
 /// The lent array, holding `buffer`'s values.
-fn settle<'py>(mut loan: Lent<'py>, buffer: &Buffer) -> Bound<'py, PyAny> {
+fn settle<'py>(loan: Lent<'py>, buffer: &Buffer) -> Bound<'py, PyAny> {
     let values = buffer.as_bytes();
-    with_slice!(&mut loan.guard, slice => {
-        // SAFETY: plain numbers; the target has the field's type and length (checked when lent).
-        let target = unsafe {
-            std::slice::from_raw_parts_mut(slice.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(slice))
-        };
-        if target.as_ptr() != values.as_ptr() {
-            target.copy_from_slice(values);
-        }
-    });
+    if loan.start.as_ptr().cast_const() != values.as_ptr() {
+        // SAFETY: the loan's borrow still holds the array's `bytes` bytes exclusively; plain
+        // numbers of the field's type and length (checked when the fields were made).
+        let target = unsafe { std::slice::from_raw_parts_mut(loan.start.as_ptr(), loan.bytes) };
+        target.copy_from_slice(values);
+    }
     loan.array.into_any()
 }
 
