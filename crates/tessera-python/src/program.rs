@@ -125,7 +125,7 @@ impl Program {
 
     /// The program bound to the construction's parameters with `params` replacing some, and
     /// the parameter values as `--set` takes them.
-    pub fn session(
+    fn session(
         &self,
         params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<(Session, Vec<(String, String)>)> {
@@ -146,7 +146,7 @@ impl Program {
     /// `backend` keyword, and no plan keyword may be given beside it), else the plan an earlier
     /// call chose for the same parameters, backend and keywords, else the tuning database's
     /// (when the keywords allow) or the backend's plan for the keywords.
-    pub fn resolve_plan(
+    fn resolve_plan(
         &self,
         (session, sets): (&Session, &[(String, String)]),
         backend: Option<&str>,
