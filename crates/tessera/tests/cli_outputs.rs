@@ -9,17 +9,18 @@ use tessera_ir::ScalarType;
 use tessera_runtime::Buffer;
 
 /// An integer and a float reduction every 2 steps on a 2x3 grid, 7 steps. After `k` steps
-/// `n = x + 10 y + k` (sum `36 + 6 k`) and `h = 0.5 (k + 1)` (sum `3 (k + 1)`); the
-/// reductions are computed after steps `t` = 1, 3 and 5 (`k = t + 1`).
-const COUNTS: &str = "grid [2, 3];\nsteps 7;\nfield n: i32 = i32(x + 10 * y);\nfield h: f64 = 0.5;\nstage s {\n    n = n + 1;\n    h = h + 0.5;\n}\nreduce count = sum(n) every 2;\nreduce half = sum(h) every 2;\n";
+/// `n = 10^9 + x + 10 y + k` (sum `6 10^9 + 36 + 6 k`, more digits than a float's summary
+/// shows) and `h = 0.5 (k + 1)` (sum `3 (k + 1)`); the reductions are computed after steps
+/// `t` = 1, 3 and 5 (`k = t + 1`).
+const COUNTS: &str = "grid [2, 3];\nsteps 7;\nfield n: i64 = i64(x + 10 * y) + 1000000000;\nfield h: f64 = 0.5;\nstage s {\n    n = n + 1;\n    h = h + 0.5;\n}\nreduce count = sum(n) every 2;\nreduce half = sum(h) every 2;\n";
 
 /// The evaluations of `COUNTS`: step, name and value as written in the CSV file.
 const EXPECTED_ROWS: [(u64, &str, &str); 6] = [
-    (1, "count", "48"),
+    (1, "count", "6000000048"),
     (1, "half", "9.0"),
-    (3, "count", "60"),
+    (3, "count", "6000000060"),
     (3, "half", "15.0"),
-    (5, "count", "72"),
+    (5, "count", "6000000072"),
     (5, "half", "21.0"),
 ];
 
@@ -56,7 +57,7 @@ fn reductions_csv_holds_every_evaluation_with_integers_as_integers() {
     assert_eq!(csv, expected);
     let summary = stdout(&output);
     assert!(
-        summary.contains("; count = 72 (step 5); half = 21 (step 5);"),
+        summary.contains("; count = 6000000072 (step 5); half = 21 (step 5);"),
         "{summary}"
     );
 }
