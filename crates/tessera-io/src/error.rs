@@ -46,6 +46,19 @@ pub enum IoError {
         /// How to fix it (may be empty; starts with `; `).
         hint: String,
     },
+    /// A `.npy` file holds one element type, and the field's components have several.
+    #[error(
+        "`{field}` has components of different types ({types}) and {} would hold one dtype; give each component its own file",
+        path.display()
+    )]
+    MixedTypes {
+        /// The file.
+        path: PathBuf,
+        /// The field.
+        field: String,
+        /// The components' types, in order (`f32, i32`).
+        types: String,
+    },
     /// The format cannot hold this field (PNG of a 4-component float, VTK of a 4D grid, ...).
     #[error("cannot write `{field}` to {}: {reason}", path.display())]
     Unsupported {

@@ -1,6 +1,7 @@
 //! Tessera's file formats, on [`tessera_runtime::Buffer`]s of a grid's shape:
 //!
-//! - [`npy`]: NumPy `.npy` in (shape and dtype checked against the field) and out;
+//! - [`npy`]: NumPy `.npy` in (shape and dtype checked against the field) and out; a struct or
+//!   vector field as one array with a trailing component axis;
 //! - [`picture`]: PNG out (a perceptual colour map for numbers, grey or RGB(A) for `u8`) and
 //!   PNG in (grey images for `u8` fields);
 //! - [`vti`]: VTK XML image data (`.vti`) out, for ParaView;
@@ -22,6 +23,6 @@ pub mod vti;
 
 pub use atomic::write_text;
 pub use error::IoError;
-pub use npy::{read_npy, write_npy};
+pub use npy::{read_npy, read_npy_components, write_npy, write_npy_components};
 pub use picture::{PngSummary, ValueRange, check_png, read_png, write_png};
 pub use vti::{VtiArray, check_vti, write_vti};

@@ -1,4 +1,6 @@
-//! NumPy `.npy` files: read into a field (shape and dtype checked first), write any field.
+//! NumPy `.npy` files: read into a field (shape and dtype checked first), write any field; a
+//! field of several components (a struct or vector field) as one array with a trailing
+//! component axis.
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
@@ -24,6 +26,117 @@ pub fn read_npy(
     field: &str,
     ty: ScalarType,
     shape: &[usize],
+) -> Result<Buffer, IoError> {
+    let expected = format!("is {ty} on a {} grid", grid(shape));
+    read_array(path, field, ty, shape, expected)
+}
+
+/// Reads `path` as the components of `field`, of element types `types`, on a grid of `shape`:
+/// one component as [`read_npy`] does, several from one array of shape `shape + [k]` (`k`
+/// components, element `[.., c]` of component `c`), which needs one element type for all.
+pub fn read_npy_components(
+    path: &Path,
+    field: &str,
+    types: &[ScalarType],
+    shape: &[usize],
+) -> Result<Vec<Buffer>, IoError> {
+    let ty = common_type(path, field, types)?;
+    if let [_] = types {
+        return Ok(vec![read_npy(path, field, ty, shape)?]);
+    }
+    let array_shape = with_component_axis(shape, types.len());
+    let expected = format!(
+        "has {} {ty} components on a {} grid: shape {}",
+        types.len(),
+        grid(shape),
+        numpy_shape(&array_shape)
+    );
+    let array = read_array(path, field, ty, &array_shape, expected)?;
+    Ok(deinterleave(&array, types.len()))
+}
+
+/// Writes the `components` of `field` on a grid of `shape` to `path` (atomically): one as
+/// [`write_npy`] does, several interleaved into one array of shape `shape + [k]`, which needs
+/// one element type for all.
+pub fn write_npy_components(
+    path: &Path,
+    field: &str,
+    components: &[&Buffer],
+    shape: &[usize],
+) -> Result<(), IoError> {
+    let types: Vec<ScalarType> = components.iter().map(|c| c.ty()).collect();
+    common_type(path, field, &types)?;
+    match components {
+        [one] => write_npy(path, one, shape),
+        _ => write_npy(
+            path,
+            &interleave(components),
+            &with_component_axis(shape, components.len()),
+        ),
+    }
+}
+
+/// The one element type of a field's components, which a `.npy` file of them needs; an error
+/// naming the types when they differ.
+pub fn common_type(path: &Path, field: &str, types: &[ScalarType]) -> Result<ScalarType, IoError> {
+    match types {
+        [first, rest @ ..] if rest.iter().all(|t| t == first) => Ok(*first),
+        _ => Err(IoError::MixedTypes {
+            path: path.to_path_buf(),
+            field: field.to_string(),
+            types: types
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+/// `shape` with a trailing axis of `components`.
+fn with_component_axis(shape: &[usize], components: usize) -> Vec<usize> {
+    [shape, &[components]].concat()
+}
+
+/// One array of the components' elements, element `i` of component `c` at `i * k + c`.
+fn interleave(components: &[&Buffer]) -> Buffer {
+    let (k, ty) = (components.len(), components[0].ty());
+    let width = ty.size_bytes();
+    let mut array = Buffer::zeros(ty, components[0].len() * k);
+    let bytes = array.as_bytes_mut();
+    for (c, component) in components.iter().enumerate() {
+        for (i, element) in component.as_bytes().chunks_exact(width).enumerate() {
+            let at = (i * k + c) * width;
+            bytes[at..at + width].copy_from_slice(element);
+        }
+    }
+    array
+}
+
+/// The `k` components of an interleaved array: the inverse of [`interleave`].
+fn deinterleave(array: &Buffer, k: usize) -> Vec<Buffer> {
+    let width = array.ty().size_bytes();
+    let elements: Vec<&[u8]> = array.as_bytes().chunks_exact(width).collect();
+    (0..k)
+        .map(|c| {
+            let mut component = Buffer::zeros(array.ty(), array.len() / k);
+            let bytes = component.as_bytes_mut();
+            for (i, element) in elements.iter().skip(c).step_by(k).enumerate() {
+                bytes[i * width..(i + 1) * width].copy_from_slice(element);
+            }
+            component
+        })
+        .collect()
+}
+
+/// Reads `path`, which must hold an array of `shape` and element type `ty`; otherwise an error
+/// saying what it holds and that `field` `expected`.
+fn read_array(
+    path: &Path,
+    field: &str,
+    ty: ScalarType,
+    shape: &[usize],
+    expected: String,
 ) -> Result<Buffer, IoError> {
     let file = File::open(path).map_err(|source| IoError::Read {
         path: path.to_path_buf(),
@@ -55,7 +168,7 @@ pub fn read_npy(
                 descriptor_name(&descr)
             ),
             field: field.to_string(),
-            expected: format!("is {ty} on a {} grid", grid(shape)),
+            expected,
             hint,
         });
     }
@@ -308,6 +421,69 @@ mod tests {
                 .starts_with(&format!("{} is not a valid .npy file: ", text.display())),
             "{err}"
         );
+    }
+
+    #[test]
+    fn components_round_trip_through_one_array_with_a_trailing_axis() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.npy");
+        let x = Buffer::F32(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0].into());
+        let y = Buffer::F32(vec![-1.0, -2.0, -3.0, -4.0, -5.0, -6.0].into());
+        write_npy_components(&path, "E", &[&x, &y], &[2, 3]).unwrap();
+        assert_eq!(
+            read_npy(&path, "E", ScalarType::F32, &[2, 3, 2]).unwrap(),
+            Buffer::F32(
+                vec![
+                    1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0, 5.0, -5.0, 6.0, -6.0
+                ]
+                .into()
+            )
+        );
+        let types = [ScalarType::F32; 2];
+        assert_eq!(
+            read_npy_components(&path, "E", &types, &[2, 3]).unwrap(),
+            vec![x.clone(), y]
+        );
+        write_npy_components(&path, "u", &[&x], &[2, 3]).unwrap();
+        assert_eq!(
+            read_npy_components(&path, "u", &[ScalarType::F32], &[2, 3]).unwrap(),
+            vec![x]
+        );
+    }
+
+    #[test]
+    fn a_wrong_component_axis_names_the_field_and_both_shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.npy");
+        write_npy(&path, &Buffer::F32(vec![0.0; 2 * 3 * 2].into()), &[2, 3, 2]).unwrap();
+        let err = read_npy_components(&path, "E", &[ScalarType::F32; 3], &[2, 3]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} has shape (2, 3, 2) and dtype float32, but field `E` has 3 f32 components on a 2x3 grid: shape (2, 3, 3)",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn components_of_different_types_are_refused_naming_the_types() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.npy");
+        let types = [ScalarType::F32, ScalarType::I32];
+        let expected = format!(
+            "`S` has components of different types (f32, i32) and {} would hold one dtype; give each component its own file",
+            path.display()
+        );
+        let err = read_npy_components(&path, "S", &types, &[2]).unwrap_err();
+        assert_eq!(err.to_string(), expected);
+        let (a, b) = (
+            Buffer::F32(vec![1.0, 2.0].into()),
+            Buffer::I32(vec![1, 2].into()),
+        );
+        let err = write_npy_components(&path, "S", &[&a, &b], &[2]).unwrap_err();
+        assert_eq!(err.to_string(), expected);
+        assert!(!path.exists());
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Field values from and to files, by format: `.npy` (one scalar field), `.png` (pictures; grey
-//! `u8` input) and `.vti` (VTK image data, scalar or vector fields).
+//! Field values from and to files, by format: `.npy` (a scalar field, or a struct or vector
+//! field as one array with a trailing component axis), `.png` (pictures; grey `u8` input) and
+//! `.vti` (VTK image data, scalar or vector fields).
 
 use std::path::Path;
 
@@ -40,17 +41,13 @@ impl Format {
     }
 }
 
-/// The one component of a scalar field, or an error saying which components to name.
-fn single_component(
-    field: &FieldRef,
-    format: &str,
-    flag: &str,
-    path: &Path,
-) -> Result<usize, Error> {
+/// Checks that `field`, read from the PNG file `path`, is a scalar field, or says which
+/// component to name.
+fn single_component(field: &FieldRef, path: &Path) -> Result<(), Error> {
     match field.components.as_slice() {
-        [one] => Ok(*one),
+        [_] => Ok(()),
         _ => Err(Error::Usage(format!(
-            "`{}` has {} components and a {format} file holds one; name a component, e.g. `{flag} {}.x={}`",
+            "`{}` has {} components and a PNG file holds one; name a component, e.g. `--input {}.x={}`",
             field.name,
             field.components.len(),
             field.name,
@@ -59,8 +56,8 @@ fn single_component(
     }
 }
 
-/// Reads `path` (`.npy`, or `.png` for `u8` fields) into `field` of `fields`, checking shape
-/// and type against the program.
+/// Reads `path` (`.npy`, or `.png` for scalar `u8` fields) into `field` of `fields`, checking
+/// shape and type against the program.
 pub fn read_into(
     session: &Session,
     fields: &mut FieldSet,
@@ -69,11 +66,17 @@ pub fn read_into(
 ) -> Result<(), Error> {
     let shape = &session.bound().extents;
     let format = Format::of(path)?;
-    let index = single_component(field, format_name(format), "--input", path)?;
-    let ty = field.types[0];
-    let buffer = match format {
-        Format::Npy => tessera_io::read_npy(path, &field.name, ty, shape)?,
-        Format::Png => tessera_io::read_png(path, &field.name, ty, shape)?,
+    let buffers = match format {
+        Format::Npy => tessera_io::read_npy_components(path, &field.name, &field.types, shape)?,
+        Format::Png => {
+            single_component(field, path)?;
+            vec![tessera_io::read_png(
+                path,
+                &field.name,
+                field.types[0],
+                shape,
+            )?]
+        }
         Format::Vti => {
             return Err(Error::Usage(format!(
                 "cannot read {}: .vti is an output format; give .npy or .png",
@@ -81,7 +84,9 @@ pub fn read_into(
             )));
         }
     };
-    fields.buffers[index] = buffer;
+    for (&index, buffer) in field.components.iter().zip(buffers) {
+        fields.buffers[index] = buffer;
+    }
     Ok(())
 }
 
@@ -97,8 +102,7 @@ pub fn write_field(
     let components: Vec<&Buffer> = field.components.iter().map(|&i| fields.buffer(i)).collect();
     match format {
         Format::Npy => {
-            let index = single_component(field, "NumPy", "--output", path)?;
-            tessera_io::write_npy(path, fields.buffer(index), shape)?;
+            tessera_io::write_npy_components(path, &field.name, &components, shape)?;
             Ok(None)
         }
         Format::Png => Ok(Some(tessera_io::write_png(
@@ -132,7 +136,7 @@ pub fn check_output(
     let shape = &session.bound().extents;
     match format {
         Format::Npy => {
-            single_component(field, "NumPy", "--output", path)?;
+            tessera_io::npy::common_type(path, &field.name, &field.types)?;
         }
         Format::Png => tessera_io::check_png(path, &field.name, &field.types, shape)?,
         Format::Vti => tessera_io::check_vti(path, shape, &[(&field.name, &field.types)])?,
@@ -141,7 +145,7 @@ pub fn check_output(
 }
 
 /// Checks that `path` can be created: its directory exists and it is not a directory.
-fn check_destination(path: &Path) -> Result<(), Error> {
+pub fn check_destination(path: &Path) -> Result<(), Error> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -159,13 +163,5 @@ fn check_destination(path: &Path) -> Result<(), Error> {
             path.display(),
             dir.display()
         )))
-    }
-}
-
-fn format_name(format: Format) -> &'static str {
-    match format {
-        Format::Npy => "NumPy",
-        Format::Png => "PNG",
-        Format::Vti => "VTK",
     }
 }

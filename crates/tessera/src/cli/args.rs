@@ -321,6 +321,14 @@ pub struct RunArgs {
     /// With --check-finite: check every K steps, to find the first step that went wrong.
     #[arg(long, value_parser = at_least_one, value_name = "K", requires = "check_finite")]
     pub check_every: Option<usize>,
+    /// Write every evaluation of every reduction to a CSV file: `step,name,value`, one row per
+    /// evaluation in the order they were computed (integer reductions as integers).
+    #[arg(long, value_name = "FILE")]
+    pub reductions: Option<PathBuf>,
+    /// Print the run's summary as one JSON object, every reduction evaluation included,
+    /// instead of the summary line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `tessera verify`.

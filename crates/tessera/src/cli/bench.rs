@@ -10,7 +10,7 @@ use tessera::{DeviceSelection, Error, Session};
 use tessera_runtime::{Backend, Bandwidth, Executable, FieldSet};
 
 use super::args::BenchArgs;
-use super::planning;
+use super::{json, planning};
 
 /// The timed runs of one benchmark.
 struct Timings {
@@ -141,16 +141,17 @@ impl Compiled<'_> {
     /// Prints the measurement: one JSON object, or one line of text.
     fn print(&self, json: bool, exact: bool) {
         if json {
-            let value = serde_json::json!({
-                "program": self.session.name(),
-                "backend": self.backend,
-                "plan": self.plan,
-                "size": self.session.grid_text(),
-                "exact": exact,
-                "compile_seconds": self.compile_seconds,
-                "prepare_seconds": self.prepare_seconds,
-                "source_bytes": self.source_bytes,
-            });
+            let value = json::report(
+                self.session,
+                self.backend,
+                serde_json::json!({
+                    "plan": self.plan,
+                    "exact": exact,
+                    "compile_seconds": self.compile_seconds,
+                    "prepare_seconds": self.prepare_seconds,
+                    "source_bytes": self.source_bytes,
+                }),
+            );
             println!("{value}");
         } else {
             let size = self
@@ -191,30 +192,30 @@ impl Report<'_> {
     /// The report as one JSON object.
     fn json(&self, randomised: &[String], exact: bool) -> serde_json::Value {
         let bandwidth = self.bandwidth.as_ref().ok();
-        serde_json::json!({
-            "program": self.session.name(),
-            "backend": self.backend,
-            "strategy": self.plan,
-            "tuned": self.tuned,
-            "size": self.session.grid_text(),
-            "types": self.session.updated_types_text(),
-            "steps": self.timings.steps,
-            "reps": self.reps,
-            "seconds": self.timings.median(),
-            "seconds_all": self.timings.seconds,
-            "transfer_seconds": self.timings.transfer_median(),
-            "transfer_seconds_all": self.timings.transfer_seconds,
-            "gcells_per_s": self.gcells,
-            "compile_seconds": self.compile_seconds,
-            "prepare_seconds": self.prepare_seconds,
-            "bytes_per_point": self.bytes,
-            "bandwidth_gb_s": bandwidth.map(|(b, _)| *b),
-            "bandwidth_source": bandwidth.map(|(_, how)| how.clone()),
-            "roofline_gcells_per_s": self.roofline,
-            "fraction_of_roofline": self.fraction,
-            "random_inputs": randomised,
-            "exact": exact,
-        })
+        json::report(
+            self.session,
+            self.backend,
+            serde_json::json!({
+                "strategy": self.plan,
+                "tuned": self.tuned,
+                "steps": self.timings.steps,
+                "reps": self.reps,
+                "seconds": self.timings.median(),
+                "seconds_all": self.timings.seconds,
+                "transfer_seconds": self.timings.transfer_median(),
+                "transfer_seconds_all": self.timings.transfer_seconds,
+                "gcells_per_s": self.gcells,
+                "compile_seconds": self.compile_seconds,
+                "prepare_seconds": self.prepare_seconds,
+                "bytes_per_point": self.bytes,
+                "bandwidth_gb_s": bandwidth.map(|(b, _)| *b),
+                "bandwidth_source": bandwidth.map(|(_, how)| how.clone()),
+                "roofline_gcells_per_s": self.roofline,
+                "fraction_of_roofline": self.fraction,
+                "random_inputs": randomised,
+                "exact": exact,
+            }),
+        )
     }
 
     /// The report as text.

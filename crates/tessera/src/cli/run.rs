@@ -1,4 +1,5 @@
-//! `tessera run`: validate every input and output, run, write outputs, print one summary line.
+//! `tessera run`: validate every input and output, run, write outputs (the reductions' records
+//! with `--reductions`), print one summary line (one JSON object with `--json`).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -10,8 +11,9 @@ use tessera_runtime::{FieldSet, Flow, Observer, ReductionRecord, RunReport, RunS
 
 use super::args::{FieldFile, RunArgs};
 use super::finite::first_non_finite;
-use super::planning;
 use super::progress::StepBar;
+use super::reductions::{self, ReductionValue};
+use super::{json, planning};
 
 /// An output to write after the run.
 struct Output {
@@ -59,6 +61,9 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let session = args.program.load()?;
     let planned = planning::plan_run(&session, &args.exec)?;
     let outputs = resolve_outputs(&session, args)?;
+    if let Some(path) = &args.reductions {
+        files::check_destination(path)?;
+    }
     let inputs = resolve_inputs(&session, &args.start.inputs)?;
     // Compiling checks the plan against the device: refusals come before any allocation.
     let clock = Instant::now();
@@ -98,7 +103,17 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         non_finite = first_non_finite(&session, &fields).map(|what| (what, report.steps));
     }
     let clock = Instant::now();
-    write_outputs(&session, &fields, &outputs)?;
+    for line in write_outputs(&session, &fields, &outputs)? {
+        // Under `--json`, stdout holds the one JSON object only.
+        if args.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
+    if let Some(path) = &args.reductions {
+        tessera_io::write_text(path, &reductions::csv(&session, &report.reductions))?;
+    }
     let phases = Phases {
         compile,
         initialise,
@@ -110,15 +125,21 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         .plan
         .strip_prefix(planned.name)
         .map_or(report.plan.as_str(), str::trim_start);
-    let plan = match planned.tuned {
-        Some(_) => format!("{plan} (tuned)"),
-        None => plan.to_string(),
-    };
-    println!(
-        "{}; {}",
-        summary(&session, planned.name, &plan, &report),
-        phases.text()
-    );
+    if args.json {
+        let tuned = planned.tuned.is_some();
+        let summary = json_summary(&session, planned.name, plan, tuned, &report, &phases);
+        println!("{summary}");
+    } else {
+        let plan = match planned.tuned {
+            Some(_) => format!("{plan} (tuned)"),
+            None => plan.to_string(),
+        };
+        println!(
+            "{}; {}",
+            summary(&session, planned.name, &plan, &report),
+            phases.text()
+        );
+    }
     match non_finite {
         Some((what, step)) => {
             let when = if args.check_every.is_some() {
@@ -198,8 +219,13 @@ impl Phases {
     }
 }
 
-/// Writes every output, printing the value range of each picture.
-fn write_outputs(session: &Session, fields: &FieldSet, outputs: &[Output]) -> Result<(), Error> {
+/// Writes every output; returns a line per picture saying the range of values it drew.
+fn write_outputs(
+    session: &Session,
+    fields: &FieldSet,
+    outputs: &[Output],
+) -> Result<Vec<String>, Error> {
+    let mut lines = Vec::new();
     for output in outputs {
         let drawn =
             files::write_field(session, fields, &output.field, output.format, &output.path)?;
@@ -221,10 +247,10 @@ fn write_outputs(session: &Session, fields: &FieldSet, outputs: &[Output]) -> Re
                     png.range.nan_count, png.range.inf_count
                 ));
             }
-            println!("{line}");
+            lines.push(line);
         }
     }
-    Ok(())
+    Ok(lines)
 }
 
 /// Every `--output`, `--png` and `--vti`, checked before anything runs.
@@ -266,11 +292,8 @@ fn summary(session: &Session, backend: &str, plan: &str, report: &RunReport) -> 
         session.grid_text(),
         session.updated_types_text()
     );
-    if report.steps > 0 && seconds > 0.0 {
-        line.push_str(&format!(
-            ": {:.3} GCells/s",
-            gcells_per_s(session.bound(), report.steps, seconds)
-        ));
+    if let Some(gcells) = speed(session, report) {
+        line.push_str(&format!(": {gcells:.3} GCells/s"));
     }
     let mut last: Vec<&ReductionRecord> = Vec::new();
     for record in &report.reductions {
@@ -283,7 +306,7 @@ fn summary(session: &Session, backend: &str, plan: &str, report: &RunReport) -> 
         line.push_str(&format!(
             "; {} = {} (step {})",
             record.name,
-            compact(record.value),
+            ReductionValue::of(session, record).compact(),
             record.step
         ));
     }
@@ -294,6 +317,42 @@ fn summary(session: &Session, backend: &str, plan: &str, report: &RunReport) -> 
         ));
     }
     line
+}
+
+/// The summary as one JSON object: what ran (`plan` and whether it was `tuned`), how far,
+/// the seconds of each phase, GCells/s, and every reduction evaluation.
+fn json_summary(
+    session: &Session,
+    backend: &str,
+    plan: &str,
+    tuned: bool,
+    report: &RunReport,
+    phases: &Phases,
+) -> serde_json::Value {
+    json::report(
+        session,
+        backend,
+        serde_json::json!({
+            "plan": plan,
+            "tuned": tuned,
+            "steps": report.steps,
+            "stopped_early": report.stopped_early,
+            "compile_seconds": phases.compile.as_secs_f64(),
+            "initialise_seconds": phases.initialise.as_secs_f64(),
+            "seconds": phases.run.as_secs_f64(),
+            "transfer_seconds": phases.transfer.as_secs_f64(),
+            "write_seconds": phases.write.as_secs_f64(),
+            "gcells_per_s": speed(session, report),
+            "reductions": reductions::json(session, &report.reductions),
+        }),
+    )
+}
+
+/// GCells/s of the time loop, when it ran steps for a measurable time.
+fn speed(session: &Session, report: &RunReport) -> Option<f64> {
+    let seconds = report.compute_time.as_secs_f64();
+    (report.steps > 0 && seconds > 0.0)
+        .then(|| gcells_per_s(session.bound(), report.steps, seconds))
 }
 
 /// A number in few characters with 7 significant digits: `1.2e3`, `0.5`, `-3e-7`.
