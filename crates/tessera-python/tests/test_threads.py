@@ -81,27 +81,20 @@ def test_a_thousand_runs_do_not_grow_memory():
     assert grown < 4 << 20, f"resident memory grew by {grown} bytes over 1000 runs"
 
 
-def test_ctrl_c_stops_a_run_with_keyboard_interrupt():
-    program = heat(512)
-    program.run(steps=1, backend="reference")
+@pytest.mark.parametrize(
+    "size, keywords",
+    [(512, {"backend": "reference"}), (1024, {"strategy": "parallel"})],
+    ids=["reference, a pass per step", "cpu, a loop over any number of steps"],
+)
+def test_ctrl_c_stops_a_run_with_keyboard_interrupt(size, keywords):
+    program = heat(size)
+    program.run(steps=1, **keywords)
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     started = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
-        program.run(steps=100000, backend="reference")
+        program.run(steps=10**7, **keywords)
     assert time.perf_counter() - started < 10
     timer.join()
     # The program still runs afterwards.
-    assert program.run(steps=2, backend="reference").steps == 2
-
-
-def test_ctrl_c_stops_a_cpu_run_that_loops_by_itself():
-    program = heat(1024)
-    program.run(steps=1, strategy="parallel")
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    started = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        program.run(steps=10**7, strategy="parallel")
-    assert time.perf_counter() - started < 10
-    timer.join()
+    assert program.run(steps=2, **keywords).steps == 2

@@ -196,8 +196,9 @@ impl Observer for Recorded {
     }
 }
 
-#[test]
-fn progress_is_reported_after_every_step() {
+/// Runs the counting program for `steps` steps under a [`Recorded`] that stops after
+/// `stop_after`; the report and the progress calls.
+fn run_recorded(steps: u64, stop_after: u64) -> (tessera_runtime::RunReport, Vec<(u64, u64)>) {
     let (p, _) = counting(|_, _| {});
     let mut f = init(&p);
     let mut exe = tessera_reference::ReferenceBackend
@@ -205,24 +206,21 @@ fn progress_is_reported_after_every_step() {
         .unwrap();
     let mut progress = Recorded {
         calls: Vec::new(),
-        stop_after: u64::MAX,
+        stop_after,
     };
-    exe.run(&mut f, 0, 3, &mut progress).unwrap();
-    assert_eq!(progress.calls, vec![(1, 3), (2, 3), (3, 3)]);
+    let report = exe.run(&mut f, 0, steps, &mut progress).unwrap();
+    (report, progress.calls)
+}
+
+#[test]
+fn progress_is_reported_after_every_step() {
+    let (_, calls) = run_recorded(3, u64::MAX);
+    assert_eq!(calls, vec![(1, 3), (2, 3), (3, 3)]);
 }
 
 #[test]
 fn progress_can_stop_a_run_between_steps() {
-    let (p, _) = counting(|_, _| {});
-    let mut f = init(&p);
-    let mut exe = tessera_reference::ReferenceBackend
-        .plan_and_prepare(&p, &PlanRequest::default())
-        .unwrap();
-    let mut progress = Recorded {
-        calls: Vec::new(),
-        stop_after: 2,
-    };
-    let report = exe.run(&mut f, 0, 5, &mut progress).unwrap();
+    let (report, calls) = run_recorded(5, 2);
     assert_eq!((report.steps, report.stopped_early), (2, false));
-    assert_eq!(progress.calls, vec![(1, 5), (2, 5)]);
+    assert_eq!(calls, vec![(1, 5), (2, 5)]);
 }
