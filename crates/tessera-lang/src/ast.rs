@@ -221,6 +221,28 @@ pub struct StageDecl {
     pub span: Span,
 }
 
+/// `const NAME[: TYPE] = EXPR;`: a named value, inlined at each use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstDecl {
+    /// The constant's name.
+    pub name: Ident,
+    /// Its type (scalar or alias), if written.
+    pub ty: Option<Ident>,
+    /// Its value.
+    pub value: Expr,
+}
+
+/// `fn NAME(PARAM, ...) = EXPR;`: a pure function, inlined at each call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FnDecl {
+    /// The function's name.
+    pub name: Ident,
+    /// Its parameters, in order.
+    pub params: Vec<Ident>,
+    /// Its body.
+    pub body: Expr,
+}
+
 /// A top-level item.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
@@ -266,6 +288,10 @@ pub enum Item {
         /// Name through attributes.
         span: Span,
     },
+    /// `const NAME[: TYPE] = EXPR;`
+    Const(ConstDecl),
+    /// `fn NAME(PARAM, ...) = EXPR;`
+    Function(FnDecl),
     /// A stage.
     Stage(StageDecl),
     /// An after-step reduction.

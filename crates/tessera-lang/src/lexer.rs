@@ -47,6 +47,12 @@ pub enum Token {
     /// `stage`
     #[token("stage")]
     Stage,
+    /// `const`
+    #[token("const")]
+    Const,
+    /// `fn`
+    #[token("fn")]
+    Fn,
     /// `over`
     #[token("over")]
     Over,
@@ -211,6 +217,8 @@ impl Token {
             Token::Readonly => "`readonly`",
             Token::Border => "`border`",
             Token::Stage => "`stage`",
+            Token::Const => "`const`",
+            Token::Fn => "`fn`",
             Token::Over => "`over`",
             Token::Let => "`let`",
             Token::Reduce => "`reduce`",
@@ -268,6 +276,8 @@ impl Token {
                 | Token::Steps
                 | Token::Field
                 | Token::Stage
+                | Token::Const
+                | Token::Fn
                 | Token::Reduce
                 | Token::Until
         )

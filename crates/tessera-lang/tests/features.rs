@@ -748,3 +748,67 @@ fn a_type_alias_converts_like_its_type() {
         vec![ScalarType::F64]
     );
 }
+
+/// `text` with the stage `diffuse` of `functions.tess` replaced by `stages`.
+fn functions_program_with(stages: &str) -> String {
+    let text = source("functions");
+    let start = text.find("fn lap").unwrap();
+    format!("{}{stages}", &text[..start])
+}
+
+#[test]
+fn functions_and_constants_lower_to_the_program_written_out() {
+    let with_functions = program("functions");
+    let written_out = parse_ok(&functions_program_with(
+        "stage diffuse { u = u + f32(alpha / 4) * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] - 4 * u); }\n\
+         stage shifted { v = 0.5 * (u[0, 0] + u[2, 0] + u[1, -1] + u[1, 1] - 4 * u[1, 0]) + v; }\n",
+    ));
+    assert_eq!(
+        common::without_spans(&with_functions),
+        common::without_spans(&written_out)
+    );
+    assert_eq!(
+        tessera_ir::print_program(&with_functions),
+        tessera_ir::print_program(&written_out)
+    );
+}
+
+#[test]
+fn a_function_argument_read_at_an_offset_adds_its_offset() {
+    let p = program("functions");
+    assert_eq!(
+        reads(&p, statement_value(&p, 1, 0)),
+        [
+            ("u", vec![0, 0]),
+            ("u", vec![2, 0]),
+            ("u", vec![1, -1]),
+            ("u", vec![1, 1]),
+            ("u", vec![1, 0]),
+            ("v", vec![0, 0]),
+        ]
+        .map(|(f, o)| (f.to_string(), o))
+    );
+}
+
+#[test]
+fn function_parameters_shadow_globals_and_arguments_see_the_stage_locals() {
+    let p = parse_ok(&functions_program_with(
+        "fn scaled(alpha, u) = alpha * u;\n\
+         stage diffuse { let k = 2.0; u = scaled(k, v[0, 1]); }\n",
+    ));
+    let value = statement_value(&p, 0, 1);
+    let ExprKind::Binary(BinaryOp::Mul, a, b) = kind(&p, value) else {
+        panic!("expected a product, found {:?}", kind(&p, value));
+    };
+    assert!(matches!(kind(&p, *a), ExprKind::Local(_)));
+    assert!(matches!(kind(&p, *b), ExprKind::Read { offset, .. } if offset == &[0, 1]));
+}
+
+#[test]
+fn an_untyped_constant_takes_its_context_type_and_a_typed_one_converts() {
+    let p = program("functions");
+    let checked = tessera_analysis::check(&p).unwrap();
+    let text = tessera_ir::print_program(checked.program());
+    assert!(text.contains("v = 0.5 * ("), "{text}");
+    assert!(text.contains("u = u + alpha / 4.0 * ("), "{text}");
+}

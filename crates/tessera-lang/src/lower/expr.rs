@@ -7,8 +7,10 @@ use tessera_ir::{
 };
 
 use super::Lowerer;
+use super::inline::parameter;
 use super::scope::{Global, Resolved, Use, quoted};
 use crate::ast::{BorderExpr, Expr, ExprKind, Path, RangeExpr, RegionExpr};
+use crate::parser::MAX_NESTING;
 
 /// Most axes a grid may have.
 const MAX_AXES: usize = 4;
@@ -58,30 +60,41 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Lowers a value expression (children first).
+    /// Lowers a value expression (children first), refusing to nest deeper than the parser
+    /// allows once function calls are inlined.
     pub(super) fn value(&mut self, expr: &Expr, at: Use) -> Option<ExprId> {
+        if self.depth >= MAX_NESTING {
+            self.too_deep(expr, at);
+            return None;
+        }
+        self.depth += 1;
+        let value = self.lower_value(expr, at);
+        self.depth -= 1;
+        value
+    }
+
+    /// [`Self::value`] one level down: the node for `expr`, its children lowered first.
+    fn lower_value(&mut self, expr: &Expr, at: Use) -> Option<ExprId> {
         let kind = match &expr.kind {
             ExprKind::Literal(c) => Ir::Literal(*c),
-            ExprKind::Name(path) => match self.resolve(path, at)? {
-                Resolved::Local(local) => Ir::Local(local),
-                Resolved::Global(Global::Field(field)) => Ir::Read {
-                    field,
-                    offset: vec![0; self.dims.unwrap_or(0)],
-                },
-                Resolved::Global(Global::Param(param)) => Ir::Param(param),
-                Resolved::Global(Global::Reduction(r)) => Ir::ReductionValue(r),
-                Resolved::Coord(axis) => Ir::Coord(axis),
-                Resolved::Step => Ir::Step,
-                other @ Resolved::Global(Global::Group(_) | Global::Stage) => {
-                    self.not_a_value(path, other);
-                    return None;
+            ExprKind::Name(path) => {
+                if let Some(bound) = parameter(path, at) {
+                    return self.argument(path, bound);
                 }
-            },
+                match self.resolve(path, at)? {
+                    Resolved::Global(Global::Const(index)) => return self.inline_const(index),
+                    resolved => self.name(path, resolved)?,
+                }
+            }
             ExprKind::Read {
                 path,
                 offsets,
                 brackets,
             } => {
+                if let Some(bound) = parameter(path, at) {
+                    let offset = self.offsets(path, offsets, *brackets);
+                    return self.argument_read(path, bound, offset?, expr.span);
+                }
                 let field = self.read_target(path, at);
                 let offset = self.offsets(path, offsets, *brackets);
                 Ir::Read {
@@ -104,6 +117,9 @@ impl Lowerer<'_> {
                 }
             }
             ExprKind::Call { function, args } => {
+                if let Some(declared) = self.declared_function(&function.name) {
+                    return self.inline_call(declared, function, args, expr.span, at);
+                }
                 let lowered: Vec<Option<ExprId>> = args.iter().map(|a| self.value(a, at)).collect();
                 let call = self.call(&function.name, function.span, args.len(), expr.span, at);
                 let args: Vec<ExprId> = lowered.into_iter().collect::<Option<_>>()?;
@@ -124,6 +140,27 @@ impl Lowerer<'_> {
         }))
     }
 
+    /// What a name, resolved to something other than a constant, reads.
+    fn name(&mut self, path: &Path, resolved: Resolved) -> Option<Ir> {
+        Some(match resolved {
+            Resolved::Local(local) => Ir::Local(local),
+            Resolved::Global(Global::Field(field)) => Ir::Read {
+                field,
+                offset: vec![0; self.dims.unwrap_or(0)],
+            },
+            Resolved::Global(Global::Param(param)) => Ir::Param(param),
+            Resolved::Global(Global::Reduction(r)) => Ir::ReductionValue(r),
+            Resolved::Coord(axis) => Ir::Coord(axis),
+            Resolved::Step => Ir::Step,
+            other @ Resolved::Global(
+                Global::Group(_) | Global::Stage | Global::Const(_) | Global::Function(_),
+            ) => {
+                self.not_a_value(path, other);
+                return None;
+            }
+        })
+    }
+
     fn not_a_value(&mut self, path: &Path, what: Resolved) {
         let help = match what {
             Resolved::Global(Global::Group(group)) => {
@@ -133,6 +170,9 @@ impl Lowerer<'_> {
                     .map(String::as_str)
                     .collect();
                 format!("read one component, e.g. `{}.{}`", path.text(), names[0])
+            }
+            Resolved::Global(Global::Function(_)) => {
+                format!("call the function: `{}(...)`", path.text())
             }
             _ => "stages are not values; use a field, parameter or local".to_string(),
         };
@@ -413,6 +453,14 @@ impl Lowerer<'_> {
         );
     }
 
+    /// Whether `name` is a built-in call: a math function, `select`, a conversion or an alias.
+    pub(super) fn is_builtin_call(&self, name: &str) -> bool {
+        MathFn::from_name(name).is_some()
+            || name == "select"
+            || CONVERSIONS.iter().any(|t| t.name() == name)
+            || self.aliases.get(name).is_some()
+    }
+
     /// What a call's name denotes; checks the argument count.
     fn call(
         &mut self,
@@ -441,29 +489,46 @@ impl Lowerer<'_> {
                 Callee::Select => "select(condition, if_true, if_false)".to_string(),
                 Callee::Cast(_) => format!("{name}(x)"),
             };
-            self.error(
-                Diagnostic::error(
-                    "E0038",
-                    format!(
-                        "`{name}` takes {arity} argument{}, found {count}",
-                        if arity == 1 { "" } else { "s" }
-                    ),
-                )
-                .with_primary(
-                    span,
-                    format!("{count} argument{}", if count == 1 { "" } else { "s" }),
-                )
-                .with_help(format!("call it as `{usage}`")),
-            );
+            self.argument_count(name, arity, count, span, &usage);
             return None;
         }
         Some(callee)
+    }
+
+    /// Reports a call of `name` with `count` arguments where it takes `arity`.
+    pub(super) fn argument_count(
+        &mut self,
+        name: &str,
+        arity: usize,
+        count: usize,
+        span: Span,
+        usage: &str,
+    ) {
+        self.error(
+            Diagnostic::error(
+                "E0038",
+                format!(
+                    "`{name}` takes {arity} argument{}, found {count}",
+                    if arity == 1 { "" } else { "s" }
+                ),
+            )
+            .with_primary(
+                span,
+                format!("{count} argument{}", if count == 1 { "" } else { "s" }),
+            )
+            .with_help(format!("call it as `{usage}`")),
+        );
     }
 
     fn unknown_function(&mut self, name: &str, span: Span, at: Use) {
         let mut names: Vec<&str> = MathFn::ALL.iter().map(|f| f.name()).collect();
         names.push("select");
         names.extend(CONVERSIONS.iter().map(|t| t.name()));
+        for function in self.functions.iter().map(|f| f.name()) {
+            if function != name && !names.contains(&function) {
+                names.push(function);
+            }
+        }
         let is_value = at.locals.get(name).is_some() || self.symbols.globals.contains_key(name);
         let help = match did_you_mean(name, names.iter().copied()) {
             Some(s) => format!("did you mean `{s}`?"),

@@ -7,13 +7,17 @@
 //! way: in-stage ones by stage, then after-step ones.
 
 mod expr;
+mod inline;
 mod scope;
 mod stage;
 mod types;
 
+use std::collections::HashSet;
+
 use tessera_ir::{Diagnostic, Program, Reduction, Span};
 
 use crate::ast::{Expr, Item, ReduceDecl, StageDecl, Statement};
+use inline::{ConstDef, FnDef};
 use scope::{Global, Symbols};
 use types::Aliases;
 
@@ -34,12 +38,18 @@ pub fn lower(
         reads_reduction: false,
         inits: Vec::new(),
         reductions: Vec::new(),
+        consts: Vec::new(),
+        functions: Vec::new(),
+        depth: 0,
+        limit_reported: false,
+        reported: HashSet::new(),
     };
     let grid = lowerer.singletons(items);
     lowerer.declare_items(items);
     if let Some((index, extents, span)) = grid {
         lowerer.lower_grid(index, extents, span);
     }
+    lowerer.check_definitions();
     lowerer.lower_inits();
     let mut after_step = Vec::new();
     for (index, item) in items.iter().enumerate() {
@@ -79,11 +89,29 @@ pub(crate) struct Lowerer<'a> {
     inits: Vec<(tessera_ir::Id<tessera_ir::Field>, &'a Expr, usize)>,
     /// Reductions in canonical order (in-stage by stage, then after-step), once lowered.
     reductions: Vec<Option<Reduction>>,
+    /// `const` declarations, in source order.
+    consts: Vec<ConstDef<'a>>,
+    /// `fn` declarations, in source order.
+    functions: Vec<FnDef<'a>>,
+    /// Value expressions being lowered inside each other (inlined calls included).
+    depth: usize,
+    /// Set once a limit of inlining (depth, size) has been reported.
+    limit_reported: bool,
+    /// Code, message and primary span of each error reported, so that an error in a body
+    /// inlined several times is reported once.
+    reported: HashSet<(&'static str, String, Option<Span>)>,
 }
 
 impl<'a> Lowerer<'a> {
     fn error(&mut self, diagnostic: Diagnostic) {
-        self.errors.push(diagnostic);
+        let key = (
+            diagnostic.code,
+            diagnostic.message.clone(),
+            diagnostic.primary_span(),
+        );
+        if self.reported.insert(key) {
+            self.errors.push(diagnostic);
+        }
     }
 
     /// `program`, `grid`, `steps` and `until` (each at most once); returns the grid.
@@ -168,6 +196,8 @@ impl<'a> Lowerer<'a> {
                     attrs,
                     span,
                 } => self.declare_field(index, name, ty, attrs, *span),
+                Item::Const(decl) => self.declare_const(index, decl),
+                Item::Function(decl) => self.declare_function(index, decl),
                 Item::Stage(stage) => self.declare_stage(index, stage, &mut in_stage),
                 Item::Reduce(decl) => {
                     self.declare_reduction(index, decl, after_step);

@@ -7,6 +7,7 @@ use tessera_ir::diagnostic::did_you_mean;
 use tessera_ir::{Diagnostic, Field, FieldGroup, Id, Local, Param, Reduction, Span};
 
 use super::Lowerer;
+use super::inline::Frame;
 use crate::ast::{Ident, Path};
 
 /// The built-in names: coordinates and the step counter.
@@ -25,6 +26,10 @@ pub enum Global {
     Stage,
     /// A reduction.
     Reduction(Id<Reduction>),
+    /// A `const`, by declaration order.
+    Const(usize),
+    /// A `fn`, by declaration order.
+    Function(usize),
 }
 
 impl Global {
@@ -34,6 +39,8 @@ impl Global {
             Global::Field(_) | Global::Group(_) => "field",
             Global::Stage => "stage",
             Global::Reduction(_) => "reduction",
+            Global::Const(_) => "constant",
+            Global::Function(_) => "function",
         }
     }
 }
@@ -75,21 +82,43 @@ impl Resolved {
     }
 }
 
-/// Where a name is used: the item, and the stage's locals visible there.
+/// Where a name is used: the item, the stage's locals visible there and, inside a function
+/// being inlined, what its parameters stand for.
 #[derive(Clone, Copy)]
 pub struct Use<'s> {
     /// Index of the item containing the use.
     pub item: usize,
     /// Locals in scope.
     pub locals: Locals<'s>,
+    /// The function whose body this is, with the call's arguments.
+    pub frame: Option<&'s Frame<'s>>,
 }
 
-impl Use<'_> {
+impl<'s> Use<'s> {
     /// A use outside any stage body.
     pub fn top(item: usize) -> Use<'static> {
         Use {
             item,
             locals: Locals::default(),
+            frame: None,
+        }
+    }
+
+    /// A use in a stage's body, where `locals` are visible.
+    pub fn in_stage(item: usize, locals: Locals<'s>) -> Use<'s> {
+        Use {
+            item,
+            locals,
+            frame: None,
+        }
+    }
+
+    /// A use in the body of a function declared by item `item`, inlined with `frame`.
+    pub fn in_function(item: usize, frame: &'s Frame<'s>) -> Use<'s> {
+        Use {
+            item,
+            locals: Locals::default(),
+            frame: Some(frame),
         }
     }
 }
@@ -243,21 +272,7 @@ impl Lowerer<'_> {
             // Reductions are visible everywhere: only `until` may read them, which the checker enforces.
             let reduction = matches!(decl.global, Global::Reduction(_));
             if decl.item > at.item && !reduction {
-                self.error(
-                    Diagnostic::error(
-                        "E0015",
-                        format!("`{}` is used before its declaration", name.name),
-                    )
-                    .with_primary(name.span, "used here")
-                    .with_secondary(
-                        decl.span,
-                        format!("the {} is declared here, later", decl.global.describe()),
-                    )
-                    .with_help(format!(
-                        "move the declaration of `{}` above its first use",
-                        name.name
-                    )),
-                );
+                self.used_before_declaration(name, decl);
                 return None;
             }
             self.reads_reduction |= reduction;
@@ -306,6 +321,25 @@ impl Lowerer<'_> {
         };
         self.error(d);
         None
+    }
+
+    /// Reports a use of `name` above its declaration.
+    pub(super) fn used_before_declaration(&mut self, name: &Ident, decl: Decl) {
+        self.error(
+            Diagnostic::error(
+                "E0015",
+                format!("`{}` is used before its declaration", name.name),
+            )
+            .with_primary(name.span, "used here")
+            .with_secondary(
+                decl.span,
+                format!("the {} is declared here, later", decl.global.describe()),
+            )
+            .with_help(format!(
+                "move the declaration of `{}` above its first use",
+                name.name
+            )),
+        );
     }
 
     /// Coordinate names of the grid (none without a grid).

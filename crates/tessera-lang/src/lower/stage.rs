@@ -31,10 +31,7 @@ impl Lowerer<'_> {
         let mut body = Vec::new();
         let mut reductions = Vec::new();
         for statement in &decl.body {
-            let at = Use {
-                item,
-                locals: Locals::new(&by_name, locals.len()),
-            };
+            let at = Use::in_stage(item, Locals::new(&by_name, locals.len()));
             match statement {
                 Statement::Let { name, value } => {
                     let value = self.value(value, at);
@@ -110,10 +107,7 @@ impl Lowerer<'_> {
             }
             self.lower_reduction(
                 reduce,
-                Use {
-                    item,
-                    locals: Locals::new(&by_name, visible_count),
-                },
+                Use::in_stage(item, Locals::new(&by_name, visible_count)),
                 ReductionPlacement::InStage(id),
             );
         }
@@ -178,9 +172,9 @@ impl Lowerer<'_> {
             Resolved::Coord(_) | Resolved::Step => {
                 "coordinates and `t` are given by the time loop; write a field instead".to_string()
             }
-            Resolved::Global(Global::Reduction(_) | Global::Stage) => {
-                "only fields can be assigned in a stage".to_string()
-            }
+            Resolved::Global(
+                Global::Reduction(_) | Global::Stage | Global::Const(_) | Global::Function(_),
+            ) => "only fields can be assigned in a stage".to_string(),
         };
         let message = match resolved {
             Resolved::Global(Global::Group(_)) => {

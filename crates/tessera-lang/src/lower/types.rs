@@ -58,7 +58,7 @@ impl Aliases {
 
 impl<'a> Lowerer<'a> {
     /// A scalar type name or an alias declared by item `item` or before.
-    fn scalar_type(&mut self, ty: &Ident, item: usize) -> Option<ScalarType> {
+    pub(super) fn scalar_type(&mut self, ty: &Ident, item: usize) -> Option<ScalarType> {
         if let Some(t) = ScalarType::from_name(&ty.name) {
             return Some(t);
         }

@@ -4,7 +4,8 @@ use tessera_ir::{BinaryOp, Diagnostic, Span};
 
 use super::{Failed, PResult, Parser};
 use crate::ast::{
-    Attrs, BorderExpr, Item, Member, Path, ReduceDecl, StageDecl, Statement, TypeExpr,
+    Attrs, BorderExpr, ConstDecl, FnDecl, Item, Member, Path, ReduceDecl, StageDecl, Statement,
+    TypeExpr,
 };
 use crate::lexer::Token;
 
@@ -65,6 +66,24 @@ impl Parser<'_> {
                     attrs,
                     span,
                 }
+            }
+            Token::Const => {
+                let name = self.ident("the constant's name")?;
+                let ty = match self.eat(Token::Colon) {
+                    Some(_) => Some(self.ident("a scalar type such as `f32`")?),
+                    None => None,
+                };
+                self.expect(Token::Assign)?;
+                let value = self.expr()?;
+                Item::Const(ConstDecl { name, ty, value })
+            }
+            Token::Fn => {
+                let name = self.ident("the function's name")?;
+                self.expect(Token::LParen)?;
+                let params = self.comma_list(Token::RParen, |p| p.ident("a parameter name"))?;
+                self.expect(Token::Assign)?;
+                let body = self.expr()?;
+                Item::Function(FnDecl { name, params, body })
             }
             Token::Stage => return self.stage(start).map(Item::Stage),
             Token::Reduce => Item::Reduce(self.reduce(start)?),

@@ -201,6 +201,8 @@ pub const VOCABULARY: &[&str] = &[
     "else",
     "true",
     "false",
+    "const",
+    "fn",
     "constant",
     "clamp",
     "periodic",
