@@ -11,8 +11,12 @@ pub enum Token {
     /// `/* ... */`; `false` when the end of the text came before `*/`.
     #[token("/*", block_comment)]
     BlockComment(bool),
-    /// A well-formed number: `3`, `0.5`, `1e-6`, `2.5e3`.
-    #[regex(r"[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?", priority = 5)]
+    /// A well-formed number: `3`, `0.5`, `1e-6`, `2.5e3`, with an optional type suffix
+    /// (`1.5f32`, `3i64`, `7u8`).
+    #[regex(
+        r"[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?(f32|f64|i32|i64|u8)?",
+        priority = 5
+    )]
     Number,
     /// Digits run into letters (`12ab`, `1e`, `0x10`): reported as a bad number.
     #[regex(r"[0-9][0-9A-Za-z_]*(\.[0-9A-Za-z_]+)?", priority = 3)]

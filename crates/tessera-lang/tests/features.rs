@@ -812,3 +812,18 @@ fn an_untyped_constant_takes_its_context_type_and_a_typed_one_converts() {
     assert!(text.contains("v = 0.5 * ("), "{text}");
     assert!(text.contains("u = u + alpha / 4.0 * ("), "{text}");
 }
+
+#[test]
+fn a_type_suffix_makes_a_literal_its_conversion() {
+    let text = "grid [4];\nfield u: f32;\nfield k: i32;\n\
+                stage s { u = 1.5f32 * u + -2f64; k = 7u8 + 3i64; }\n";
+    let with_suffixes = parse_ok(text);
+    let written_out = parse_ok(&text.replace(
+        "1.5f32 * u + -2f64; k = 7u8 + 3i64;",
+        "f32(1.5) * u + f64(-2.0); k = u8(7) + i64(3);",
+    ));
+    assert_eq!(
+        common::without_spans(&with_suffixes),
+        common::without_spans(&written_out)
+    );
+}

@@ -1,9 +1,9 @@
 //! Expressions (by precedence), literals and regions.
 
-use tessera_ir::{BinaryOp, Constant, Diagnostic, Span, UnaryOp};
+use tessera_ir::{BinaryOp, Constant, Diagnostic, ScalarType, Span, UnaryOp};
 
 use super::{Failed, MAX_NESTING, PResult, Parser};
-use crate::ast::{Expr, ExprKind, RangeExpr, RegionExpr};
+use crate::ast::{Expr, ExprKind, Ident, RangeExpr, RegionExpr};
 use crate::lexer::Token;
 
 /// The binary operator a token stands for.
@@ -24,6 +24,23 @@ fn binary_op(token: Token) -> Option<BinaryOp> {
         Token::Percent => BinaryOp::Rem,
         _ => return None,
     })
+}
+
+/// The type suffixes of numbers, longest first.
+const SUFFIXES: [&str; 5] = ["f32", "f64", "i32", "i64", "u8"];
+
+/// A number's digits and its type suffix (named, with its span) if it has one.
+fn split_suffix(text: &str, span: Span) -> (String, Option<Ident>) {
+    let Some(suffix) = SUFFIXES.into_iter().find(|s| text.ends_with(s)) else {
+        return (text.to_string(), None);
+    };
+    let digits = text.len() - suffix.len();
+    let start = span.start as usize + digits;
+    let ident = Ident {
+        name: suffix.to_string(),
+        span: Span::new(start, span.end as usize),
+    };
+    (text[..digits].to_string(), Some(ident))
 }
 
 impl Parser<'_> {
@@ -98,10 +115,7 @@ impl Parser<'_> {
     /// `-e`, `!e` (a `-` directly before a number becomes a negative literal), or a primary.
     fn unary(&mut self) -> PResult<Expr> {
         let op = match self.peek() {
-            Token::Minus if self.nth(1) == Token::Number => {
-                let (value, span) = self.literal()?;
-                return Ok(Expr::new(ExprKind::Literal(value), span));
-            }
+            Token::Minus if self.nth(1) == Token::Number => return self.literal_expr(),
             Token::Minus => UnaryOp::Neg,
             Token::Bang => UnaryOp::Not,
             _ => return self.primary(),
@@ -116,10 +130,7 @@ impl Parser<'_> {
     fn primary(&mut self) -> PResult<Expr> {
         let start = self.peek_span();
         match self.peek() {
-            Token::Number | Token::True | Token::False => {
-                let (value, span) = self.literal()?;
-                Ok(Expr::new(ExprKind::Literal(value), span))
-            }
+            Token::Number | Token::True | Token::False => self.literal_expr(),
             Token::BadNumber => {
                 // Already reported by the lexer; stands for some number so parsing goes on.
                 self.bump();
@@ -181,23 +192,73 @@ impl Parser<'_> {
         Ok(expr)
     }
 
-    /// A literal: `true`, `false`, or a number with an optional `-` directly before it.
+    /// A literal in an expression; a typed one (`1.5f32`) is its conversion, `f32(1.5)`.
+    fn literal_expr(&mut self) -> PResult<Expr> {
+        let (value, suffix, span) = self.typed_literal()?;
+        let literal = Expr::new(ExprKind::Literal(value), span);
+        let Some(function) = suffix else {
+            return Ok(literal);
+        };
+        let call = ExprKind::Call {
+            function,
+            args: vec![literal],
+        };
+        Ok(Expr::new(call, span))
+    }
+
+    /// A literal without a type suffix (parameter defaults, border constants: their
+    /// declaration gives the type).
     pub(super) fn literal(&mut self) -> PResult<(Constant, Span)> {
+        let (value, suffix, span) = self.typed_literal()?;
+        if let Some(suffix) = suffix {
+            return Err(self.suffix_error(
+                suffix.span,
+                format!("the type suffix `{}` is not allowed here", suffix.name),
+                "the declaration gives this literal its type; remove the suffix",
+            ));
+        }
+        Ok((value, span))
+    }
+
+    /// A literal: `true`, `false`, or a number with an optional `-` directly before it and an
+    /// optional type suffix, returned as the name of its type.
+    fn typed_literal(&mut self) -> PResult<(Constant, Option<Ident>, Span)> {
         if let Some(span) = self.eat(Token::True) {
-            return Ok((Constant::Bool(true), span));
+            return Ok((Constant::Bool(true), None, span));
         }
         if let Some(span) = self.eat(Token::False) {
-            return Ok((Constant::Bool(false), span));
+            return Ok((Constant::Bool(false), None, span));
         }
         let minus = self.eat(Token::Minus);
         if self.peek() != Token::Number {
             return Err(self.error_expected("a literal (a number, `true` or `false`)"));
         }
-        let digits = self.bump();
-        let span = minus.map_or(digits, |m| m.to(digits));
-        let text = self.slice(digits).to_string();
-        let negative = minus.is_some();
-        if text.contains(['.', 'e', 'E']) {
+        let number = self.bump();
+        let span = minus.map_or(number, |m| m.to(number));
+        let (digits, suffix) = split_suffix(self.slice(number), number);
+        let value = self.number(digits, minus.is_some(), suffix.as_ref(), span)?;
+        Ok((value, suffix, span))
+    }
+
+    /// The value of `text` (digits, no suffix), negated when `negative`; a float written with
+    /// an integer type suffix is an error.
+    fn number(
+        &mut self,
+        text: String,
+        negative: bool,
+        suffix: Option<&Ident>,
+        span: Span,
+    ) -> PResult<Constant> {
+        let suffix_type = suffix.and_then(|s| ScalarType::from_name(&s.name));
+        let float_text = text.contains(['.', 'e', 'E']);
+        if let Some(ty) = suffix_type.filter(|t| float_text && !t.is_float()) {
+            return Err(self.suffix_error(
+                suffix.map_or(span, |s| s.span),
+                format!("the float literal `{text}` has the integer type suffix `{ty}`"),
+                "write an integer (`3i32`) or a float suffix (`1.5f32`)",
+            ));
+        }
+        if float_text || suffix_type.is_some_and(|t| t.is_float()) {
             let value: f64 = text.parse().unwrap_or(f64::INFINITY);
             if !value.is_finite() {
                 return Err(self.number_error(
@@ -206,14 +267,14 @@ impl Parser<'_> {
                     "use a value below 1.7e308",
                 ));
             }
-            return Ok((Constant::Float(if negative { -value } else { value }), span));
+            return Ok(Constant::Float(if negative { -value } else { value }));
         }
         let value = text
             .parse::<i128>()
             .ok()
             .map(|v| if negative { -v } else { v });
         match value.and_then(|v| i64::try_from(v).ok()) {
-            Some(v) => Ok((Constant::Int(v), span)),
+            Some(v) => Ok(Constant::Int(v)),
             None => Err(self.number_error(span, format!("the integer literal `{}` does not fit in 64 bits", self.slice(span)), "integers range from -9223372036854775808 to 9223372036854775807; write a float (`1e30`) for larger values")),
         }
     }
@@ -222,6 +283,16 @@ impl Parser<'_> {
         self.errors.push(
             Diagnostic::error("E0003", message)
                 .with_primary(span, "out of range")
+                .with_help(help),
+        );
+        Failed
+    }
+
+    /// Reports a type suffix that does not belong where it is written.
+    fn suffix_error(&mut self, span: Span, message: String, help: &str) -> Failed {
+        self.errors.push(
+            Diagnostic::error("E0003", message)
+                .with_primary(span, "this type suffix")
                 .with_help(help),
         );
         Failed

@@ -203,6 +203,8 @@ pub const VOCABULARY: &[&str] = &[
     "false",
     "const",
     "fn",
+    "1.5f32",
+    "7u8",
     "constant",
     "clamp",
     "periodic",
