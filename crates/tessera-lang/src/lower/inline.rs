@@ -160,23 +160,23 @@ impl<'a> Lowerer<'a> {
     /// A call of the function `index`: its body, each parameter standing for its argument.
     pub(super) fn inline_call(
         &mut self,
-        (index, decl): (usize, Decl),
+        (index, declared): (usize, Decl),
         function: &Ident,
         arguments: &[Expr],
         span: Span,
         at: Use,
     ) -> Option<ExprId> {
-        let FnDef { decl: def, item } = self.functions[index];
-        if decl.item > at.item {
-            self.used_before_declaration(function, decl);
+        if declared.item > at.item {
+            self.used_before_declaration(function, declared);
             return None;
         }
-        if decl.item == at.item {
+        if declared.item == at.item {
             self.recursion(function);
             return None;
         }
-        if arguments.len() != def.params.len() {
-            let params: Vec<&str> = def.params.iter().map(|p| p.name.as_str()).collect();
+        let FnDef { decl, item } = self.functions[index];
+        if arguments.len() != decl.params.len() {
+            let params: Vec<&str> = decl.params.iter().map(|p| p.name.as_str()).collect();
             let usage = format!("{}({})", function.name, params.join(", "));
             self.argument_count(&function.name, params.len(), arguments.len(), span, &usage);
             return None;
@@ -186,12 +186,12 @@ impl<'a> Lowerer<'a> {
             return None;
         }
         let frame = Frame {
-            function: def,
+            function: decl,
             arguments: Some(arguments),
             caller: at,
             call: span,
         };
-        self.value(&def.body, Use::in_function(item, &frame))
+        self.value(&decl.body, Use::in_function(item, &frame))
     }
 
     /// A parameter named alone: its argument, lowered where the call is.
