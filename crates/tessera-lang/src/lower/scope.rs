@@ -160,7 +160,7 @@ impl<'s> Locals<'s> {
 /// Top-level names.
 #[derive(Default)]
 pub struct Symbols {
-    /// Parameters, fields, stages and reductions share one namespace.
+    /// Parameters, fields, stages, reductions, constants and functions share one namespace.
     pub globals: BTreeMap<String, Decl>,
 }
 
@@ -173,7 +173,7 @@ impl Lowerer<'_> {
         if let Some(first) = self.symbols.globals.get(&name.name) {
             let (first_span, first_kind) = (first.span, first.global.describe());
             let help = format!(
-                "rename one of them: parameters, fields, stages and reductions share one namespace, and `{}` is taken",
+                "rename one of them: parameters, fields, stages, reductions, constants and functions share one namespace, and `{}` is taken",
                 name.name
             );
             self.duplicate(name, first_span, first_kind, &help);
