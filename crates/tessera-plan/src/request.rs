@@ -22,6 +22,17 @@ pub enum Arithmetic {
     F64,
 }
 
+impl Arithmetic {
+    /// `Exact` when `exact`, else `Relaxed`: what an `--exact` flag or keyword asks for.
+    pub fn exact_if(exact: bool) -> Arithmetic {
+        if exact {
+            Arithmetic::Exact
+        } else {
+            Arithmetic::Relaxed
+        }
+    }
+}
+
 /// A strategy of some backend; each backend takes its own subset and refuses the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

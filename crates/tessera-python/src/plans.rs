@@ -73,11 +73,7 @@ impl PlanKeywords {
             tile: self.tile.clone(),
             time_tile: self.time_tile,
             threads: self.threads,
-            arithmetic: if self.exact {
-                Arithmetic::Exact
-            } else {
-                Arithmetic::Relaxed
-            },
+            arithmetic: Arithmetic::exact_if(self.exact),
             device: self.device(),
             isa: None,
         })

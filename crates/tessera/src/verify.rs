@@ -133,11 +133,7 @@ pub fn verify_executable(
 ) -> Result<Comparison, Error> {
     let reference = crate::backend("reference")?;
     let request = PlanRequest {
-        arithmetic: if executable.plan().is_exact() {
-            Arithmetic::Exact
-        } else {
-            Arithmetic::Relaxed
-        },
+        arithmetic: Arithmetic::exact_if(executable.plan().is_exact()),
         ..PlanRequest::default()
     };
     let reference_plan = session.plan(reference.as_ref(), &request)?;

@@ -155,11 +155,7 @@ impl ExecArgs {
             tile: self.tile.as_ref().map(|t| t.0.clone()),
             time_tile: self.time_tile,
             threads: self.threads,
-            arithmetic: if self.exact {
-                Arithmetic::Exact
-            } else {
-                Arithmetic::Relaxed
-            },
+            arithmetic: Arithmetic::exact_if(self.exact),
             device,
             isa: self.target_isa.and_then(|isa| isa.0),
         }
