@@ -46,9 +46,15 @@ pub struct CheckedProgram {
     stage_footprints: Vec<Vec<(Id<Field>, Footprint)>>,
     reduction_footprints: Vec<Vec<(Id<Field>, Footprint)>>,
     roles: Vec<FieldRole>,
+    warnings: Vec<Diagnostic>,
 }
 
 impl CheckedProgram {
+    /// Warnings found while checking (literals that lose digits), in source order.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
     /// The elaborated program.
     pub fn program(&self) -> &Program {
         &self.program
@@ -204,7 +210,11 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
     }
     elaborated.exprs = std::mem::take(&mut checker.out);
     let expr_types = std::mem::take(&mut checker.out_types);
-    Ok(finish(elaborated, expr_types, local_types))
+    let mut checked = finish(elaborated, expr_types, local_types);
+    checked.warnings = std::mem::take(&mut checker.warnings)
+        .into_values()
+        .collect();
+    Ok(checked)
 }
 
 /// Computes footprints and roles of an elaborated program.
@@ -254,6 +264,7 @@ fn finish(
         stage_footprints,
         reduction_footprints,
         roles,
+        warnings: Vec::new(),
     }
 }
 
@@ -390,6 +401,8 @@ impl<'p> Scope<'p> {
 struct Checker<'p> {
     program: &'p Program,
     errors: Vec<Diagnostic>,
+    /// By span: a literal inlined from a constant or function is elaborated at every use.
+    warnings: BTreeMap<Span, Diagnostic>,
     out: Arena<Expr>,
     out_types: Vec<ScalarType>,
 }
@@ -399,6 +412,7 @@ impl<'p> Checker<'p> {
         Checker {
             program,
             errors: Vec::new(),
+            warnings: BTreeMap::new(),
             out: Arena::new(),
             out_types: Vec::new(),
         }
@@ -1057,6 +1071,9 @@ impl<'p> Checker<'p> {
 
     /// A literal converted to its final type; integers must fit.
     fn literal(&mut self, c: Constant, ty: ScalarType, span: Span) -> Option<Constant> {
+        if let Some(warning) = narrowing_warning(c, ty, span) {
+            self.warnings.entry(span).or_insert(warning);
+        }
         Some(match (c, ty) {
             (Constant::Bool(b), ScalarType::Bool) => Constant::Bool(b),
             (Constant::Int(v), t) if t.is_float() => Constant::Float(v as f64),
@@ -1083,6 +1100,45 @@ impl<'p> Checker<'p> {
             (c, _) => c,
         })
     }
+}
+
+/// W0001 when a literal of type `ty` does not keep the digits it was written with: the
+/// value it rounds to prints differently (`3.141592653589793` as `f32` is `3.1415927`; an
+/// integer beyond 2^24 as `f32`, or 2^53 as `f64`; `1e-50` underflowing to 0). A decimal that
+/// the type holds as written (`0.1` prints back as `0.1`) is not flagged, though rounded.
+fn narrowing_warning(c: Constant, ty: ScalarType, span: Span) -> Option<Diagnostic> {
+    let (written, rounded) = match (c, ty) {
+        (Constant::Float(v), ScalarType::F32) => {
+            let kept = v as f32;
+            let changed = kept.to_string().parse::<f64>() != Ok(v);
+            (format!("{v:?}"), changed.then(|| format!("{kept:?}")))
+        }
+        (Constant::Int(v), ScalarType::F32) => {
+            let exact = (v as f32) as i128 == i128::from(v);
+            (v.to_string(), (!exact).then(|| format!("{}", v as f32)))
+        }
+        (Constant::Int(v), ScalarType::F64) => {
+            let exact = (v as f64) as i128 == i128::from(v);
+            (v.to_string(), (!exact).then(|| format!("{}", v as f64)))
+        }
+        _ => return None,
+    };
+    let rounded = rounded?;
+    let help = if ty == ScalarType::F32 {
+        format!(
+            "write `{written}f64` (or make an operand `f64`) to compute in f64, or `{rounded}` to say that `f32` is meant"
+        )
+    } else {
+        format!("`f64` holds integers exactly up to 2^53: compute in `i64`, or write `{rounded}`")
+    };
+    Some(
+        Diagnostic::warning(
+            "W0001",
+            format!("the literal {written} becomes {rounded} as `{ty}`"),
+        )
+        .with_primary(span, format!("used as `{ty}` here"))
+        .with_help(help),
+    )
 }
 
 fn describe(t: Inferred) -> String {

@@ -827,3 +827,53 @@ fn a_type_suffix_makes_a_literal_its_conversion() {
         common::without_spans(&written_out)
     );
 }
+
+/// The W0001 warnings of `stage`'s program, as (literal text, message).
+fn narrowing_warnings(stage: &str) -> Vec<(String, String)> {
+    let text = format!(
+        "grid [4];\nconst pi: f32 = 3.141592653589793;\nfield u: f32;\nfield d: f64;\n{stage}\n"
+    );
+    let checked = tessera_analysis::check(&parse_ok(&text)).unwrap();
+    checked
+        .warnings()
+        .iter()
+        .map(|w| {
+            assert_eq!(w.code, "W0001");
+            let span = w.labels[0].span;
+            (
+                text[span.start as usize..span.end as usize].to_string(),
+                w.message.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_literal_that_loses_its_digits_is_warned_about_once_where_it_is_written() {
+    let warned = narrowing_warnings(
+        "stage s { u = pi * u + pi + 16777217 + 1e-50; d = 9007199254740993 + d + pi; }",
+    );
+    let literals: Vec<&str> = warned.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(
+        literals,
+        ["3.141592653589793", "16777217", "1e-50", "9007199254740993"]
+    );
+    assert_eq!(
+        warned[0].1,
+        "the literal 3.141592653589793 becomes 3.1415927 as `f32`"
+    );
+    assert_eq!(warned[2].1, "the literal 1e-50 becomes 0.0 as `f32`");
+}
+
+#[test]
+fn literals_an_f32_holds_as_written_and_typed_literals_are_not_warned_about() {
+    let quiet = narrowing_warnings(
+        "stage s { u = 0.1 * u + 0.3333333 + 16777216 + 3.141592653589793f64 + f32(2.5e-3); \
+         d = 3.141592653589793 * d; }",
+    );
+    assert_eq!(
+        quiet,
+        [],
+        "the constant `pi` is not used: no use, no warning"
+    );
+}

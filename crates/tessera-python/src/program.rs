@@ -111,6 +111,7 @@ impl Program {
     ) -> PyResult<Program> {
         let sets = set_values(&[], params)?;
         let session = Session::from_text(&text, &file_name, &default_name, &sets).py_err()?;
+        warn_about(&session)?;
         Ok(Program {
             text,
             file_name,
@@ -229,6 +230,17 @@ impl Program {
     pub fn keep_prepared(&self, call: PreparedCall) {
         self.prepared.put(call.key, call.executable);
     }
+}
+
+/// The checker's warnings on the program (literals that lose digits) as one Python warning.
+fn warn_about(session: &Session) -> PyResult<()> {
+    let Some(text) = session.rendered_warnings(false) else {
+        return Ok(());
+    };
+    Python::attach(|py| {
+        let message = std::ffi::CString::new(text.replace('\0', " "))?;
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)
+    })
 }
 
 /// The tuning database's plan for `session` on `backend` with `request`, if it holds one;

@@ -24,6 +24,13 @@ def test_a_program_with_errors_raises_compile_error_with_its_diagnostics():
     assert first["severity"] == "error" and first["code"].startswith("E")
 
 
+def test_a_literal_that_loses_digits_is_a_user_warning_and_the_program_still_runs():
+    source = GOOD.replace("0.5 *", "0.19230769230769232 *")
+    with pytest.warns(UserWarning, match=r"W0001.*0\.19230769230769232 becomes 0\.1923077"):
+        program = tessera.Program(source)
+    assert program.run(steps=1, backend="reference").steps == 1
+
+
 def test_a_bad_parameter_value_is_a_compile_error():
     with pytest.raises(tessera.CompileError, match="alpa"):
         tessera.Program(GOOD, params={"alpa": 1})

@@ -24,6 +24,10 @@ pub struct FieldRef {
     pub types: Vec<ScalarType>,
 }
 
+/// How many warnings a program's rendering shows in full (a generated program can have one
+/// per stencil weight).
+pub const WARNINGS_SHOWN: usize = 3;
+
 /// A checked program bound to parameter values, with the source it came from.
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -97,6 +101,26 @@ impl Session {
             bound,
             type_overrides,
         })
+    }
+
+    /// The checker's warnings rendered for a terminal (in colour when `color`), if any: the
+    /// first [`WARNINGS_SHOWN`] in full, then how many more there are.
+    pub fn rendered_warnings(&self, color: bool) -> Option<String> {
+        let warnings = self.bound.checked().warnings();
+        if warnings.is_empty() {
+            return None;
+        }
+        let shown = &warnings[..warnings.len().min(WARNINGS_SHOWN)];
+        let mut text = tessera_lang::render(shown, &self.file_name, &self.text, color);
+        if warnings.len() > shown.len() {
+            let more = warnings.len() - shown.len();
+            text.push_str(&format!(
+                "warning: {more} more warning{} like these in {}\n",
+                if more == 1 { "" } else { "s" },
+                tessera_ir::escape::terminal_text(&self.file_name)
+            ));
+        }
+        Some(text)
     }
 
     /// The bound program backends run.

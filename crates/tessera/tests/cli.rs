@@ -202,6 +202,75 @@ fn check_prints_a_summary_and_emit_prints_a_program_that_checks_again() {
 }
 
 #[test]
+fn emit_ir_prints_the_elaborated_program_whatever_the_backend_would_be() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = "grid [6, 5];\nconst half = 0.5;\nfn avg(a, b) = half * (a + b);\n\
+                   field u: f32 border clamp = f32(x);\n\
+                   stage s { u = avg(u[0, -1], u[0, 1]); }\n";
+    std::fs::write(dir.path().join("fns.tess"), program).unwrap();
+    let emitted = tessera(dir.path(), &["emit", "fns.tess", "--ir"]);
+    assert_eq!(emitted.status.code(), Some(0), "{}", stderr(&emitted));
+    let ir = stdout(&emitted);
+    assert!(!ir.contains("avg") && !ir.contains("half"), "{ir}");
+    assert!(ir.contains("u[0, -1]") && ir.contains("u[0, 1]"), "{ir}");
+    std::fs::write(dir.path().join("again.tess"), &ir).unwrap();
+    let again = tessera(dir.path(), &["emit", "again.tess", "--ir"]);
+    assert_eq!(stdout(&again), ir, "{}", stderr(&again));
+
+    let refused = tessera(
+        dir.path(),
+        &["emit", "fns.tess", "--ir", "--backend", "cpu"],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("--backend"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn literals_that_lose_digits_are_warned_about_on_stderr_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let weights = [
+        "0.19230769230769232",
+        "0.2019230769230769",
+        "0.21153846153846154",
+    ];
+    let program = format!(
+        "grid [6, 5];\nfield u: f32 border clamp = f32(x);\n\
+         stage s {{ u = {} * u[0, -1] + {} * u + {} * u[0, 1] + 0.25 * u[1, 0]; }}\n",
+        weights[0], weights[1], weights[2]
+    );
+    std::fs::write(dir.path().join("w.tess"), &program).unwrap();
+    let one = program
+        .replace(weights[1], "0.2")
+        .replace(weights[2], "0.2");
+    std::fs::write(dir.path().join("one.tess"), one).unwrap();
+
+    let output = tessera(dir.path(), &["check", "one.tess"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let warned = stderr(&output);
+    assert!(
+        warned
+            .contains("warning[W0001]: the literal 0.19230769230769232 becomes 0.1923077 as `f32`"),
+        "{warned}"
+    );
+    assert!(warned.contains("one.tess:3:"), "{warned}");
+
+    let many = program.replace("0.25", "0.2500000000000001");
+    std::fs::write(dir.path().join("many.tess"), many).unwrap();
+    let output = tessera(dir.path(), &["run", "many.tess", "--backend", "reference"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let warned = stderr(&output);
+    assert_eq!(warned.matches("warning[W0001]").count(), 3, "{warned}");
+    assert!(
+        warned.contains("warning: 1 more warning like these in many.tess"),
+        "{warned}"
+    );
+}
+
+#[test]
 fn bench_json_reports_every_documented_key() {
     let (dir, _) = jacobi_dir();
     let output = tessera(

@@ -1,5 +1,6 @@
 //! The command line, as clap derives it.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -71,7 +72,11 @@ impl ProgramArgs {
             .iter()
             .map(|s| parse_set(s))
             .collect::<Result<Vec<_>, _>>()?;
-        Session::load(&self.program, &sets)
+        let session = Session::load(&self.program, &sets)?;
+        if let Some(warnings) = session.rendered_warnings(std::io::stderr().is_terminal()) {
+            eprint!("{warnings}");
+        }
+        Ok(session)
     }
 }
 
@@ -367,6 +372,10 @@ pub struct EmitArgs {
     /// is planned for a typical device unless `--device` names one).
     #[command(flatten)]
     pub exec: ExecArgs,
+    /// Print the program's IR (checked and elaborated: constants and functions inlined, every
+    /// literal typed, every conversion explicit) instead of a backend's code; no plan is made.
+    #[arg(long, conflicts_with_all = ["backend", "strategy", "plan"])]
+    pub ir: bool,
     /// Write the code into this directory (as `<program>.<ext>`) instead of printing it.
     #[arg(short = 'o', long = "out-dir", value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
