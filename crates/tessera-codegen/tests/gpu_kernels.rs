@@ -233,11 +233,8 @@ fn stages_a_strategy_cannot_handle_fall_back_to_naive_with_a_note() {
 
 #[test]
 fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
-    let ops = |program: &KernelProgram| -> Vec<String> {
-        program
-            .host
-            .step
-            .iter()
+    let ops_of = |program: &KernelProgram, ops: &[HostOp]| -> Vec<String> {
+        ops.iter()
             .map(|op| match op {
                 HostOp::Launch(l) => format!("launch {}", l.kernel),
                 HostOp::Copy { from, to } => format!(
@@ -252,15 +249,34 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
             })
             .collect()
     };
+    let ops = |program: &KernelProgram| ops_of(program, &program.host.step);
+    let start = |program: &KernelProgram| ops_of(program, &program.host.start);
     let tiled = GpuPlan::new(GpuStrategy::Tiled);
-    // Read at neighbours on a sub-domain: ping-pong, the partner first filled with the field.
+    // Read at neighbours on a sub-domain: ping-pong, the partner filled with the field once at
+    // the start (the border no stage writes is then the same in both buffers).
     let j2d = lowered("j2d5pt", &[33, 31], &tiled);
+    assert_eq!(start(&j2d), ["copy A -> A.next"]);
     assert_eq!(
         ops(&j2d),
+        ["launch ts_j2d5pt_s0_jacobi_tiled", "swap A A.next"]
+    );
+    // `u` is written on two different sub-domains: its partner is refreshed before each stage;
+    // `v` twice on the same strided one (which tiles leave to `naive`): once at the start.
+    let partial = lowered("partial_writes2d", &[23, 18], &tiled);
+    assert_eq!(start(&partial), ["copy v -> v.next"]);
+    assert_eq!(
+        ops(&partial),
         [
-            "copy A -> A.next",
-            "launch ts_j2d5pt_s0_jacobi_tiled",
-            "swap A A.next"
+            "copy u -> u.next",
+            "launch ts_partial_writes2d_s0_interior_tiled",
+            "swap u u.next",
+            "copy u -> u.next",
+            "launch ts_partial_writes2d_s1_edge_tiled",
+            "swap u u.next",
+            "launch ts_partial_writes2d_s2_smooth_naive",
+            "swap v v.next",
+            "launch ts_partial_writes2d_s3_sharpen_naive",
+            "swap v v.next"
         ]
     );
     // Over the whole grid: ping-pong without a copy.

@@ -10,7 +10,7 @@ use tessera_plan::Plan;
 use tessera_runtime::{ActiveRun, BackendError, Executable, FieldSet, Pass, RunTimes};
 
 use crate::device::GpuDevice;
-use crate::host::{run_fused_pass, run_host_step};
+use crate::host::{run_fused_pass, run_host_start, run_host_step};
 use crate::plan::lower_for_device;
 
 /// A program lowered, built and loaded on one device of a GPU runtime.
@@ -163,10 +163,12 @@ impl<D: GpuDevice> Executable for GpuExecutable<D> {
         for &(field, id) in &field_buffers {
             self.device.upload(id, fields.buffers[field].as_bytes())?;
         }
+        let mut bindings: Vec<usize> = (0..self.program.host.buffers.len()).collect();
+        run_host_start(&self.program, &mut self.device, &mut bindings)?;
         let transfer = uploads.elapsed();
         self.device.start_timing()?;
         Ok(Box::new(GpuRun {
-            bindings: (0..self.program.host.buffers.len()).collect(),
+            bindings,
             field_buffers,
             executable: self,
             fields,

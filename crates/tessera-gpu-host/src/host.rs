@@ -20,6 +20,16 @@ pub fn run_host_step(
     run_ops(&program.host.step, device, bindings, t, 1)
 }
 
+/// Runs `program`'s start operations on `device` once the fields are uploaded (see
+/// [`run_host_step`]).
+pub fn run_host_start(
+    program: &KernelProgram,
+    device: &mut dyn HostDevice,
+    bindings: &mut [usize],
+) -> Result<(), BackendError> {
+    run_ops(&program.host.start, device, bindings, 0, 1).map(|_| ())
+}
+
 /// Runs `program`'s fused pass of `steps` steps from step `t` on `device` (see
 /// [`run_host_step`]).
 pub fn run_fused_pass(

@@ -176,6 +176,7 @@ pub fn test_programs() -> Vec<Case> {
         volumes("j3d7pt", three_d, 3),
         volumes("box3d_constant", three_d, 2),
         planes("fdtd2d", two_d, 4),
+        planes("partial_writes2d", two_d, 4),
         planes("reductions2d", two_d, 4),
         planes("life", two_d, 5),
         test_case(

@@ -11,7 +11,8 @@
 //!
 //! 1. Allocate every [`BufferDecl`] (`len` elements of `ty`; contents unspecified). Upload each
 //!    field to its [`BufferRole::Field`] buffer (row-major, fastest axis last — the layout of
-//!    `tessera_runtime::Buffer`).
+//!    `tessera_runtime::Buffer`), then run [`HostProgram::start`]'s operations (copies of
+//!    fields into their partners).
 //! 2. For a pass of the run's schedule that computes no reduction, when the program has a
 //!    [`HostProgram::fused`] pass, run its operations once with `t` the pass's first step and
 //!    `steps` its number of steps (at most [`FusedPass::depth`]). Otherwise, for each step `t`
@@ -412,6 +413,10 @@ impl Expr {
 pub struct HostProgram {
     /// Device buffers, addressed by their index ([`BufferId`]).
     pub buffers: Vec<BufferDecl>,
+    /// Operations run once after the upload: a field copied into its partner when stages
+    /// write it on part of the grid, so that the points no stage writes hold the field's
+    /// values in both buffers and no step copies the field.
+    pub start: Vec<HostOp>,
     /// The operations of one step, in order: they run every step of a pass when there is no
     /// fused pass, and the passes that compute reductions otherwise (empty when the program
     /// has no reduction and a fused pass).

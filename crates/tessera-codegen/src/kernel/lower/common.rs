@@ -80,6 +80,16 @@ impl<'a> Ctx<'a> {
         d.is_dense() && d.rect == tessera_analysis::Rect::grid(&self.bound.extents)
     }
 
+    /// Whether every stage writing `field` covers the same points.
+    pub fn written_on_one_domain(&self, field: Id<Field>) -> bool {
+        let program = self.bound.program();
+        let mut writers = (program.stages.iter())
+            .filter(|(_, stage)| stage.outputs().contains(&field))
+            .map(|(id, _)| self.domain(id));
+        let first = writers.next();
+        writers.all(|d| Some(d) == first)
+    }
+
     /// Points of `domain` along `axis`.
     pub fn count(domain: &Domain, axis: usize) -> i64 {
         if domain.rect.is_empty() {

@@ -42,6 +42,7 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Plan
         ctx: &ctx,
         host: HostProgram {
             buffers: Vec::new(),
+            start: Vec::new(),
             step: Vec::new(),
             fused: None,
         },
@@ -186,10 +187,7 @@ impl Lowering<'_> {
             let partial = !ctx.covers_grid(stage_id);
             for (field, in_place) in io.outputs() {
                 if !in_place && partial {
-                    self.host.step.push(HostOp::Copy {
-                        from: self.buffer_of(field, false),
-                        to: self.buffer_of(field, true),
-                    });
+                    self.keep_unwritten_points(field);
                 }
             }
             let args = io.params().iter().map(|p| match p.buffer {
@@ -218,6 +216,22 @@ impl Lowering<'_> {
                 let kernel = reduction::kernel(ctx, reduction, None);
                 self.push_reduction(kernel, reduction);
             }
+        }
+    }
+
+    /// Makes the partner of `field`, which a stage writes on part of the grid, hold the field's
+    /// values at the points it does not write: copied once at the start when every stage
+    /// writing the field covers the same points (no point outside them ever changes), else
+    /// before each such stage.
+    fn keep_unwritten_points(&mut self, field: Id<Field>) {
+        let copy = HostOp::Copy {
+            from: self.buffer_of(field, false),
+            to: self.buffer_of(field, true),
+        };
+        if !self.ctx.written_on_one_domain(field) {
+            self.host.step.push(copy);
+        } else if !self.host.start.contains(&copy) {
+            self.host.start.push(copy);
         }
     }
 
