@@ -13,7 +13,7 @@ pub fn plan_for(
     backend: &'static str,
     limits: &DeviceLimits,
 ) -> Result<GpuPlan, PlanError> {
-    plan_gpu(bound.extents.len(), request, backend, limits, |plan| {
+    plan_gpu(&bound.extents, request, backend, limits, |plan| {
         fits(bound, plan, limits)
     })
 }

@@ -184,7 +184,7 @@ impl GpuPlan {
 /// `[.., y, x]`), time tile and exactness. `fits` says whether a plan's kernels fit the device
 /// (the lowering's resource check); `backend` names the backend in messages.
 pub fn plan_gpu(
-    dims: usize,
+    extents: &[usize],
     request: &PlanRequest,
     backend: &'static str,
     limits: &DeviceLimits,
@@ -205,6 +205,7 @@ pub fn plan_gpu(
             "the {backend} backend does not take a thread count; drop `--threads`"
         )));
     }
+    let dims = extents.len();
     let mut plan = initial_gpu_plan(dims, limits);
     let fusing = request.time_tile.is_some_and(|depth| depth > 1);
     match request.strategy {
@@ -231,8 +232,40 @@ pub fn plan_gpu(
         Some(tile) => plan.block = block_of_tile(tile)?,
         None => shrink_to_fit(&mut plan, fits),
     }
+    if plan.strategy == GpuStrategy::Streaming {
+        plan.stream_chunk = stream_chunk(extents, &plan, limits);
+    }
     plan.check()?;
     Ok(plan)
+}
+
+/// The fewest points of the streaming axis one block sweeps when the axis is cut into chunks:
+/// each chunk reloads the planes its stencil reaches beyond it, so shorter ones cost more
+/// traffic than the blocks they add are worth.
+pub const MIN_STREAM_CHUNK: u32 = 16;
+
+/// The streaming chunk that gives a launch about two waves of resident blocks, or `None` (one
+/// sweep of the whole axis) when the plane's tiles alone give that many. The plane's tiles are
+/// often far fewer than a device holds (8192 points of x in 32-wide blocks are 256 blocks for an
+/// H100's 132 multiprocessors of up to 32 blocks each), so the streaming axis (the slowest of the
+/// three fastest: y in 2D, z in 3D) is cut into chunks of at least [`MIN_STREAM_CHUNK`] points
+/// swept concurrently.
+fn stream_chunk(extents: &[usize], plan: &GpuPlan, limits: &DeviceLimits) -> Option<u32> {
+    let (&sweep, plane) = extents.split_first()?;
+    if plane.is_empty() || plane.len() > 2 {
+        return None;
+    }
+    let plane_blocks: u64 = (plane.iter().rev().zip(plan.block))
+        .map(|(&extent, block)| (extent as u64).div_ceil(u64::from(block.max(1))))
+        .product();
+    let per_multiprocessor = (limits.max_threads_per_sm as u64 / plan.threads_per_block().max(1))
+        .clamp(1, u64::from(limits.max_blocks_per_sm.max(1)));
+    let wanted = 2 * u64::from(limits.multiprocessors.max(1)) * per_multiprocessor;
+    let chunks = wanted.div_ceil(plane_blocks.max(1));
+    let chunk = (sweep as u64)
+        .div_ceil(chunks)
+        .max(u64::from(MIN_STREAM_CHUNK));
+    (chunk < sweep as u64).then(|| u32::try_from(chunk).unwrap_or(u32::MAX))
 }
 
 /// The block `[x, y, z]` a `--tile` value (slowest axis first, 1 to 3 sizes) gives.
@@ -672,12 +705,18 @@ mod tests {
             time_tile: Some(1),
             ..PlanRequest::default()
         };
-        let plan = plan_gpu(2, &request, "opencl", &limits, |_| true).unwrap();
+        let plan = plan_gpu(&[64, 64], &request, "opencl", &limits, |_| true).unwrap();
         assert_eq!(
             (plan.strategy, plan.block, plan.exact),
             (GpuStrategy::Naive, [16, 4, 1], true)
         );
-        let default = plan_gpu(2, &PlanRequest::default(), "opencl", &limits, |_| true);
+        let default = plan_gpu(
+            &[64, 64],
+            &PlanRequest::default(),
+            "opencl",
+            &limits,
+            |_| true,
+        );
         assert!(!default.unwrap().exact);
     }
 
@@ -685,7 +724,7 @@ mod tests {
     fn bad_requests_are_refused_with_the_alternatives() {
         let limits = DeviceLimits::typical_gpu();
         let refuse = |request: PlanRequest| {
-            plan_gpu(2, &request, "cuda", &limits, |_| true)
+            plan_gpu(&[64, 64], &request, "cuda", &limits, |_| true)
                 .unwrap_err()
                 .to_string()
         };
@@ -749,18 +788,54 @@ mod tests {
         };
         // Naive kernels of this program fit only 64 threads; the default (streaming) all 256.
         let fits = |p: &GpuPlan| p.strategy != GpuStrategy::Naive || p.threads_per_block() <= 64;
-        let plan = plan_gpu(3, &request, "cuda", &limits, fits).expect("plans");
+        let plan = plan_gpu(&[16, 16, 16], &request, "cuda", &limits, fits).expect("plans");
         assert_eq!(plan.strategy, GpuStrategy::Naive);
         assert_eq!(plan.threads_per_block(), 64, "{plan:?}");
         let tiled = PlanRequest {
             tile: Some(vec![8, 32]),
             ..request
         };
-        let given = plan_gpu(3, &tiled, "cuda", &limits, fits).expect("plans");
+        let given = plan_gpu(&[16, 16, 16], &tiled, "cuda", &limits, fits).expect("plans");
         assert_eq!(
             given.threads_per_block(),
             256,
             "a given block is kept as given"
+        );
+    }
+
+    #[test]
+    fn streaming_cuts_the_sweep_into_chunks_until_the_device_is_full() {
+        let h100 = known_gpu("H100").unwrap().limits;
+        let streaming = PlanRequest {
+            strategy: Some(Strategy::Streaming),
+            ..PlanRequest::default()
+        };
+        let chunk = |extents: &[usize]| {
+            let plan = plan_gpu(extents, &streaming, "cuda", &h100, |_| true).expect("plans");
+            plan.stream_chunk
+        };
+        // 2D, 32x8 blocks: 256 tiles of x; 2 waves of 132 x 8 blocks want 9 chunks of y.
+        assert_eq!(chunk(&[8192, 8192]), Some(911));
+        // 3D: 16 x 64 = 1024 tiles of the plane, half of two waves: 3 chunks of z.
+        assert_eq!(chunk(&[512, 512, 512]), Some(171));
+        // A plane of 2112 tiles or more fills two waves alone: one sweep.
+        assert_eq!(chunk(&[512, 1056, 1024]), None);
+        // 3D with a small plane: 4 tiles; chunks of z, never under the minimum.
+        assert_eq!(chunk(&[4096, 8, 64]), Some(16));
+        assert_eq!(chunk(&[24, 8, 64]), Some(16));
+        // Shorter than one minimum chunk: one sweep.
+        assert_eq!(chunk(&[16, 8, 64]), None);
+        let tiled = plan_gpu(
+            &[8192, 8192],
+            &PlanRequest::default(),
+            "cuda",
+            &h100,
+            |_| true,
+        );
+        assert_eq!(
+            tiled.expect("plans").stream_chunk,
+            None,
+            "tiled does not stream"
         );
     }
 
@@ -782,7 +857,7 @@ mod tests {
             time_tile: Some(3),
             ..PlanRequest::default()
         };
-        let plan = plan_gpu(2, &request, "opencl", &limits, |_| true).expect("plans");
+        let plan = plan_gpu(&[64, 64], &request, "opencl", &limits, |_| true).expect("plans");
         assert_eq!(
             (plan.strategy, plan.time_tile, plan.elements_per_thread),
             (GpuStrategy::Overlapped, 3, 4)
@@ -791,12 +866,12 @@ mod tests {
             strategy: Some(Strategy::Overlapped),
             ..PlanRequest::default()
         };
-        let plan = plan_gpu(3, &request, "cuda", &limits, |_| true).expect("plans");
+        let plan = plan_gpu(&[16, 16, 16], &request, "cuda", &limits, |_| true).expect("plans");
         assert_eq!((plan.block, plan.time_tile), ([32, 4, 2], 2));
         // A 3D block that never fits shrinks along z too, down to one thread.
-        let never = plan_gpu(3, &request, "cuda", &limits, |_| false).expect("plans");
+        let never = plan_gpu(&[16, 16, 16], &request, "cuda", &limits, |_| false).expect("plans");
         assert_eq!(never.block, [1, 1, 1]);
-        let four = plan_gpu(4, &request, "cuda", &limits, |_| true).unwrap_err();
+        let four = plan_gpu(&[4, 4, 4, 4], &request, "cuda", &limits, |_| true).unwrap_err();
         assert!(
             four.to_string()
                 .contains("tiles up to 3 axes and this grid has 4")
