@@ -72,10 +72,22 @@ pub trait Observer {
         None
     }
 
-    /// Sees the fields after `done` steps, at an observation point.
-    fn observe(&mut self, _done: u64, _fields: &FieldSet) -> Flow {
+    /// Sees the run at an observation point.
+    fn observe(&mut self, _at: &Observation<'_>) -> Flow {
         Flow::Continue
     }
+}
+
+/// What an observation point shows: the fields and the reductions' state after `done` steps.
+pub struct Observation<'a> {
+    /// Steps done in this run (from its first step).
+    pub done: u64,
+    /// Every field.
+    pub fields: &'a FieldSet,
+    /// The latest value of each reduction.
+    pub state: &'a RunState,
+    /// The reduction records of this run so far.
+    pub records: &'a [ReductionRecord],
 }
 
 impl Observer for () {}
@@ -98,6 +110,19 @@ impl RunState {
     /// The latest value of each reduction, by reduction index.
     pub fn latest(&self) -> &[Option<f64>] {
         &self.latest
+    }
+
+    /// The state a run of `program` left with these latest values (one per reduction), to
+    /// continue it.
+    pub fn resumed(program: &Program, latest: Vec<Option<f64>>) -> Result<RunState, String> {
+        if latest.len() != program.reductions.len() {
+            return Err(format!(
+                "{} reduction values for a program of {} reductions",
+                latest.len(),
+                program.reductions.len()
+            ));
+        }
+        Ok(RunState { latest })
     }
 }
 
@@ -148,7 +173,13 @@ pub fn drive<E: Executable + ?Sized>(
                 !stop
             }
             ScheduleItem::Observe { done } => {
-                observer.observe(done, run.fields()?) == Flow::Continue
+                let at = Observation {
+                    done,
+                    fields: run.fields()?,
+                    state,
+                    records: &report.reductions,
+                };
+                observer.observe(&at) == Flow::Continue
             }
         };
         if !go_on {

@@ -19,7 +19,7 @@ pub use backend::{
     ActiveRun, Backend, BackendError, Bandwidth, Executable, Explanation, RunTimes, Source,
 };
 pub use buffer::{Buffer, FieldSet};
-pub use driver::{Flow, Observer, ReductionRecord, RunReport, RunState, drive};
+pub use driver::{Flow, Observation, Observer, ReductionRecord, RunReport, RunState, drive};
 pub use memory::{MemoryEstimate, MemoryPart};
 pub use schedule::{Pass, Schedule, ScheduleItem};
 pub use storage::Storage;

@@ -30,6 +30,7 @@
 //! - [`Error`]: every failure, with its exit code.
 
 pub mod backends;
+pub mod checkpoint;
 pub mod error;
 pub mod files;
 pub mod inputs;

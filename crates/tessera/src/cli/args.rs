@@ -330,6 +330,18 @@ pub struct RunArgs {
     /// instead of the summary line.
     #[arg(long)]
     pub json: bool,
+    /// Write a checkpoint (every field, the reductions' state, the step counter) into this
+    /// directory every `--checkpoint-every` steps; the previous one stays valid until the new
+    /// one is complete.
+    #[arg(long, value_name = "DIR", requires = "checkpoint_every")]
+    pub checkpoint: Option<PathBuf>,
+    /// With --checkpoint: steps between checkpoints.
+    #[arg(long, value_parser = at_least_one, value_name = "N", requires = "checkpoint")]
+    pub checkpoint_every: Option<usize>,
+    /// Continue the run from the newest checkpoint in this directory, up to `--steps` steps in
+    /// all (the steps it had done count); `--input` is not allowed beside it.
+    #[arg(long, value_name = "DIR", conflicts_with = "inputs")]
+    pub restart: Option<PathBuf>,
 }
 
 /// `tessera verify`.

@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 
 use tessera::files::{self, Format};
 use tessera::metrics::gcells_per_s;
-use tessera::{Error, FieldRef, Session};
-use tessera_runtime::{FieldSet, Flow, Observer, ReductionRecord, RunReport, RunState, drive};
+use tessera::{Error, FieldRef, Session, checkpoint};
+use tessera_runtime::{
+    FieldSet, Flow, Observation, Observer, ReductionRecord, RunReport, RunState, drive,
+};
 
 use super::args::{FieldFile, RunArgs};
 use super::finite::first_non_finite;
@@ -22,8 +24,9 @@ struct Output {
     path: PathBuf,
 }
 
-/// Follows a run: the progress bar, and with `--check-finite --check-every K` a finiteness
-/// check every K steps that stops the run at the first non-finite value.
+/// Follows a run: the progress bar; with `--check-finite --check-every K` a finiteness check
+/// every K steps that stops the run at the first non-finite value; with `--checkpoint DIR
+/// --checkpoint-every N` a checkpoint every N steps.
 struct RunObserver<'s> {
     session: &'s Session,
     bar: StepBar,
@@ -32,6 +35,35 @@ struct RunObserver<'s> {
     non_finite: Option<(String, u64)>,
     /// The steps done at the last check.
     checked_at: Option<u64>,
+    checkpoints: Option<Checkpoints<'s>>,
+}
+
+/// Where and how often a run writes checkpoints, and what it started from.
+struct Checkpoints<'s> {
+    dir: &'s std::path::Path,
+    every: u64,
+    /// The run's first step (the steps a restarted run had done).
+    first_step: u64,
+    /// The records of the run it continues.
+    earlier: Vec<ReductionRecord>,
+    /// The first write that failed (the run stops there).
+    failed: Option<Error>,
+}
+
+impl Checkpoints<'_> {
+    /// Writes the checkpoint of `at` (relative to the run's first step).
+    fn write(&mut self, session: &Session, at: &Observation<'_>) -> Flow {
+        let records: Vec<ReductionRecord> =
+            self.earlier.iter().chain(at.records).cloned().collect();
+        let done = self.first_step + at.done;
+        match checkpoint::write(self.dir, session, done, at.fields, at.state, &records) {
+            Ok(_) => Flow::Continue,
+            Err(e) => {
+                self.failed = Some(e);
+                Flow::Stop
+            }
+        }
+    }
 }
 
 impl Observer for RunObserver<'_> {
@@ -41,19 +73,31 @@ impl Observer for RunObserver<'_> {
     }
 
     fn every(&self) -> Option<u64> {
-        self.check_every
-    }
-
-    fn observe(&mut self, done: u64, fields: &FieldSet) -> Flow {
-        self.checked_at = Some(done);
-        match first_non_finite(self.session, fields) {
-            Some(what) => {
-                self.non_finite = Some((what, done));
-                Flow::Stop
-            }
-            None => Flow::Continue,
+        let checkpoint_every = self.checkpoints.as_ref().map(|c| c.every);
+        match (self.check_every, checkpoint_every) {
+            (Some(a), Some(b)) => Some(gcd(a, b)),
+            (a, b) => a.or(b),
         }
     }
+
+    fn observe(&mut self, at: &Observation<'_>) -> Flow {
+        if self.check_every.is_some_and(|k| at.done.is_multiple_of(k)) {
+            self.checked_at = Some(at.done);
+            if let Some(what) = first_non_finite(self.session, at.fields) {
+                self.non_finite = Some((what, at.done));
+                return Flow::Stop;
+            }
+        }
+        match &mut self.checkpoints {
+            Some(c) if at.done.is_multiple_of(c.every) => c.write(self.session, at),
+            _ => Flow::Continue,
+        }
+    }
+}
+
+/// The greatest common divisor of two positive step counts.
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// Runs the program; returns the exit code (1 when `--check-finite` found a bad value).
@@ -65,14 +109,25 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         files::check_destination(path)?;
     }
     let inputs = resolve_inputs(&session, &args.start.inputs)?;
+    let total_steps = args.start.steps(&session);
+    let restart = match &args.restart {
+        Some(dir) => Some(restart_from(dir, &session, total_steps)?),
+        None => None,
+    };
     // Compiling checks the plan against the device: refusals come before any allocation.
     let clock = Instant::now();
     let mut executable = planned.prepare(&session)?;
     let compile = clock.elapsed();
     let clock = Instant::now();
-    let mut fields = read_inputs(&session, &inputs)?;
+    let (mut fields, mut state, first_step, earlier) = match restart {
+        Some(c) => (c.fields, c.state, c.steps_done, c.records),
+        None => {
+            let fields = read_inputs(&session, &inputs)?;
+            (fields, RunState::new(session.program()), 0, Vec::new())
+        }
+    };
     let initialise = clock.elapsed();
-    let steps = args.start.steps(&session);
+    let steps = total_steps - first_step;
     let mut observer = RunObserver {
         session: &session,
         bar: StepBar::new(steps),
@@ -82,12 +137,18 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
             .map(|k| k as u64),
         non_finite: None,
         checked_at: None,
+        checkpoints: args.checkpoint.as_deref().map(|dir| Checkpoints {
+            dir,
+            every: args.checkpoint_every.unwrap_or(1) as u64,
+            first_step,
+            earlier: earlier.clone(),
+            failed: None,
+        }),
     };
-    let mut state = RunState::new(session.program());
-    let report = drive(
+    let mut report = drive(
         executable.as_mut(),
         &mut fields,
-        0,
+        first_step,
         steps,
         &mut state,
         &mut observer,
@@ -96,9 +157,14 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         bar,
         mut non_finite,
         checked_at,
+        checkpoints,
         ..
     } = observer;
     bar.finish();
+    if let Some(error) = checkpoints.and_then(|c| c.failed) {
+        return Err(error);
+    }
+    report.reductions.splice(0..0, earlier);
     if args.check_finite && non_finite.is_none() && checked_at != Some(report.steps) {
         non_finite = first_non_finite(&session, &fields).map(|what| (what, report.steps));
     }
@@ -182,6 +248,23 @@ pub fn read_inputs(session: &Session, inputs: &[(FieldRef, &PathBuf)]) -> Result
         files::read_into(session, &mut fields, field, path)?;
     }
     Ok(fields)
+}
+
+/// The newest checkpoint in `dir` for `session`, which must have done at most `total_steps`.
+fn restart_from(
+    dir: &std::path::Path,
+    session: &Session,
+    total_steps: u64,
+) -> Result<checkpoint::Checkpoint, Error> {
+    let restart = checkpoint::read(dir, session)?;
+    if restart.steps_done > total_steps {
+        return Err(Error::Usage(format!(
+            "the checkpoint in {} has done {} steps, more than the {total_steps} this run asks for (`--steps` counts the steps done before the restart)",
+            dir.display(),
+            restart.steps_done
+        )));
+    }
+    Ok(restart)
 }
 
 /// Where the time of a run went.
