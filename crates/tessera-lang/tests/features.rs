@@ -827,3 +827,32 @@ fn a_type_suffix_makes_a_literal_its_conversion() {
         common::without_spans(&written_out)
     );
 }
+
+#[test]
+fn arrays_and_loops_lower_to_the_program_written_out() {
+    let with_loops = program("arrays");
+    let text = source("arrays");
+    let start = text.find("stage collide").unwrap();
+    let written_out = parse_ok(&format!(
+        "{}{}",
+        &text[..start],
+        "stage collide {\n\
+             let rho = f[0] + f[1] + f[2];\n\
+             let feq_0 = f64(0.5) * rho; f[0] = f[0] - 0.5 * (f[0] - feq_0);\n\
+             let feq_1 = f64(0.25) * rho; f[1] = f[1] - 0.5 * (f[1] - feq_1);\n\
+             let feq_2 = f64(0.25) * rho; f[2] = f[2] - 0.5 * (f[2] - feq_2);\n\
+             total = rho;\n\
+         }\n\
+         stage stream {\n\
+             f[0] = f[0][0, 0]; f[1] = f[1][0, -1]; f[2] = f[2][1, 0];\n\
+             g[0] = g[0] + f32(0); g[1] = g[1] + f32(1);\n\
+         }\n"
+    ));
+    assert_eq!(
+        common::without_spans(&with_loops),
+        common::without_spans(&written_out)
+    );
+    let f = with_loops.groups.values().next().unwrap();
+    assert_eq!(f.component_names, ["0", "1", "2"]);
+    assert!(with_loops.field_by_name("f.2").is_some());
+}
