@@ -86,6 +86,9 @@ impl Expr {
     }
 }
 
+/// Expressions written between brackets, with the span of the brackets and their content.
+pub type Bracketed = (Vec<Expr>, Span);
+
 /// The forms of [`Expr`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
@@ -240,7 +243,7 @@ pub enum Statement {
         /// The field written.
         target: Path,
         /// Offsets written after the target (an error unless all zero).
-        offsets: Option<(Vec<Expr>, Span)>,
+        offsets: Option<Bracketed>,
         /// `None` for `=`; the operator of `+=` etc.
         op: Option<BinaryOp>,
         /// The right-hand side.

@@ -175,10 +175,13 @@ impl<'a> Lowerer<'a> {
         });
     }
 
-    /// Runs `lower` with an empty expression arena, which it returns; the program's is kept.
+    /// Runs `lower` with an empty expression arena, which it returns; the program's is kept,
+    /// and the loop iterations it unrolls do not count against the program's limit.
     fn in_scratch<R>(&mut self, lower: impl FnOnce(&mut Self) -> R) -> (R, Arena<IrExpr>) {
         let kept = std::mem::take(&mut self.program.exprs);
+        let unrolled = self.unrolled;
         let result = lower(self);
+        self.unrolled = unrolled;
         (result, std::mem::replace(&mut self.program.exprs, kept))
     }
 

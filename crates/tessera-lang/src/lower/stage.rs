@@ -10,7 +10,7 @@ use tessera_ir::{
 
 use super::Lowerer;
 use super::scope::{BUILTIN_NAMES, Global, Locals, LoopVar, Resolved, Use};
-use crate::ast::{Expr, Ident, Path, ReduceDecl, StageDecl, Statement};
+use crate::ast::{Bracketed, Expr, Ident, Path, ReduceDecl, StageDecl, Statement};
 
 /// What a stage's statements have lowered into so far.
 #[derive(Default)]
@@ -167,7 +167,7 @@ impl Lowerer<'_> {
     fn assign(
         &mut self,
         target: &Path,
-        offsets: Option<&(Vec<Expr>, Span)>,
+        offsets: Option<&Bracketed>,
         op: Option<BinaryOp>,
         value: &Expr,
         span: Span,

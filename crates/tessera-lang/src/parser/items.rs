@@ -4,8 +4,8 @@ use tessera_ir::{BinaryOp, Diagnostic, Span};
 
 use super::{Failed, PResult, Parser};
 use crate::ast::{
-    Attrs, BorderExpr, ConstDecl, Expr, FnDecl, Item, Member, Path, ReduceDecl, StageDecl,
-    Statement, TypeExpr,
+    Attrs, BorderExpr, Bracketed, ConstDecl, Expr, FnDecl, Item, Member, Path, ReduceDecl,
+    StageDecl, Statement, TypeExpr,
 };
 use crate::lexer::Token;
 
@@ -368,9 +368,9 @@ impl Parser<'_> {
 
     /// A path followed by bracketed groups: all but the last are array indices (one
     /// expression each); the last, returned apart with its span, holds offsets or the last index.
-    pub(super) fn subscripted(&mut self, what: &str) -> PResult<(Path, Option<(Vec<Expr>, Span)>)> {
+    pub(super) fn subscripted(&mut self, what: &str) -> PResult<(Path, Option<Bracketed>)> {
         let mut path = self.path(what)?;
-        let mut last: Option<(Vec<Expr>, Span)> = None;
+        let mut last: Option<Bracketed> = None;
         while let Some(open) = self.eat(Token::LBracket) {
             let items = self.comma_list(Token::RBracket, Self::expr)?;
             let span = Span::new(open.start as usize, self.prev_end() as usize);
