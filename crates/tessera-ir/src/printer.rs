@@ -40,6 +40,19 @@ pub fn print_program(program: &Program) -> String {
     for (id, field) in program.fields.iter() {
         match field.group {
             None => writeln!(out, "field {}: {};", field.name, p.field_decl(field)).unwrap(),
+            Some((group, 0)) if program.groups[group].is_array() => {
+                let group = &program.groups[group];
+                let first = &program.fields[group.components[0]];
+                writeln!(
+                    out,
+                    "field {}: [{}; {}]{};",
+                    group.name,
+                    first.ty.name(),
+                    group.components.len(),
+                    p.field_attrs(first)
+                )
+                .unwrap();
+            }
             Some((group, 0)) => {
                 let group = &program.groups[group];
                 let members: Vec<String> = group
@@ -94,7 +107,12 @@ struct Printer<'a> {
 
 impl Printer<'_> {
     fn field_decl(&self, field: &Field) -> String {
-        let mut s = field.ty.name().to_string();
+        format!("{}{}", field.ty.name(), self.field_attrs(field))
+    }
+
+    /// ` readonly border B = init`, each part when present.
+    fn field_attrs(&self, field: &Field) -> String {
+        let mut s = String::new();
         if field.readonly {
             s.push_str(" readonly");
         }
@@ -105,6 +123,15 @@ impl Printer<'_> {
             write!(s, " = {}", self.expr(init, 0)).unwrap();
         }
         s
+    }
+
+    /// How a use names a field: `u`, `E.ex` or `f[3]`.
+    fn field_ref(&self, id: Id<Field>) -> String {
+        let field = &self.program.fields[id];
+        match field.group {
+            Some((group, index)) => self.program.groups[group].component_text(index),
+            None => field.name.clone(),
+        }
     }
 
     fn stage(&self, out: &mut String, id: Id<Stage>, stage: &Stage) {
@@ -120,7 +147,7 @@ impl Printer<'_> {
             let overrides: Vec<String> = stage
                 .borders
                 .iter()
-                .map(|(f, b)| format!("{} = {}", self.program.fields[*f].name, border_text(*b)))
+                .map(|(f, b)| format!("{} = {}", self.field_ref(*f), border_text(*b)))
                 .collect();
             write!(out, " border {}", overrides.join(", ")).unwrap();
         }
@@ -137,7 +164,7 @@ impl Printer<'_> {
                 Statement::Assign { field, value, .. } => writeln!(
                     out,
                     "    {} = {};",
-                    self.program.fields[*field].name,
+                    self.field_ref(*field),
                     p.expr(*value, 0)
                 )
                 .unwrap(),
@@ -217,9 +244,9 @@ impl Printer<'_> {
         match &program.exprs[id].kind {
             ExprKind::Literal(c) => literal_text(*c),
             ExprKind::Read { field, offset } => {
-                let name = &program.fields[*field].name;
+                let name = self.field_ref(*field);
                 if offset.iter().all(|o| *o == 0) {
-                    name.clone()
+                    name
                 } else {
                     let parts: Vec<String> = offset.iter().map(|o| o.to_string()).collect();
                     format!("{name}[{}]", parts.join(", "))

@@ -164,6 +164,22 @@ pub struct FieldGroup {
     pub span: Span,
 }
 
+impl FieldGroup {
+    /// Whether this is an array field (`field f: [f64; 9]`): components named `0`, `1`, ...
+    pub fn is_array(&self) -> bool {
+        (self.component_names.iter().enumerate()).all(|(i, name)| *name == i.to_string())
+    }
+
+    /// How a use names component `index`: `f[3]` in an array field, `E.ex` otherwise.
+    pub fn component_text(&self, index: usize) -> String {
+        if self.is_array() {
+            format!("{}[{index}]", self.name)
+        } else {
+            format!("{}.{}", self.name, self.component_names[index])
+        }
+    }
+}
+
 /// An integer expression over integer parameters: extents and region bounds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SizeExpr {

@@ -11,13 +11,15 @@ pub struct Ident {
     pub span: Span,
 }
 
-/// `name` or `group.component`.
+/// `name`, `group.component` or `array[i]...` (array indices before any offsets).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Path {
     /// The first name.
     pub head: Ident,
     /// The component after the dot, if any.
     pub member: Option<Ident>,
+    /// Array indices, one bracketed expression each (`f[i]`, `c[i][0]`).
+    pub indices: Vec<Expr>,
     /// The whole path.
     pub span: Span,
 }
@@ -25,10 +27,27 @@ pub struct Path {
 impl Path {
     /// The path as written (`E.ex`).
     pub fn text(&self) -> String {
-        match &self.member {
-            Some(member) => format!("{}.{}", self.head.name, member.name),
-            None => self.head.name.clone(),
+        let mut text = self.head.name.clone();
+        if let Some(member) = &self.member {
+            text = format!("{text}.{}", member.name);
         }
+        for _ in &self.indices {
+            text.push_str("[..]");
+        }
+        text
+    }
+
+    /// Levels of nesting of its indices.
+    fn height(&self) -> usize {
+        self.indices.iter().map(|e| e.height).max().unwrap_or(0)
+    }
+
+    /// The path with one more array index, written in `brackets`.
+    pub fn with_index(&self, index: Expr, brackets: Span) -> Path {
+        let mut path = self.clone();
+        path.span = path.span.to(brackets);
+        path.indices.push(index);
+        path
     }
 }
 
@@ -47,8 +66,13 @@ impl Expr {
     /// A node over `kind`, its height computed from its children.
     pub fn new(kind: ExprKind, span: Span) -> Self {
         let below = match &kind {
-            ExprKind::Literal(_) | ExprKind::Name(_) => 0,
-            ExprKind::Read { offsets, .. } => offsets.iter().map(|e| e.height).max().unwrap_or(0),
+            ExprKind::Literal(_) => 0,
+            ExprKind::Name(path) => path.height(),
+            ExprKind::Read { path, offsets, .. } => {
+                (offsets.iter().map(|e| e.height).max().unwrap_or(0)).max(path.height())
+            }
+            ExprKind::Array(elements) => elements.iter().map(|e| e.height).max().unwrap_or(0),
+            ExprKind::Sum { lo, hi, body, .. } => lo.height.max(hi.height).max(body.height),
             ExprKind::Unary(_, a) => a.height,
             ExprKind::Binary(_, a, b) => a.height.max(b.height),
             ExprKind::Conditional(c, a, b) => c.height.max(a.height).max(b.height),
@@ -61,6 +85,9 @@ impl Expr {
         }
     }
 }
+
+/// Expressions written between brackets, with the span of the brackets and their content.
+pub type Bracketed = (Vec<Expr>, Span);
 
 /// The forms of [`Expr`].
 #[derive(Clone, Debug, PartialEq)]
@@ -84,6 +111,19 @@ pub enum ExprKind {
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
     /// `c ? a : b` or `if c then a else b`.
     Conditional(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `[a, b, ...]`: an array literal, the value of an array constant.
+    Array(Vec<Expr>),
+    /// `sum(i in lo..hi, e)`: `e` for each `i`, added in order (unrolled).
+    Sum {
+        /// The loop variable.
+        var: Ident,
+        /// First value of `var`.
+        lo: Box<Expr>,
+        /// One past the last value of `var`.
+        hi: Box<Expr>,
+        /// The summed expression.
+        body: Box<Expr>,
+    },
     /// `f(args)`: math function, `select` or conversion.
     Call {
         /// The function name.
@@ -93,13 +133,22 @@ pub enum ExprKind {
     },
 }
 
-/// A type as written: a name (scalar, alias or vector such as `f32x4`) or a struct.
+/// A type as written: a name (scalar, alias or vector such as `f32x4`), a struct or an array.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeExpr {
     /// `f32`, `real`, `f32x4`.
     Named(Ident),
     /// `{a: f32, b: f32 border clamp}`.
     Struct(Vec<Member>, Span),
+    /// `[T; N]`: `N` elements of type `T`.
+    Array {
+        /// The element type.
+        element: Box<TypeExpr>,
+        /// The length, a compile-time integer.
+        length: Expr,
+        /// The brackets and what is between them.
+        span: Span,
+    },
 }
 
 /// One member of a struct field type.
@@ -194,7 +243,7 @@ pub enum Statement {
         /// The field written.
         target: Path,
         /// Offsets written after the target (an error unless all zero).
-        offsets: Option<(Vec<Expr>, Span)>,
+        offsets: Option<Bracketed>,
         /// `None` for `=`; the operator of `+=` etc.
         op: Option<BinaryOp>,
         /// The right-hand side.
@@ -204,6 +253,19 @@ pub enum Statement {
     },
     /// An in-stage reduction.
     Reduce(ReduceDecl),
+    /// `for VAR in LO..HI { ... }`: the body once per value, unrolled.
+    For {
+        /// The loop variable.
+        var: Ident,
+        /// First value of `var`.
+        lo: Expr,
+        /// One past the last value of `var`.
+        hi: Expr,
+        /// The statements of each iteration.
+        body: Vec<Statement>,
+        /// `for VAR in LO..HI`.
+        span: Span,
+    },
 }
 
 /// `stage NAME [over REGION] [border F = B, ...] { ... }`.
@@ -226,8 +288,8 @@ pub struct StageDecl {
 pub struct ConstDecl {
     /// The constant's name.
     pub name: Ident,
-    /// Its type (scalar or alias), if written.
-    pub ty: Option<Ident>,
+    /// Its type (scalar, alias or array of them), if written.
+    pub ty: Option<TypeExpr>,
     /// Its value.
     pub value: Expr,
 }

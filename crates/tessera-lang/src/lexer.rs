@@ -60,6 +60,12 @@ pub enum Token {
     /// `over`
     #[token("over")]
     Over,
+    /// `for`
+    #[token("for")]
+    For,
+    /// `in`
+    #[token("in")]
+    In,
     /// `let`
     #[token("let")]
     Let,
@@ -224,6 +230,8 @@ impl Token {
             Token::Const => "`const`",
             Token::Fn => "`fn`",
             Token::Over => "`over`",
+            Token::For => "`for`",
+            Token::In => "`in`",
             Token::Let => "`let`",
             Token::Reduce => "`reduce`",
             Token::Every => "`every`",

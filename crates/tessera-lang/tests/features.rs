@@ -877,3 +877,57 @@ fn literals_an_f32_holds_as_written_and_typed_literals_are_not_warned_about() {
         "the constant `pi` is not used: no use, no warning"
     );
 }
+
+#[test]
+fn arrays_and_loops_lower_to_the_program_written_out() {
+    let with_loops = program("arrays");
+    let text = source("arrays");
+    let start = text.find("stage collide").unwrap();
+    let written_out = parse_ok(&format!(
+        "{}{}",
+        &text[..start],
+        "stage collide {\n\
+             let rho = f[0] + f[1] + f[2];\n\
+             let feq_0 = f64(0.5) * rho; f[0] = f[0] - 0.5 * (f[0] - feq_0);\n\
+             let feq_1 = f64(0.25) * rho; f[1] = f[1] - 0.5 * (f[1] - feq_1);\n\
+             let feq_2 = f64(0.25) * rho; f[2] = f[2] - 0.5 * (f[2] - feq_2);\n\
+             total = rho;\n\
+         }\n\
+         stage stream border f[2] = clamp {\n\
+             f[0] = f[0][0, 0]; f[1] = f[1][0, -1]; f[2] = f[2][1, 0];\n\
+             g[0] = g[0] + f32(0); g[1] = g[1] + f32(1);\n\
+         }\n"
+    ));
+    assert_eq!(
+        common::without_spans(&with_loops),
+        common::without_spans(&written_out)
+    );
+    let f = with_loops.groups.values().next().unwrap();
+    assert_eq!(f.component_names, ["0", "1", "2"]);
+    assert!(with_loops.field_by_name("f.2").is_some());
+}
+
+#[test]
+fn locals_of_unrolled_iterations_are_named_after_them_and_avoid_taken_names() {
+    let text = "grid [4];\nfield f: [f64; 2];\n\
+                stage s { let a_0 = 1.0; for i in 0..2 { let a = f[i]; f[i] = a + a_0; } }\n";
+    let p = parse_ok(text);
+    let names: Vec<&str> = (p.stages.values().next().unwrap().locals.values())
+        .map(|l| l.name.as_str())
+        .collect();
+    assert_eq!(names, ["a_0", "a_0_", "a_1"]);
+    let printed = tessera_ir::print_program(&p);
+    assert!(printed.contains("let a_0_ = f[0];"), "{printed}");
+    common::assert_round_trip("unrolled locals", text, &p);
+}
+
+#[test]
+fn an_array_element_takes_a_border_override_of_its_own() {
+    let p = program("arrays");
+    let stream = p.stages.values().nth(1).unwrap();
+    let overridden: Vec<&str> = (stream.borders.iter())
+        .map(|(f, _)| p.fields[*f].name.as_str())
+        .collect();
+    assert_eq!(overridden, ["f.2"]);
+    assert!(tessera_ir::print_program(&p).contains("stage stream border f[2] = clamp {"));
+}

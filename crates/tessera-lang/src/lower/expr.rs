@@ -7,6 +7,7 @@ use tessera_ir::{
 };
 
 use super::Lowerer;
+use super::array::IntUse;
 use super::inline::parameter;
 use super::scope::{Global, Resolved, Use, quoted};
 use crate::ast::{BorderExpr, Expr, ExprKind, Path, RangeExpr, RegionExpr};
@@ -77,30 +78,37 @@ impl Lowerer<'_> {
     fn lower_value(&mut self, expr: &Expr, at: Use) -> Option<ExprId> {
         let kind = match &expr.kind {
             ExprKind::Literal(c) => Ir::Literal(*c),
-            ExprKind::Name(path) => {
-                if let Some(bound) = parameter(path, at) {
-                    return self.argument(path, bound);
-                }
-                match self.resolve(path, at)? {
-                    Resolved::Global(Global::Const(index)) => return self.inline_const(index),
-                    resolved => self.name(path, resolved)?,
-                }
-            }
+            ExprKind::Name(path) => return self.named_value(path, expr.span, at),
             ExprKind::Read {
                 path,
                 offsets,
                 brackets,
             } => {
                 if let Some(bound) = parameter(path, at) {
-                    let offset = self.offsets(path, offsets, *brackets);
+                    let offset = self.offsets(path, offsets, *brackets, at);
                     return self.argument_read(path, bound, offset?, expr.span);
                 }
-                let field = self.read_target(path, at);
-                let offset = self.offsets(path, offsets, *brackets);
+                let (path, offsets) = self.subscript(path, (offsets, *brackets), at);
+                let Some(offsets) = offsets else {
+                    return self.named_value(&path, expr.span, at);
+                };
+                let field = self.read_target(&path, at);
+                let offset = self.offsets(&path, offsets, *brackets, at);
                 Ir::Read {
                     field: field?,
                     offset: offset?,
                 }
+            }
+            ExprKind::Array(_) => {
+                self.error(
+                    Diagnostic::error("E0052", "an array literal is not a value")
+                        .with_primary(expr.span, "an array literal")
+                        .with_help("array literals are the values of array constants: `const w: [f64; 3] = [0.25, 0.5, 0.25];`, then `w[i]`"),
+                );
+                return None;
+            }
+            ExprKind::Sum { var, lo, hi, body } => {
+                return self.unrolled_sum(var, (lo, hi), body, expr.span, at);
             }
             ExprKind::Unary(op, a) => Ir::Unary(*op, self.value(a, at)?),
             ExprKind::Binary(op, a, b) => {
@@ -140,6 +148,25 @@ impl Lowerer<'_> {
         }))
     }
 
+    /// A name or array element standing alone: a loop variable's value, a parameter's
+    /// argument, a constant inlined, or what [`Self::name`] reads.
+    fn named_value(&mut self, path: &Path, span: Span, at: Use) -> Option<ExprId> {
+        if let Some(value) = at.loop_value(path) {
+            return Some(self.program.exprs.alloc(IrExpr {
+                kind: Ir::Literal(Constant::Int(value)),
+                span,
+            }));
+        }
+        if let Some(bound) = parameter(path, at) {
+            return self.argument(path, bound);
+        }
+        let kind = match self.resolve(path, at)? {
+            Resolved::Global(Global::Const(index)) => return self.inline_const(index, path, at),
+            resolved => self.name(path, resolved)?,
+        };
+        Some(self.program.exprs.alloc(IrExpr { kind, span }))
+    }
+
     /// What a name, resolved to something other than a constant, reads.
     fn name(&mut self, path: &Path, resolved: Resolved) -> Option<Ir> {
         Some(match resolved {
@@ -162,6 +189,12 @@ impl Lowerer<'_> {
     }
 
     fn not_a_value(&mut self, path: &Path, what: Resolved) {
+        if let Resolved::Global(Global::Group(group)) = what
+            && self.program.groups[group].is_array()
+        {
+            self.index_count(&path.head.name, "field", 1, 0, path.span);
+            return;
+        }
         let help = match what {
             Resolved::Global(Global::Group(group)) => {
                 let names: Vec<&str> = self.program.groups[group]
@@ -225,8 +258,9 @@ impl Lowerer<'_> {
         path: &Path,
         offsets: &[Expr],
         brackets: Span,
+        at: Use,
     ) -> Option<Vec<i32>> {
-        let values: Vec<Option<i32>> = offsets.iter().map(|e| self.offset(e)).collect();
+        let values: Vec<Option<i32>> = offsets.iter().map(|e| self.offset(e, at)).collect();
         if let Some(dims) = self.dims.filter(|d| *d != offsets.len()) {
             let axes = self.axis_names();
             self.error(
@@ -260,8 +294,8 @@ impl Lowerer<'_> {
     }
 
     /// One offset: a constant integer (literals with `+ - *`).
-    fn offset(&mut self, expr: &Expr) -> Option<i32> {
-        let value = self.constant(expr)?;
+    fn offset(&mut self, expr: &Expr, at: Use) -> Option<i32> {
+        let value = self.compile_time(expr, at, IntUse::Offset)?;
         match i32::try_from(value) {
             Ok(v) => Some(v),
             Err(_) => {
@@ -273,57 +307,6 @@ impl Lowerer<'_> {
                 None
             }
         }
-    }
-
-    fn constant(&mut self, expr: &Expr) -> Option<i64> {
-        let (value, what) = match &expr.kind {
-            ExprKind::Literal(Constant::Int(v)) => return Some(*v),
-            ExprKind::Unary(UnaryOp::Neg, a) => (self.constant(a)?.checked_neg(), "negation"),
-            ExprKind::Binary(op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul), a, b) => {
-                let (a, b) = (self.constant(a), self.constant(b));
-                let (a, b) = (a?, b?);
-                let value = match op {
-                    BinaryOp::Add => a.checked_add(b),
-                    BinaryOp::Sub => a.checked_sub(b),
-                    _ => a.checked_mul(b),
-                };
-                (value, "arithmetic")
-            }
-            ExprKind::Name(path) => {
-                self.non_constant(
-                    expr.span,
-                    format!("the offset `{}` is not a constant", path.text()),
-                    "not a constant",
-                );
-                return None;
-            }
-            _ => {
-                self.non_constant(
-                    expr.span,
-                    "an offset must be a constant integer".to_string(),
-                    "not a constant integer",
-                );
-                return None;
-            }
-        };
-        if value.is_none() {
-            self.error(
-                Diagnostic::error("E0022", format!("the offset's {what} overflows"))
-                    .with_primary(expr.span, "overflows 64 bits")
-                    .with_help(
-                        "offsets are small distances from the current point, such as `-1` or `2`",
-                    ),
-            );
-        }
-        value
-    }
-
-    fn non_constant(&mut self, span: Span, message: String, label: &str) {
-        self.error(
-            Diagnostic::error("E0020", message)
-                .with_primary(span, label)
-                .with_help("offsets are integer constants relative to the current point (`A[-1, 0]`, `A[2-1, 0]`); to work on other points, change the stage's region"),
-        );
     }
 
     /// An extent or region bound: integer parameters and literals with `+ - * /`.
@@ -372,6 +355,8 @@ impl Lowerer<'_> {
             ExprKind::Call { function, .. } => {
                 not_a_size(self, format!("the call `{}(...)`", function.name))
             }
+            ExprKind::Array(_) => not_a_size(self, "an array literal".to_string()),
+            ExprKind::Sum { .. } => not_a_size(self, "a `sum`".to_string()),
         }
     }
 

@@ -7,6 +7,7 @@ use tessera_ir::{
 };
 
 use super::Lowerer;
+use super::array::{leaves, literal_shape, shape_text};
 use super::scope::{Decl, Global, Resolved, Use};
 use crate::ast::{ConstDecl, Expr, ExprKind, FnDecl, Ident, Path};
 use crate::parser::MAX_NESTING;
@@ -14,12 +15,14 @@ use crate::parser::MAX_NESTING;
 /// Most expression nodes a program may have once its calls are inlined.
 const MAX_INLINED_EXPRS: usize = 1 << 20;
 
-/// A declared `const`: its declaration, its type once resolved, the declaring item.
-#[derive(Clone, Copy)]
+/// A declared `const`: its declaration, its (element) type once resolved, the declaring item
+/// and its shape (empty for a scalar; `None` when its value does not match its type).
+#[derive(Clone)]
 pub struct ConstDef<'a> {
-    decl: &'a ConstDecl,
-    ty: Option<ScalarType>,
-    item: usize,
+    pub(super) decl: &'a ConstDecl,
+    pub(super) ty: Option<ScalarType>,
+    pub(super) item: usize,
+    pub(super) shape: Option<Vec<usize>>,
 }
 
 /// A declared `fn`: its declaration and the declaring item.
@@ -56,11 +59,45 @@ pub(super) fn parameter<'s>(path: &Path, at: Use<'s>) -> Option<(&'s Frame<'s>, 
 }
 
 impl<'a> Lowerer<'a> {
-    /// Declares `const NAME[: TYPE] = EXPR;`.
+    /// Declares `const NAME[: TYPE] = EXPR;`, checking an array value's shape against its type.
     pub(super) fn declare_const(&mut self, item: usize, decl: &'a ConstDecl) {
-        let ty = decl.ty.as_ref().and_then(|ty| self.scalar_type(ty, item));
+        let declared = decl.ty.as_ref().map(|ty| self.const_type(ty, item));
+        let ty = declared.as_ref().and_then(|(ty, _)| *ty);
+        let shape = match literal_shape(&decl.value) {
+            Err((span, message)) => {
+                self.shape_mismatch(&decl.name.name, span, message);
+                None
+            }
+            Ok(shape) => match declared {
+                Some((_, Some(declared))) if declared != shape => {
+                    let message = format!(
+                        "the value has shape {}, its type says {}",
+                        shape_text(&shape),
+                        shape_text(&declared)
+                    );
+                    self.shape_mismatch(&decl.name.name, decl.value.span, message);
+                    None
+                }
+                Some((_, None)) => None,
+                _ => Some(shape),
+            },
+        };
         self.declare(&decl.name, Global::Const(self.consts.len()), item);
-        self.consts.push(ConstDef { decl, ty, item });
+        self.consts.push(ConstDef {
+            decl,
+            ty,
+            item,
+            shape,
+        });
+    }
+
+    /// Reports an array constant whose value is out of shape.
+    fn shape_mismatch(&mut self, name: &str, span: Span, label: String) {
+        self.error(
+            Diagnostic::error("E0048", format!("the value of the constant `{name}` does not match its shape"))
+                .with_primary(span, label)
+                .with_help("an array constant's value is a literal with one element per index, nested as its type: `const c: [[i64; 2]; 3] = [[0, 0], [1, 0], [0, 1]];`"),
+        );
     }
 
     /// Declares `fn NAME(PARAM, ...) = EXPR;` and checks its parameters' names.
@@ -90,7 +127,15 @@ impl<'a> Lowerer<'a> {
 
     /// A constant's value may use literals, parameters, constants and functions of them.
     fn check_const(&mut self, index: usize) {
-        let (_, scratch) = self.in_scratch(|this| this.inline_const(index));
+        let def = self.consts[index].clone();
+        if def.shape.is_none() {
+            return;
+        }
+        let (_, scratch) = self.in_scratch(|this| {
+            for element in leaves(&def.decl.value) {
+                this.lower_const_element(index, element);
+            }
+        });
         let point_dependent = scratch.values().find(|e| {
             matches!(
                 e.kind,
@@ -130,20 +175,29 @@ impl<'a> Lowerer<'a> {
         });
     }
 
-    /// Runs `lower` with an empty expression arena, which it returns; the program's is kept.
+    /// Runs `lower` with an empty expression arena, which it returns; the program's is kept,
+    /// and the loop iterations it unrolls do not count against the program's limit.
     fn in_scratch<R>(&mut self, lower: impl FnOnce(&mut Self) -> R) -> (R, Arena<IrExpr>) {
         let kept = std::mem::take(&mut self.program.exprs);
+        let unrolled = self.unrolled;
         let result = lower(self);
+        self.unrolled = unrolled;
         (result, std::mem::replace(&mut self.program.exprs, kept))
     }
 
-    /// A use of the constant `index`: its value lowered where it is declared, converted to its
-    /// type when one is written.
-    pub(super) fn inline_const(&mut self, index: usize) -> Option<ExprId> {
-        let ConstDef { decl, ty, item } = self.consts[index];
-        let value = self.value(&decl.value, Use::top(item))?;
+    /// A use of the constant `index` (its element `path.indices` for an array): the value
+    /// lowered where it is declared, converted to its type when one is written.
+    pub(super) fn inline_const(&mut self, index: usize, path: &Path, at: Use) -> Option<ExprId> {
+        let (element, _) = self.const_element(index, &path.indices, path.span, at)?;
+        self.lower_const_element(index, element)
+    }
+
+    /// One scalar element of the constant `index`, converted to its type when one is written.
+    fn lower_const_element(&mut self, index: usize, element: &Expr) -> Option<ExprId> {
+        let (ty, item) = (self.consts[index].ty, self.consts[index].item);
+        let value = self.value(element, Use::top(item))?;
         Some(match ty {
-            Some(ty) => self.alloc(Ir::Cast(ty, value), decl.value.span),
+            Some(ty) => self.alloc(Ir::Cast(ty, value), element.span),
             None => value,
         })
     }
@@ -241,7 +295,7 @@ impl<'a> Lowerer<'a> {
                 path,
                 offsets,
                 brackets,
-            } => (path, self.offsets(path, offsets, *brackets)),
+            } => (path, self.offsets(path, offsets, *brackets, frame.caller)),
             _ => {
                 self.not_a_field_argument(frame, index, argument.span);
                 return None;

@@ -6,11 +6,13 @@
 //! so that parsing printed text reproduces the same arenas. Reductions are numbered the same
 //! way: in-stage ones by stage, then after-step ones.
 
+mod array;
 mod expr;
 mod inline;
 mod scope;
 mod stage;
 mod types;
+mod unroll;
 
 use std::collections::HashSet;
 
@@ -42,6 +44,8 @@ pub fn lower(
         functions: Vec::new(),
         depth: 0,
         limit_reported: false,
+        unrolled: 0,
+        unroll_reported: false,
         reported: HashSet::new(),
     };
     let grid = lowerer.singletons(items);
@@ -97,6 +101,10 @@ pub(crate) struct Lowerer<'a> {
     depth: usize,
     /// Set once a limit of inlining (depth, size) has been reported.
     limit_reported: bool,
+    /// Loop iterations unrolled so far (`for` and `sum`), against [`array::MAX_UNROLLED`].
+    unrolled: i64,
+    /// Set once too many unrolled iterations have been reported.
+    unroll_reported: bool,
     /// Code, message and primary span of each error reported, so that an error in a body
     /// inlined several times is reported once.
     reported: HashSet<(&'static str, String, Option<Span>)>,

@@ -82,16 +82,54 @@ impl Resolved {
     }
 }
 
-/// Where a name is used: the item, the stage's locals visible there and, inside a function
-/// being inlined, what its parameters stand for.
+/// Where a name is used: the item, the stage's locals visible there, the loop variables with
+/// their values in this unrolled iteration and, inside a function being inlined, what its
+/// parameters stand for.
 #[derive(Clone, Copy)]
 pub struct Use<'s> {
     /// Index of the item containing the use.
     pub item: usize,
     /// Locals in scope.
     pub locals: Locals<'s>,
+    /// The innermost loop variable in scope (`for` or `sum`).
+    pub loops: Option<&'s LoopVar<'s>>,
     /// The function whose body this is, with the call's arguments.
     pub frame: Option<&'s Frame<'s>>,
+}
+
+/// A loop variable and its value in the iteration being unrolled, with the loops around it.
+pub struct LoopVar<'s> {
+    /// Its name.
+    pub name: &'s str,
+    /// Its value in this iteration.
+    pub value: i64,
+    /// Where it is declared.
+    pub span: Span,
+    /// The enclosing loop's variable.
+    pub outer: Option<&'s LoopVar<'s>>,
+}
+
+impl<'s> LoopVar<'s> {
+    /// The loop variable `name` among `this` and the loops around it, innermost first.
+    pub fn find(this: Option<&'s Self>, name: &str) -> Option<&'s Self> {
+        let var = this?;
+        if var.name == name {
+            return Some(var);
+        }
+        LoopVar::find(var.outer, name)
+    }
+
+    /// The values of `this` and the loops around it, outermost first.
+    pub fn values(this: Option<&Self>) -> Vec<i64> {
+        let mut values = Vec::new();
+        let mut var = this;
+        while let Some(v) = var {
+            values.push(v.value);
+            var = v.outer;
+        }
+        values.reverse();
+        values
+    }
 }
 
 impl<'s> Use<'s> {
@@ -100,17 +138,35 @@ impl<'s> Use<'s> {
         Use {
             item,
             locals: Locals::default(),
+            loops: None,
             frame: None,
         }
     }
 
-    /// A use in a stage's body, where `locals` are visible.
-    pub fn in_stage(item: usize, locals: Locals<'s>) -> Use<'s> {
+    /// A use in a stage's body, where `locals` and the loop variables `loops` are visible.
+    pub fn in_stage(item: usize, locals: Locals<'s>, loops: Option<&'s LoopVar<'s>>) -> Use<'s> {
         Use {
             item,
             locals,
+            loops,
             frame: None,
         }
+    }
+
+    /// The same use inside one more loop iteration.
+    pub fn in_loop(self, var: &'s LoopVar<'s>) -> Use<'s> {
+        Use {
+            loops: Some(var),
+            ..self
+        }
+    }
+
+    /// The value of the loop variable `path` names, if it names one.
+    pub fn loop_value(&self, path: &Path) -> Option<i64> {
+        if path.member.is_some() || !path.indices.is_empty() {
+            return None;
+        }
+        LoopVar::find(self.loops, &path.head.name).map(|var| var.value)
     }
 
     /// A use in the body of a function declared by item `item`, inlined with `frame`.
@@ -118,6 +174,7 @@ impl<'s> Use<'s> {
         Use {
             item,
             locals: Locals::default(),
+            loops: None,
             frame: Some(frame),
         }
     }
@@ -223,13 +280,49 @@ impl Lowerer<'_> {
         false
     }
 
-    /// Resolves a name or component path; reports undefined names, uses before the
-    /// declaration and unknown components.
+    /// Resolves a name, component path or array element; reports undefined names, uses
+    /// before the declaration, unknown components and bad indices. An array constant resolves
+    /// to itself: its indices are applied where it is inlined.
     pub(super) fn resolve(&mut self, path: &Path, at: Use) -> Option<Resolved> {
         let head = self.resolve_name(&path.head, at)?;
-        let Some(member) = &path.member else {
-            return Some(head);
+        let resolved = match &path.member {
+            Some(member) => self.component(path, head, member)?,
+            None => head,
         };
+        if path.indices.is_empty() {
+            return Some(resolved);
+        }
+        match resolved {
+            Resolved::Global(Global::Const(_)) => Some(resolved),
+            Resolved::Global(Global::Group(group)) if self.program.groups[group].is_array() => {
+                let (name, length) = {
+                    let group = &self.program.groups[group];
+                    (group.name.clone(), group.components.len())
+                };
+                if path.indices.len() != 1 {
+                    self.index_count(&name, "field", 1, path.indices.len(), path.span);
+                    return None;
+                }
+                let index = self.array_index(&path.indices[0], length, &name, at)?;
+                let component = self.program.groups[group].components[index];
+                Some(Resolved::Global(Global::Field(component)))
+            }
+            other => {
+                let kind = other.describe();
+                self.index_count(
+                    &path.head.name,
+                    kind.trim_start_matches("a "),
+                    0,
+                    1,
+                    path.span,
+                );
+                None
+            }
+        }
+    }
+
+    /// The component `member` of the group `head` names.
+    fn component(&mut self, path: &Path, head: Resolved, member: &Ident) -> Option<Resolved> {
         let Resolved::Global(Global::Group(group)) = head else {
             self.error(
                 Diagnostic::error("E0016", format!("`{}` has no components", path.head.name))

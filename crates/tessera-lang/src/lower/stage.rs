@@ -1,16 +1,29 @@
 //! Stages (regions, border overrides, statements), reductions and the stop condition.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tessera_ir::diagnostic::did_you_mean;
 use tessera_ir::{
-    Diagnostic, Expr as IrExpr, ExprKind as Ir, Field, Id, Local, ReduceOp, Reduction,
-    ReductionPlacement, Span, Stage, StopCondition,
+    BinaryOp, Diagnostic, Expr as IrExpr, ExprId, ExprKind as Ir, Field, Id, Local, ReduceOp,
+    Reduction, ReductionPlacement, Span, Stage, StopCondition,
 };
 
 use super::Lowerer;
-use super::scope::{Global, Locals, Resolved, Use};
-use crate::ast::{Expr, Path, ReduceDecl, StageDecl, Statement};
+use super::scope::{BUILTIN_NAMES, Global, Locals, LoopVar, Resolved, Use};
+use crate::ast::{Bracketed, Expr, Ident, Path, ReduceDecl, StageDecl, Statement};
+
+/// What a stage's statements have lowered into so far.
+#[derive(Default)]
+struct StageBody<'d> {
+    locals: tessera_ir::Arena<Local>,
+    /// The locals in scope by name.
+    by_name: HashMap<String, Id<Local>>,
+    body: Vec<tessera_ir::Statement>,
+    /// In-stage reductions with the number of locals visible to each.
+    reductions: Vec<(&'d ReduceDecl, usize)>,
+    /// Locals bound inside loops, with the loop values of their iteration (outermost first).
+    unrolled: Vec<(Id<Local>, Vec<i64>)>,
+}
 
 impl Lowerer<'_> {
     /// A stage: region, border overrides, statements, then its in-stage reductions.
@@ -26,77 +39,16 @@ impl Lowerer<'_> {
                 borders.extend(fields.into_iter().map(|f| (f, border)));
             }
         }
-        let mut locals: tessera_ir::Arena<Local> = tessera_ir::Arena::new();
-        let mut by_name: HashMap<String, Id<Local>> = HashMap::new();
-        let mut body = Vec::new();
-        let mut reductions = Vec::new();
-        for statement in &decl.body {
-            let at = Use::in_stage(item, Locals::new(&by_name, locals.len()));
-            match statement {
-                Statement::Let { name, value } => {
-                    let value = self.value(value, at);
-                    if !self.allowed_name(name) {
-                        continue;
-                    }
-                    if let Some(first) = by_name.get(&name.name).map(|l| locals[*l].span) {
-                        self.duplicate(
-                            name,
-                            first,
-                            "local",
-                            "give each `let` of a stage its own name",
-                        );
-                        continue;
-                    }
-                    let local = locals.alloc(Local {
-                        name: name.name.clone(),
-                        span: name.span,
-                    });
-                    by_name.insert(name.name.clone(), local);
-                    if let Some(value) = value {
-                        body.push(tessera_ir::Statement::Let { local, value });
-                    }
-                }
-                Statement::Assign {
-                    target,
-                    offsets,
-                    op,
-                    value,
-                    span,
-                } => {
-                    let field = self.assign_target(target, at);
-                    if let (Some((offsets, brackets)), Some(_)) = (offsets, field) {
-                        self.written_offsets(target, offsets, *brackets);
-                    }
-                    // `F op= e` is `F = F op (e)`: the read of `F` comes first, as when written out.
-                    let current = field.filter(|_| op.is_some()).map(|field| {
-                        let here = vec![0; self.dims.unwrap_or(0)];
-                        self.program.exprs.alloc(IrExpr {
-                            kind: Ir::Read {
-                                field,
-                                offset: here,
-                            },
-                            span: target.span,
-                        })
-                    });
-                    let value = self.value(value, at);
-                    let (Some(field), Some(mut value)) = (field, value) else {
-                        continue;
-                    };
-                    if let (Some(op), Some(current)) = (op, current) {
-                        value = self.program.exprs.alloc(IrExpr {
-                            kind: Ir::Binary(*op, current, value),
-                            span: *span,
-                        });
-                    }
-                    body.push(tessera_ir::Statement::Assign {
-                        field,
-                        value,
-                        span: *span,
-                    });
-                }
-                Statement::Reduce(reduce) => reductions.push((reduce, locals.len())),
-            }
-        }
+        let mut scope = StageBody::default();
+        self.statements(item, &decl.body, &mut scope, None);
+        self.name_unrolled_locals(&mut scope);
+        let StageBody {
+            locals,
+            by_name,
+            body,
+            reductions,
+            ..
+        } = scope;
         for (reduce, visible_count) in reductions {
             if let Some(region) = &reduce.region {
                 self.error(
@@ -107,7 +59,7 @@ impl Lowerer<'_> {
             }
             self.lower_reduction(
                 reduce,
-                Use::in_stage(item, Locals::new(&by_name, visible_count)),
+                Use::in_stage(item, Locals::new(&by_name, visible_count), None),
                 ReductionPlacement::InStage(id),
             );
         }
@@ -116,6 +68,186 @@ impl Lowerer<'_> {
         stage.borders = borders;
         stage.locals = locals;
         stage.body = body;
+    }
+
+    /// Lowers `statements` into `scope`, unrolling loops; `loops` are the loop variables of the
+    /// iteration being unrolled. Returns the names of the locals bound, to be forgotten when
+    /// an iteration ends.
+    fn statements<'d>(
+        &mut self,
+        item: usize,
+        statements: &'d [Statement],
+        scope: &mut StageBody<'d>,
+        loops: Option<&LoopVar>,
+    ) -> Vec<String> {
+        let mut bound = Vec::new();
+        for statement in statements {
+            let at = Use::in_stage(item, Locals::new(&scope.by_name, scope.locals.len()), loops);
+            match statement {
+                Statement::Let { name, value } => {
+                    let value = self.value(value, at);
+                    if self.bind_local(name, value, scope, loops) {
+                        bound.push(name.name.clone());
+                    }
+                }
+                Statement::Assign {
+                    target,
+                    offsets,
+                    op,
+                    value,
+                    span,
+                } => {
+                    let assign = self.assign(target, offsets.as_ref(), *op, value, *span, at);
+                    scope.body.extend(assign);
+                }
+                Statement::Reduce(reduce) if loops.is_some() => self.reduce_in_loop(reduce),
+                Statement::Reduce(reduce) => scope.reductions.push((reduce, scope.locals.len())),
+                Statement::For {
+                    var,
+                    lo,
+                    hi,
+                    body,
+                    span,
+                } => {
+                    let Some(values) = self.loop_values(var, (lo, hi), *span, at) else {
+                        continue;
+                    };
+                    for value in values {
+                        let iteration = LoopVar {
+                            name: &var.name,
+                            value,
+                            span: var.span,
+                            outer: loops,
+                        };
+                        for name in self.statements(item, body, scope, Some(&iteration)) {
+                            scope.by_name.remove(&name);
+                        }
+                    }
+                }
+            }
+        }
+        bound
+    }
+
+    /// Binds `let name = value;`; returns whether the name was bound.
+    fn bind_local(
+        &mut self,
+        name: &Ident,
+        value: Option<ExprId>,
+        scope: &mut StageBody,
+        loops: Option<&LoopVar>,
+    ) -> bool {
+        if !self.allowed_name(name) {
+            return false;
+        }
+        let first = (scope
+            .by_name
+            .get(&name.name)
+            .map(|l| (scope.locals[*l].span, "local")))
+        .or_else(|| LoopVar::find(loops, &name.name).map(|v| (v.span, "loop variable")));
+        if let Some((first, kind)) = first {
+            self.duplicate(name, first, kind, "give each `let` of a stage its own name");
+            return false;
+        }
+        let local = scope.locals.alloc(Local {
+            name: name.name.clone(),
+            span: name.span,
+        });
+        scope.by_name.insert(name.name.clone(), local);
+        if loops.is_some() {
+            scope.unrolled.push((local, LoopVar::values(loops)));
+        }
+        if let Some(value) = value {
+            scope.body.push(tessera_ir::Statement::Let { local, value });
+        }
+        true
+    }
+
+    /// `TARGET[offsets] op= value;` as an assignment of a field at the point itself.
+    fn assign(
+        &mut self,
+        target: &Path,
+        offsets: Option<&Bracketed>,
+        op: Option<BinaryOp>,
+        value: &Expr,
+        span: Span,
+        at: Use,
+    ) -> Option<tessera_ir::Statement> {
+        let (target, offsets) = match offsets {
+            Some((offsets, brackets)) => match self.subscript(target, (offsets, *brackets), at) {
+                (path, Some(offsets)) => (path, Some((offsets, *brackets))),
+                (path, None) => (path, None),
+            },
+            None => (target.clone(), None),
+        };
+        let field = self.assign_target(&target, at);
+        if let (Some((offsets, brackets)), Some(_)) = (offsets, field) {
+            self.written_offsets(&target, offsets, brackets, at);
+        }
+        // `F op= e` is `F = F op (e)`: the read of `F` comes first, as when written out.
+        let current = field.filter(|_| op.is_some()).map(|field| {
+            let here = vec![0; self.dims.unwrap_or(0)];
+            self.program.exprs.alloc(IrExpr {
+                kind: Ir::Read {
+                    field,
+                    offset: here,
+                },
+                span: target.span,
+            })
+        });
+        let mut value = self.value(value, at);
+        if let (Some(op), Some(current)) = (op, current) {
+            value = value.map(|value| {
+                self.program.exprs.alloc(IrExpr {
+                    kind: Ir::Binary(op, current, value),
+                    span,
+                })
+            });
+        }
+        Some(tessera_ir::Statement::Assign {
+            field: field?,
+            value: value?,
+            span,
+        })
+    }
+
+    /// Reports an in-stage reduction inside a `for` loop.
+    fn reduce_in_loop(&mut self, reduce: &ReduceDecl) {
+        self.error(
+            Diagnostic::error("E0053", format!("the reduction `{}` is inside a `for` loop", reduce.name.name))
+                .with_primary(reduce.span, "a reduction in a loop")
+                .with_help("a reduction is declared once per stage: declare it after the loop, summing over the elements with `sum(i in 0..N, ...)` if needed"),
+        );
+    }
+
+    /// Names each local bound inside a loop after its iteration (`feq` at `i = 3` is
+    /// `feq_3`), avoiding every other name of the stage and the program, so that the printed
+    /// program declares each local once.
+    fn name_unrolled_locals(&self, scope: &mut StageBody) {
+        let unrolled: HashSet<Id<Local>> = scope.unrolled.iter().map(|(l, _)| *l).collect();
+        let mut taken: HashSet<String> = (scope.locals.iter())
+            .filter(|(id, _)| !unrolled.contains(id))
+            .map(|(_, local)| local.name.clone())
+            .chain(self.symbols.globals.keys().cloned())
+            .chain(BUILTIN_NAMES.iter().map(|n| n.to_string()))
+            .collect();
+        for (local, values) in &scope.unrolled {
+            let suffix: Vec<String> = (values.iter())
+                .map(|v| {
+                    if *v < 0 {
+                        format!("m{}", v.unsigned_abs())
+                    } else {
+                        v.to_string()
+                    }
+                })
+                .collect();
+            let mut name = format!("{}_{}", scope.locals[*local].name, suffix.join("_"));
+            while taken.contains(&name) {
+                name.push('_');
+            }
+            taken.insert(name.clone());
+            scope.locals[*local].name = name;
+        }
     }
 
     /// The stage allocated for this declaration (by position among the stages).
@@ -159,9 +291,17 @@ impl Lowerer<'_> {
         let name = path.text();
         let help = match resolved {
             Resolved::Global(Global::Field(field)) => return Some(field),
+            Resolved::Global(Global::Group(group)) if self.program.groups[group].is_array() => {
+                self.error(
+                    Diagnostic::error("E0050", format!("cannot assign to the array field `{name}` as a whole"))
+                        .with_primary(path.span, "a whole array")
+                        .with_help(format!("assign each element: `{name}[0] = ...;`, or all of them in a loop: `for i in 0..N {{ {name}[i] = ...; }}`")),
+                );
+                return None;
+            }
             Resolved::Global(Global::Group(group)) => {
-                let first = self.program.groups[group].component_names[0].clone();
-                format!("assign each component separately, e.g. `{name}.{first} = ...;`")
+                let first = self.program.groups[group].component_text(0);
+                format!("assign each component separately, e.g. `{first} = ...;`")
             }
             Resolved::Local(_) => format!(
                 "a `let` binding cannot change; bind a new name instead: `let {name}2 = ...;`"
@@ -194,8 +334,8 @@ impl Lowerer<'_> {
     }
 
     /// Offsets written after an assigned field: only the point itself (all zero) is allowed.
-    fn written_offsets(&mut self, target: &Path, offsets: &[Expr], brackets: Span) {
-        let Some(values) = self.offsets(target, offsets, brackets) else {
+    fn written_offsets(&mut self, target: &Path, offsets: &[Expr], brackets: Span, at: Use) {
+        let Some(values) = self.offsets(target, offsets, brackets, at) else {
             return;
         };
         if values.iter().any(|v| *v != 0) {

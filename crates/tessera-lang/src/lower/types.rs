@@ -7,8 +7,9 @@ use tessera_ir::diagnostic::did_you_mean;
 use tessera_ir::{Constant, Diagnostic, Field, FieldGroup, Id, Param, ScalarType, Span};
 
 use super::Lowerer;
-use super::scope::{Global, quoted};
-use crate::ast::{Attrs, Ident, TypeExpr};
+use super::array::{IntUse, MAX_UNROLLED};
+use super::scope::{Global, Use, quoted};
+use crate::ast::{Attrs, Expr, Ident, TypeExpr};
 
 /// Storable element types, for vector types and suggestions.
 const STORABLE: [ScalarType; 5] = [
@@ -222,6 +223,18 @@ impl<'a> Lowerer<'a> {
         span: Span,
     ) {
         let members: Vec<(String, ScalarType, Option<&'a Attrs>, Span)> = match ty {
+            TypeExpr::Array {
+                element, length, ..
+            } => {
+                let scalar = self.array_element_type(element, item);
+                let length = self.array_length(length, item);
+                let (Some(scalar), Some(length)) = (scalar, length) else {
+                    return;
+                };
+                (0..length)
+                    .map(|i| (i.to_string(), scalar, None, span))
+                    .collect()
+            }
             TypeExpr::Named(ty_name) => {
                 if let Some((scalar, width)) = vector_type(&ty_name.name) {
                     VECTOR_COMPONENTS[..width]
@@ -297,6 +310,70 @@ impl<'a> Lowerer<'a> {
             self.program.groups[group].components.push(id);
         }
         self.declare(name, Global::Group(group), item);
+    }
+
+    /// The element type of an array field: a scalar type or alias.
+    fn array_element_type(&mut self, element: &TypeExpr, item: usize) -> Option<ScalarType> {
+        match element {
+            TypeExpr::Named(name) => self.scalar_type(name, item),
+            TypeExpr::Struct(_, span) | TypeExpr::Array { span, .. } => {
+                self.not_scalar_element(*span, "an array field");
+                None
+            }
+        }
+    }
+
+    fn not_scalar_element(&mut self, span: Span, what: &str) {
+        self.error(
+            Diagnostic::error("E0037", format!("the elements of {what} are scalars"))
+                .with_primary(span, "not a scalar type")
+                .with_help("write `[f64; 9]`: arrays of fields have one level of scalar elements; arrays of constants may nest (`[[i64; 2]; 9]`)"),
+        );
+    }
+
+    /// An array type's length: a compile-time integer from 1 to [`MAX_UNROLLED`].
+    fn array_length(&mut self, length: &Expr, item: usize) -> Option<usize> {
+        let value = self.compile_time(length, Use::top(item), IntUse::Length)?;
+        match usize::try_from(value)
+            .ok()
+            .filter(|v| (1..=MAX_UNROLLED as usize).contains(v))
+        {
+            Some(length) => Some(length),
+            None => {
+                self.error(
+                    Diagnostic::error("E0048", format!("the array length {value} is out of range"))
+                        .with_primary(length.span, "not from 1 to 4096")
+                        .with_help(format!("an array has 1 to {MAX_UNROLLED} elements")),
+                );
+                None
+            }
+        }
+    }
+
+    /// A constant's type: its scalar (element) type and shape (empty for a scalar), each `None`
+    /// where the type is in error.
+    pub(super) fn const_type(
+        &mut self,
+        ty: &TypeExpr,
+        item: usize,
+    ) -> (Option<ScalarType>, Option<Vec<usize>>) {
+        match ty {
+            TypeExpr::Named(name) => (self.scalar_type(name, item), Some(Vec::new())),
+            TypeExpr::Struct(_, span) => {
+                self.not_scalar_element(*span, "a constant");
+                (None, None)
+            }
+            TypeExpr::Array {
+                element, length, ..
+            } => {
+                let (scalar, inner) = self.const_type(element, item);
+                let length = self.array_length(length, item);
+                let shape = inner
+                    .zip(length)
+                    .map(|(inner, length)| [vec![length], inner].concat());
+                (scalar, shape)
+            }
+        }
     }
 
     /// Allocates one field from layers of attributes, the first that sets one wins (a struct

@@ -143,35 +143,56 @@ impl Parser<'_> {
                 Ok(inner)
             }
             Token::If => self.expr(),
+            Token::LBracket => {
+                self.bump();
+                let elements = self.comma_list(Token::RBracket, Self::expr)?;
+                self.node(ExprKind::Array(elements), start)
+            }
+            Token::Ident
+                if self.nth(1) == Token::LParen
+                    && self.nth(3) == Token::In
+                    && self.slice(start) == "sum" =>
+            {
+                self.sum(start)
+            }
             Token::Ident if self.nth(1) == Token::LParen => {
                 let function = self.ident("a function name")?;
                 self.bump();
                 let args = self.comma_list(Token::RParen, Self::expr)?;
                 self.node(ExprKind::Call { function, args }, start)
             }
-            Token::Ident => {
-                let path = self.path("a name")?;
-                match self.eat(Token::LBracket) {
-                    Some(open) => {
-                        let offsets = self.comma_list(Token::RBracket, Self::expr)?;
-                        let brackets = Span::new(open.start as usize, self.prev_end() as usize);
-                        self.node(
-                            ExprKind::Read {
-                                path,
-                                offsets,
-                                brackets,
-                            },
-                            start,
-                        )
-                    }
-                    None => {
-                        let span = path.span;
-                        Ok(Expr::new(ExprKind::Name(path), span))
-                    }
-                }
-            }
+            Token::Ident => match self.subscripted("a name")? {
+                (path, Some((offsets, brackets))) => self.node(
+                    ExprKind::Read {
+                        path,
+                        offsets,
+                        brackets,
+                    },
+                    start,
+                ),
+                (path, None) => self.node(ExprKind::Name(path), start),
+            },
             _ => Err(self.error_expected("an expression")),
         }
+    }
+
+    /// `sum(VAR in LO..HI, EXPR)`; the current token is `sum`.
+    fn sum(&mut self, start: Span) -> PResult<Expr> {
+        self.bump();
+        self.expect(Token::LParen)?;
+        let var = self.ident("the loop variable's name")?;
+        self.expect(Token::In)?;
+        let (lo, hi) = self.loop_range()?;
+        self.expect(Token::Comma)?;
+        let body = self.expr()?;
+        self.expect(Token::RParen)?;
+        let kind = ExprKind::Sum {
+            var,
+            lo: Box::new(lo),
+            hi: Box::new(hi),
+            body: Box::new(body),
+        };
+        self.node(kind, start)
     }
 
     /// A node from `start` to the end of the previous token; fails when nested too deeply.

@@ -4,8 +4,8 @@ use tessera_ir::{BinaryOp, Diagnostic, Span};
 
 use super::{Failed, PResult, Parser};
 use crate::ast::{
-    Attrs, BorderExpr, ConstDecl, FnDecl, Item, Member, Path, ReduceDecl, StageDecl, Statement,
-    TypeExpr,
+    Attrs, BorderExpr, Bracketed, ConstDecl, Expr, FnDecl, Item, Member, Path, ReduceDecl,
+    StageDecl, Statement, TypeExpr,
 };
 use crate::lexer::Token;
 
@@ -70,7 +70,7 @@ impl Parser<'_> {
             Token::Const => {
                 let name = self.ident("the constant's name")?;
                 let ty = match self.eat(Token::Colon) {
-                    Some(_) => Some(self.ident("a scalar type such as `f32`")?),
+                    Some(_) => Some(self.field_type()?),
                     None => None,
                 };
                 self.expect(Token::Assign)?;
@@ -97,8 +97,19 @@ impl Parser<'_> {
         Ok(item)
     }
 
-    /// `f32`, `real`, `f32x4` or `{a: T attrs, ...}`.
+    /// `f32`, `real`, `f32x4`, `{a: T attrs, ...}` or `[T; N]`.
     fn field_type(&mut self) -> PResult<TypeExpr> {
+        if let Some(open) = self.eat(Token::LBracket) {
+            let element = Box::new(self.field_type()?);
+            self.expect(Token::Semi)?;
+            let length = self.expr()?;
+            let close = self.expect(Token::RBracket)?;
+            return Ok(TypeExpr::Array {
+                element,
+                length,
+                span: open.to(close),
+            });
+        }
         let Some(open) = self.eat(Token::LBrace) else {
             return Ok(TypeExpr::Named(
                 self.ident("a type (`f32`, an alias, `f32x4` or `{a: f32, ...}`)")?,
@@ -183,7 +194,7 @@ impl Parser<'_> {
         let mut borders = Vec::new();
         if self.eat(Token::Border).is_some() {
             loop {
-                let field = self.path("a field name")?;
+                let field = self.indexed_path("a field name")?;
                 self.expect(Token::Assign)?;
                 borders.push((field, self.border()?));
                 if self.eat(Token::Comma).is_none() {
@@ -192,39 +203,7 @@ impl Parser<'_> {
             }
         }
         let open = self.expect(Token::LBrace)?;
-        let mut body = Vec::new();
-        loop {
-            match self.peek() {
-                Token::RBrace => {
-                    self.bump();
-                    break;
-                }
-                _ if self.errors.len() >= super::MAX_ERRORS => return Err(Failed),
-                t if t == Token::Eof || (t.starts_item() && t != Token::Reduce) => {
-                    let found = self.found();
-                    self.errors.push(
-                        Diagnostic::error(
-                            "E0004",
-                            format!(
-                                "expected `}}` to close stage `{}`, found {found}",
-                                name.name
-                            ),
-                        )
-                        .with_primary(
-                            Span::new(self.prev_end() as usize, self.prev_end() as usize),
-                            "expected `}` here",
-                        )
-                        .with_secondary(open, "the stage's body starts here")
-                        .with_help("close the stage's body with `}`"),
-                    );
-                    break;
-                }
-                _ => match self.statement() {
-                    Ok(statement) => body.push(statement),
-                    Err(Failed) => self.recover_statement(),
-                },
-            }
-        }
+        let body = self.block(open, &format!("stage `{}`", name.name), "the stage's body");
         Ok(StageDecl {
             name,
             region,
@@ -234,9 +213,72 @@ impl Parser<'_> {
         })
     }
 
+    /// Statements up to the `}` closing the block opened at `open`; `what` names what the
+    /// block belongs to, `body` the block.
+    fn block(&mut self, open: Span, what: &str, body_name: &str) -> Vec<Statement> {
+        let mut body = Vec::new();
+        loop {
+            match self.peek() {
+                Token::RBrace => {
+                    self.bump();
+                    break;
+                }
+                _ if self.errors.len() >= super::MAX_ERRORS => break,
+                t if t == Token::Eof || (t.starts_item() && t != Token::Reduce) => {
+                    let found = self.found();
+                    self.errors.push(
+                        Diagnostic::error(
+                            "E0004",
+                            format!("expected `}}` to close {what}, found {found}"),
+                        )
+                        .with_primary(
+                            Span::new(self.prev_end() as usize, self.prev_end() as usize),
+                            "expected `}` here",
+                        )
+                        .with_secondary(open, format!("{body_name} starts here"))
+                        .with_help(format!("close {body_name} with `}}`")),
+                    );
+                    break;
+                }
+                _ => match self.statement() {
+                    Ok(statement) => body.push(statement),
+                    Err(Failed) => self.recover_statement(),
+                },
+            }
+        }
+        body
+    }
+
+    /// `for VAR in LO..HI { ... }`; `for` is the current token.
+    fn for_loop(&mut self) -> PResult<Statement> {
+        let start = self.bump();
+        let var = self.ident("the loop variable's name")?;
+        self.expect(Token::In)?;
+        let (lo, hi) = self.loop_range()?;
+        let span = start.to(hi.span);
+        let open = self.expect(Token::LBrace)?;
+        let body = self.block(open, "the `for` loop", "the loop's body");
+        Ok(Statement::For {
+            var,
+            lo,
+            hi,
+            body,
+            span,
+        })
+    }
+
+    /// `LO..HI`, the values of a loop variable.
+    pub(super) fn loop_range(&mut self) -> PResult<(Expr, Expr)> {
+        let lo = self.expr()?;
+        self.expect(Token::DotDot)?;
+        let hi = self.expr()?;
+        Ok((lo, hi))
+    }
+
     /// A statement of a stage body.
     fn statement(&mut self) -> PResult<Statement> {
         match self.peek() {
+            Token::For => self.for_loop(),
             Token::Let => {
                 self.bump();
                 let name = self.ident("the local's name")?;
@@ -252,17 +294,7 @@ impl Parser<'_> {
                 Ok(Statement::Reduce(reduce))
             }
             Token::Ident => {
-                let target = self.path("a field name")?;
-                let offsets = match self.eat(Token::LBracket) {
-                    Some(open) => {
-                        let offsets = self.comma_list(Token::RBracket, Self::expr)?;
-                        Some((
-                            offsets,
-                            Span::new(open.start as usize, self.prev_end() as usize),
-                        ))
-                    }
-                    None => None,
-                };
+                let (target, offsets) = self.subscripted("a field name")?;
                 let op = match self.peek() {
                     Token::Assign => None,
                     Token::PlusAssign => Some(BinaryOp::Add),
@@ -326,7 +358,51 @@ impl Parser<'_> {
             None => None,
         };
         let span = member.as_ref().map_or(head.span, |m| head.span.to(m.span));
-        Ok(Path { head, member, span })
+        Ok(Path {
+            head,
+            member,
+            indices: Vec::new(),
+            span,
+        })
+    }
+
+    /// A path followed by bracketed groups: all but the last are array indices (one
+    /// expression each); the last, returned apart with its span, holds offsets or the last index.
+    pub(super) fn subscripted(&mut self, what: &str) -> PResult<(Path, Option<Bracketed>)> {
+        let mut path = self.path(what)?;
+        let mut last: Option<Bracketed> = None;
+        while let Some(open) = self.eat(Token::LBracket) {
+            let items = self.comma_list(Token::RBracket, Self::expr)?;
+            let span = Span::new(open.start as usize, self.prev_end() as usize);
+            if let Some((previous, previous_span)) = last.replace((items, span)) {
+                path = self.push_index(path, previous, previous_span)?;
+            }
+        }
+        Ok((path, last))
+    }
+
+    /// A path whose bracketed groups are all array indices (`f[3]` in a border override).
+    fn indexed_path(&mut self, what: &str) -> PResult<Path> {
+        let (path, last) = self.subscripted(what)?;
+        match last {
+            Some((items, span)) => self.push_index(path, items, span),
+            None => Ok(path),
+        }
+    }
+
+    /// `path` with the bracketed group `items` as one more index; more than one item is an error.
+    fn push_index(&mut self, path: Path, mut items: Vec<Expr>, span: Span) -> PResult<Path> {
+        if items.len() != 1 {
+            self.errors.push(
+                Diagnostic::error("E0049", "an array index is one expression in brackets")
+                    .with_primary(span, format!("{} expressions", items.len()))
+                    .with_help(
+                        "index one level per bracket, `c[i][0]`; offsets come last: `f[i][-1, 0]`",
+                    ),
+            );
+            return Err(Failed);
+        }
+        Ok(path.with_index(items.remove(0), span))
     }
 
     /// Items separated by `,` up to `close` (consumed); a trailing comma is allowed.

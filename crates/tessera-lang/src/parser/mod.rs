@@ -236,7 +236,7 @@ impl Parser<'_> {
                     self.bump();
                     return;
                 }
-                Token::RBrace | Token::Eof | Token::Let => return,
+                Token::RBrace | Token::Eof | Token::Let | Token::For => return,
                 t if t.starts_item() => return,
                 _ => {
                     self.bump();
@@ -247,10 +247,10 @@ impl Parser<'_> {
 }
 
 /// The reserved words, for "did you mean" hints on misspelled keywords.
-const KEYWORDS: [&str; 23] = [
+const KEYWORDS: [&str; 25] = [
     "program", "param", "type", "grid", "steps", "field", "readonly", "border", "stage", "over",
     "let", "reduce", "every", "until", "by", "all", "if", "then", "else", "true", "false", "const",
-    "fn",
+    "fn", "for", "in",
 ];
 
 /// Whether the token is a reserved word.
