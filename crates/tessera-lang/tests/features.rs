@@ -931,3 +931,15 @@ fn an_array_element_takes_a_border_override_of_its_own() {
     assert_eq!(overridden, ["f.2"]);
     assert!(tessera_ir::print_program(&p).contains("stage stream border f[2] = clamp {"));
 }
+
+#[test]
+fn an_array_element_is_a_field_argument_read_at_offsets() {
+    let p = parse_ok(
+        "grid [4, 4];\nfield f: [f64; 2] border clamp;\nfn east(g) = g[0, 1];\n\
+         stage s { for i in 0..2 { f[i] = east(f[i]) + east(f[1 - i][1, 0]); } }\n",
+    );
+    assert_eq!(
+        reads(&p, statement_value(&p, 0, 1)),
+        [("f.1", vec![0, 1]), ("f.0", vec![1, 1])].map(|(f, o)| (f.to_string(), o))
+    );
+}

@@ -87,7 +87,7 @@ pub fn literal_shape(expr: &Expr) -> Result<Vec<usize>, (Span, String)> {
     Ok([vec![elements.len()], inner].concat())
 }
 
-/// `9×2`, or `a scalar`.
+/// `[9×2]` for a shape, `scalar` for none.
 pub fn shape_text(shape: &[usize]) -> String {
     if shape.is_empty() {
         return "scalar".to_string();

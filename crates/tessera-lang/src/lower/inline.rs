@@ -289,26 +289,33 @@ impl<'a> Lowerer<'a> {
             return Some(self.placeholder(span));
         };
         let argument = &arguments[index];
+        let here = || Some(vec![0; offset.len()]);
         let (path, own) = match &argument.kind {
-            ExprKind::Name(path) => (path, Some(vec![0; offset.len()])),
+            ExprKind::Name(path) => (path.clone(), here()),
             ExprKind::Read {
                 path,
                 offsets,
                 brackets,
-            } => (path, self.offsets(path, offsets, *brackets, frame.caller)),
+            } => match self.subscript(path, (offsets, *brackets), frame.caller) {
+                (element, None) => (element, here()),
+                (path, Some(offsets)) => {
+                    let own = self.offsets(&path, offsets, *brackets, frame.caller);
+                    (path, own)
+                }
+            },
             _ => {
                 self.not_a_field_argument(frame, index, argument.span);
                 return None;
             }
         };
         let total = self.add_offsets(&offset, &own?, argument.span)?;
-        if let Some((outer, outer_index)) = parameter(path, frame.caller) {
-            if !self.whole_parameter(path) {
+        if let Some((outer, outer_index)) = parameter(&path, frame.caller) {
+            if !self.whole_parameter(&path) {
                 return None;
             }
             return self.shifted_argument(outer, outer_index, total, span);
         }
-        let Resolved::Global(Global::Field(field)) = self.resolve(path, frame.caller)? else {
+        let Resolved::Global(Global::Field(field)) = self.resolve(&path, frame.caller)? else {
             self.not_a_field_argument(frame, index, argument.span);
             return None;
         };
