@@ -113,7 +113,7 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
     for (id, field) in program.fields.iter() {
         if let Some(init) = field.init {
             let mut scope = Scope::field_init(field);
-            let value = checker.lower_coerced(&mut scope, init, field.ty, "the initial value");
+            let value = checker.lower_stored(&mut scope, init, field.ty, "the initial value");
             elaborated.fields[id].init = value;
         }
     }
@@ -150,7 +150,7 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
                             )),
                         );
                     }
-                    if let Some(value) = checker.lower_coerced(
+                    if let Some(value) = checker.lower_stored(
                         &mut scope,
                         *value,
                         target.ty,
@@ -433,6 +433,14 @@ impl<'p> Checker<'p> {
         let mut names: Vec<(&str, Span, &str)> = Vec::new();
         for param in program.params.values() {
             names.push((&param.name, param.span, "parameter"));
+            if param.ty.is_storage_only() {
+                self.error(storage_only_error(
+                    param.ty,
+                    format!("parameter `{}`", param.name),
+                    param.span,
+                ));
+                continue;
+            }
             let ok = match param.default {
                 Constant::Int(_) => param.ty.is_integer() || param.ty.is_float(),
                 Constant::Float(_) => param.ty.is_float(),
@@ -636,6 +644,29 @@ impl<'p> Checker<'p> {
         self.coerce(out, want, what)
     }
 
+    /// Elaborates a value stored in a field of type `stored`: computed in the type's
+    /// [arithmetic type](ScalarType::arithmetic_type), then (for `f16`/`bf16`) rounded to it.
+    fn lower_stored(
+        &mut self,
+        scope: &mut Scope,
+        id: ExprId,
+        stored: ScalarType,
+        what: &str,
+    ) -> Option<ExprId> {
+        let value = self.lower_coerced(scope, id, stored.arithmetic_type(), what)?;
+        Some(self.narrow(value, stored))
+    }
+
+    /// `value` (of `stored`'s arithmetic type) rounded to the storage type `stored`, if it is
+    /// one: an explicit `Cast` node.
+    fn narrow(&mut self, value: ExprId, stored: ScalarType) -> ExprId {
+        if !stored.is_storage_only() {
+            return value;
+        }
+        let span = self.out[value].span;
+        self.emit(ExprKind::Cast(stored, value), stored, span)
+    }
+
     /// Converts an elaborated expression to `want`, refusing implicit bool/number conversions.
     fn coerce(&mut self, out: ExprId, want: ScalarType, what: &str) -> Option<ExprId> {
         let have = self.out_types[out.index()];
@@ -742,7 +773,7 @@ impl<'p> Checker<'p> {
                     );
                     return None;
                 }
-                Some(Typed(f.ty))
+                Some(Typed(f.ty.arithmetic_type()))
             }
             ExprKind::Param(p) => Some(Typed(program.params[*p].ty)),
             ExprKind::Coord(axis) => {
@@ -951,7 +982,7 @@ impl<'p> Checker<'p> {
             }
             ExprKind::Cast(ty, a) => {
                 self.infer(scope, *a)?;
-                Some(Typed(*ty))
+                Some(Typed(ty.arithmetic_type()))
             }
         }
     }
@@ -979,8 +1010,17 @@ impl<'p> Checker<'p> {
                 let value = self.literal(*c, ty, span)?;
                 self.emit(ExprKind::Literal(value), ty, span)
             }
-            ExprKind::Read { .. }
-            | ExprKind::Param(_)
+            ExprKind::Read { field, .. } => {
+                // A storage type's value widens (exactly) to the type it is computed in.
+                let stored = program.fields[*field].ty;
+                let read = self.emit(expr.kind.clone(), stored, span);
+                if stored == ty {
+                    read
+                } else {
+                    self.emit(ExprKind::Cast(ty, read), ty, span)
+                }
+            }
+            ExprKind::Param(_)
             | ExprKind::Coord(_)
             | ExprKind::Step
             | ExprKind::ReductionValue(_) => self.emit(expr.kind.clone(), ty, span),
@@ -1037,12 +1077,20 @@ impl<'p> Checker<'p> {
                 self.emit(ExprKind::Call(*f, args), ty, span)
             }
             ExprKind::Cast(target, a) => {
-                let inner = self.lower(scope, *a, Some(*target))?;
+                // `f16(e)`/`bf16(e)`: `e` as `f32`, rounded to the storage type and widened back.
+                let computed = target.arithmetic_type();
+                let inner = self.lower(scope, *a, Some(computed))?;
                 let have = self.out_types[inner.index()];
-                if have == *target {
+                let converted = if have == computed {
                     inner
                 } else {
-                    self.emit(ExprKind::Cast(*target, inner), *target, span)
+                    self.emit(ExprKind::Cast(computed, inner), computed, span)
+                };
+                if target.is_storage_only() {
+                    let stored = self.narrow(converted, *target);
+                    self.emit(ExprKind::Cast(computed, stored), computed, span)
+                } else {
+                    converted
                 }
             }
         };
@@ -1083,6 +1131,18 @@ impl<'p> Checker<'p> {
             (c, _) => c,
         })
     }
+}
+
+/// E0211: a parameter of type `f16`/`bf16`, which only fields (and conversions) have.
+fn storage_only_error(ty: ScalarType, what: String, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        "E0211",
+        format!("{what} has type `{ty}`, a storage type only fields have"),
+    )
+    .with_primary(span, format!("`{ty}` used here"))
+    .with_help(format!(
+        "declare it `f32`: `{ty}` values are computed in `f32` (`{ty}` fields are read as `f32` and round what is written to them)"
+    ))
 }
 
 fn describe(t: Inferred) -> String {
