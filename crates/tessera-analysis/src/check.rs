@@ -434,11 +434,7 @@ impl<'p> Checker<'p> {
         for param in program.params.values() {
             names.push((&param.name, param.span, "parameter"));
             if param.ty.is_storage_only() {
-                self.error(storage_only_error(
-                    param.ty,
-                    format!("parameter `{}`", param.name),
-                    param.span,
-                ));
+                self.error(storage_type_parameter(param));
                 continue;
             }
             let ok = match param.default {
@@ -1133,13 +1129,17 @@ impl<'p> Checker<'p> {
     }
 }
 
-/// E0211: a parameter of type `f16`/`bf16`, which only fields (and conversions) have.
-fn storage_only_error(ty: ScalarType, what: String, span: Span) -> Diagnostic {
+/// E0211: a parameter of type `f16`/`bf16`, a storage type only fields have.
+fn storage_type_parameter(param: &tessera_ir::Param) -> Diagnostic {
+    let ty = param.ty;
     Diagnostic::error(
         "E0211",
-        format!("{what} has type `{ty}`, a storage type only fields have"),
+        format!(
+            "parameter `{}` has type `{ty}`, a storage type only fields have",
+            param.name
+        ),
     )
-    .with_primary(span, format!("`{ty}` used here"))
+    .with_primary(param.span, format!("declared `{ty}` here"))
     .with_help(format!(
         "declare it `f32`: `{ty}` values are computed in `f32` (`{ty}` fields are read as `f32` and round what is written to them)"
     ))

@@ -337,7 +337,57 @@ mod tests {
                     .collect::<Vec<_>>()
                     .into(),
             ),
+            Buffer::F16(
+                (0..len)
+                    .map(|i| (i * 2749) as u16)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            Buffer::Bf16(
+                (0..len)
+                    .map(|i| (i * 977) as u16)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
         ]
+    }
+
+    #[test]
+    fn f16_files_are_float16_and_bf16_files_their_bits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.npy");
+        for (buffer, descr) in [
+            (Buffer::F16(vec![0x3c00, 0xc000].into()), "'<f2'"),
+            (Buffer::Bf16(vec![0x3f80, 0x7fc0].into()), "'<u2'"),
+        ] {
+            write_npy(&path, &buffer, &[2]).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let header = String::from_utf8_lossy(&bytes[10..bytes.len() - 4]);
+            assert!(header.contains(&format!("'descr': {descr}")), "{header}");
+            assert_eq!(
+                &bytes[bytes.len() - 4..bytes.len() - 2],
+                buffer.as_bytes()[..2]
+            );
+        }
+        // A big-endian float16 file as NumPy writes it.
+        let header = "{'descr': '>f2', 'fortran_order': False, 'shape': (2,), }";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let padded = format!("{header:<117}\n");
+        bytes.extend_from_slice(&(padded.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(padded.as_bytes());
+        bytes.extend_from_slice(&[0x3c, 0x00, 0x7b, 0xff]);
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(
+            read_npy(&path, "h", ScalarType::F16, &[2]).unwrap(),
+            Buffer::F16(vec![0x3c00, 0x7bff].into())
+        );
+        let error = read_npy(&path, "h", ScalarType::Bf16, &[2])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("float16") && error.contains("uint16"),
+            "{error}"
+        );
     }
 
     #[test]
