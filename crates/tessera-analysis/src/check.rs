@@ -119,7 +119,7 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
     for (id, field) in program.fields.iter() {
         if let Some(init) = field.init {
             let mut scope = Scope::field_init(field);
-            let value = checker.lower_coerced(&mut scope, init, field.ty, "the initial value");
+            let value = checker.lower_stored(&mut scope, init, field.ty, "the initial value");
             elaborated.fields[id].init = value;
         }
     }
@@ -156,7 +156,7 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
                             )),
                         );
                     }
-                    if let Some(value) = checker.lower_coerced(
+                    if let Some(value) = checker.lower_stored(
                         &mut scope,
                         *value,
                         target.ty,
@@ -447,6 +447,10 @@ impl<'p> Checker<'p> {
         let mut names: Vec<(&str, Span, &str)> = Vec::new();
         for param in program.params.values() {
             names.push((&param.name, param.span, "parameter"));
+            if param.ty.is_storage_only() {
+                self.error(storage_type_parameter(param));
+                continue;
+            }
             let ok = match param.default {
                 Constant::Int(_) => param.ty.is_integer() || param.ty.is_float(),
                 Constant::Float(_) => param.ty.is_float(),
@@ -650,6 +654,29 @@ impl<'p> Checker<'p> {
         self.coerce(out, want, what)
     }
 
+    /// Elaborates a value stored in a field of type `stored`: computed in the type's
+    /// [arithmetic type](ScalarType::arithmetic_type), then (for `f16`/`bf16`) rounded to it.
+    fn lower_stored(
+        &mut self,
+        scope: &mut Scope,
+        id: ExprId,
+        stored: ScalarType,
+        what: &str,
+    ) -> Option<ExprId> {
+        let value = self.lower_coerced(scope, id, stored.arithmetic_type(), what)?;
+        Some(self.narrow(value, stored))
+    }
+
+    /// `value` (of `stored`'s arithmetic type) rounded to the storage type `stored`, if it is
+    /// one: an explicit `Cast` node.
+    fn narrow(&mut self, value: ExprId, stored: ScalarType) -> ExprId {
+        if !stored.is_storage_only() {
+            return value;
+        }
+        let span = self.out[value].span;
+        self.emit(ExprKind::Cast(stored, value), stored, span)
+    }
+
     /// Converts an elaborated expression to `want`, refusing implicit bool/number conversions.
     fn coerce(&mut self, out: ExprId, want: ScalarType, what: &str) -> Option<ExprId> {
         let have = self.out_types[out.index()];
@@ -756,7 +783,7 @@ impl<'p> Checker<'p> {
                     );
                     return None;
                 }
-                Some(Typed(f.ty))
+                Some(Typed(f.ty.arithmetic_type()))
             }
             ExprKind::Param(p) => Some(Typed(program.params[*p].ty)),
             ExprKind::Coord(axis) => {
@@ -965,7 +992,7 @@ impl<'p> Checker<'p> {
             }
             ExprKind::Cast(ty, a) => {
                 self.infer(scope, *a)?;
-                Some(Typed(*ty))
+                Some(Typed(ty.arithmetic_type()))
             }
         }
     }
@@ -993,8 +1020,17 @@ impl<'p> Checker<'p> {
                 let value = self.literal(*c, ty, span)?;
                 self.emit(ExprKind::Literal(value), ty, span)
             }
-            ExprKind::Read { .. }
-            | ExprKind::Param(_)
+            ExprKind::Read { field, .. } => {
+                // A storage type's value widens (exactly) to the type it is computed in.
+                let stored = program.fields[*field].ty;
+                let read = self.emit(expr.kind.clone(), stored, span);
+                if stored == ty {
+                    read
+                } else {
+                    self.emit(ExprKind::Cast(ty, read), ty, span)
+                }
+            }
+            ExprKind::Param(_)
             | ExprKind::Coord(_)
             | ExprKind::Step
             | ExprKind::ReductionValue(_) => self.emit(expr.kind.clone(), ty, span),
@@ -1051,12 +1087,20 @@ impl<'p> Checker<'p> {
                 self.emit(ExprKind::Call(*f, args), ty, span)
             }
             ExprKind::Cast(target, a) => {
-                let inner = self.lower(scope, *a, Some(*target))?;
+                // `f16(e)`/`bf16(e)`: `e` as `f32`, rounded to the storage type and widened back.
+                let computed = target.arithmetic_type();
+                let inner = self.lower(scope, *a, Some(computed))?;
                 let have = self.out_types[inner.index()];
-                if have == *target {
+                let converted = if have == computed {
                     inner
                 } else {
-                    self.emit(ExprKind::Cast(*target, inner), *target, span)
+                    self.emit(ExprKind::Cast(computed, inner), computed, span)
+                };
+                if target.is_storage_only() {
+                    let stored = self.narrow(converted, *target);
+                    self.emit(ExprKind::Cast(computed, stored), computed, span)
+                } else {
+                    converted
                 }
             }
         };
@@ -1139,6 +1183,22 @@ fn narrowing_warning(c: Constant, ty: ScalarType, span: Span) -> Option<Diagnost
         .with_primary(span, format!("used as `{ty}` here"))
         .with_help(help),
     )
+}
+
+/// E0211: a parameter of type `f16`/`bf16`, a storage type only fields have.
+fn storage_type_parameter(param: &tessera_ir::Param) -> Diagnostic {
+    let ty = param.ty;
+    Diagnostic::error(
+        "E0211",
+        format!(
+            "parameter `{}` has type `{ty}`, a storage type only fields have",
+            param.name
+        ),
+    )
+    .with_primary(param.span, format!("declared `{ty}` here"))
+    .with_help(format!(
+        "declare it `f32`: `{ty}` values are computed in `f32` (`{ty}` fields are read as `f32` and round what is written to them)"
+    ))
 }
 
 fn describe(t: Inferred) -> String {

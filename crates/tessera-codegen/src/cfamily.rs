@@ -21,6 +21,7 @@
 use std::fmt::Write as _;
 
 use tessera_analysis::CheckedProgram;
+use tessera_ir::half::storage_bits_from_f32;
 use tessera_ir::{
     BinaryOp, Constant, ExprId, ExprKind, Field, Id, Local, MathFn, Param, Reduction, ScalarType,
     Stage, Statement, UnaryOp,
@@ -86,12 +87,15 @@ pub trait ReadRenderer {
 }
 
 impl Dialect {
-    /// The name of a scalar type (`int32_t` in C and CUDA, `int` in OpenCL).
+    /// The name of a scalar type (`int32_t` in C and CUDA, `int` in OpenCL); `f16` and `bf16`
+    /// values are their bit patterns, in the 16-bit unsigned type.
     pub fn scalar_type(self, ty: ScalarType) -> &'static str {
         match (self, ty) {
             (_, ScalarType::Bool) => "bool",
             (_, ScalarType::F32) => "float",
             (_, ScalarType::F64) => "double",
+            (Dialect::OpenCl, ScalarType::F16 | ScalarType::Bf16) => "ushort",
+            (_, ScalarType::F16 | ScalarType::Bf16) => "uint16_t",
             (Dialect::OpenCl, ScalarType::U8) => "uchar",
             (Dialect::OpenCl, ScalarType::I32) => "int",
             (Dialect::OpenCl, ScalarType::I64) => "long",
@@ -159,7 +163,8 @@ impl Dialect {
     }
 
     /// A literal of type `ty`, spelled so that the compiler reads back exactly the value the
-    /// reference backend uses (`f32` literals are the `f64` constant rounded once to `f32`).
+    /// reference backend uses (`f32` literals are the `f64` constant rounded once to `f32`;
+    /// `f16`/`bf16` ones, border values, the bit pattern of that `f32` rounded once more).
     pub fn literal(self, value: Constant, ty: ScalarType) -> String {
         match ty {
             ScalarType::Bool => match value {
@@ -182,6 +187,10 @@ impl Dialect {
                 } else {
                     format!("ts_f64_from_bits(0x{:016x}ull)", v.to_bits())
                 }
+            }
+            ScalarType::F16 | ScalarType::Bf16 => {
+                let bits = storage_bits_from_f32(ty, value.as_f64() as f32);
+                format!("(({})0x{bits:04x}u)", self.scalar_type(ty))
             }
             ScalarType::U8 | ScalarType::I32 | ScalarType::I64 => {
                 let v = match value {
@@ -541,7 +550,8 @@ impl ExprPrinter<'_> {
             return a;
         }
         let target = self.dialect.scalar_type(to);
-        if from.is_float() && to.is_integer() {
+        // Storage types convert from and to `f32` only (checking inserts no other cast).
+        if from.is_storage_only() || to.is_storage_only() || (from.is_float() && to.is_integer()) {
             format!("ts_{from}_to_{to}({a})")
         } else if to == ScalarType::Bool {
             format!("({a} != 0)")

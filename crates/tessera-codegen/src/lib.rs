@@ -7,4 +7,5 @@
 pub mod cfamily;
 pub mod cpu;
 pub mod exact_math;
+pub mod half;
 pub mod kernel;

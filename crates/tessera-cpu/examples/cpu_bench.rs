@@ -24,6 +24,7 @@
 
 use tessera_analysis::BoundProgram;
 use tessera_cpu::CpuBackend;
+use tessera_ir::half::storage_bits_from_f32;
 use tessera_plan::{Arithmetic, PlanRequest, Strategy};
 use tessera_runtime::random::SplitMix64;
 use tessera_runtime::{Backend, Buffer, FieldSet};
@@ -91,9 +92,13 @@ fn inputs(bound: &BoundProgram) -> FieldSet {
     let mut fields = FieldSet::zeros(bound);
     let mut rng = SplitMix64::new(1);
     for buffer in &mut fields.buffers {
+        let ty = buffer.ty();
         match buffer {
             Buffer::F32(v) => v.iter_mut().for_each(|x| *x = rng.next_f64() as f32),
             Buffer::F64(v) => v.iter_mut().for_each(|x| *x = rng.next_f64()),
+            Buffer::F16(v) | Buffer::Bf16(v) => v
+                .iter_mut()
+                .for_each(|x| *x = storage_bits_from_f32(ty, rng.next_f64() as f32)),
             _ => {}
         }
     }

@@ -26,13 +26,15 @@ pub fn grid(shape: &[usize]) -> String {
         .join("x")
 }
 
-/// NumPy's name of a stored element type: `float32`, `uint8`, ...
+/// NumPy's name of a stored element type: `float32`, `uint8`, ... (`bf16`: `uint16`, its bits).
 pub fn numpy_name(ty: ScalarType) -> &'static str {
     match ty {
         ScalarType::Bool => "bool",
         ScalarType::U8 => "uint8",
         ScalarType::I32 => "int32",
         ScalarType::I64 => "int64",
+        ScalarType::F16 => "float16",
+        ScalarType::Bf16 => "uint16",
         ScalarType::F32 => "float32",
         ScalarType::F64 => "float64",
     }

@@ -182,6 +182,18 @@ fn read_array(
         ScalarType::U8 => Buffer::U8(read_values(path, reader)?.into()),
         ScalarType::I32 => Buffer::I32(read_values(path, reader)?.into()),
         ScalarType::I64 => Buffer::I64(read_values(path, reader)?.into()),
+        ScalarType::F16 => {
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|source| IoError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            retag(&mut bytes, b'f', b'u');
+            Buffer::F16(read_values(path, bytes.as_slice())?.into())
+        }
+        ScalarType::Bf16 => Buffer::Bf16(read_values(path, reader)?.into()),
         ScalarType::F32 => Buffer::F32(read_values(path, reader)?.into()),
         ScalarType::F64 => Buffer::F64(read_values(path, reader)?.into()),
         ScalarType::Bool => unreachable!("no .npy descriptor maps to bool"),
@@ -195,9 +207,36 @@ pub fn write_npy(path: &Path, buffer: &Buffer, shape: &[usize]) -> Result<(), Io
         Buffer::U8(v) => write_values(out, v, shape),
         Buffer::I32(v) => write_values(out, v, shape),
         Buffer::I64(v) => write_values(out, v, shape),
+        Buffer::F16(v) => {
+            let mut bytes = Vec::new();
+            write_values(&mut bytes, v, shape)?;
+            retag(&mut bytes, b'u', b'f');
+            out.write_all(&bytes)
+        }
+        Buffer::Bf16(v) => write_values(out, v, shape),
         Buffer::F32(v) => write_values(out, v, shape),
         Buffer::F64(v) => write_values(out, v, shape),
     })
+}
+
+/// Changes the kind code of a 2-byte dtype descriptor in the header of the `.npy` file `bytes`
+/// from `from` to `to` (`'<f2'` and `'<u2'`, same length): ndarray-npy has no `float16`, whose
+/// elements are read and written as their `u16` bit patterns.
+fn retag(bytes: &mut [u8], from: u8, to: u8) {
+    let header_end = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(bytes.len());
+    for order in [b'<', b'>'] {
+        let descriptor = [b'\'', order, from, b'2', b'\''];
+        if let Some(at) = bytes[..header_end]
+            .windows(descriptor.len())
+            .position(|w| w == descriptor)
+        {
+            bytes[at + 2] = to;
+            return;
+        }
+    }
 }
 
 /// The storable element type of a dtype descriptor, ignoring byte order.
@@ -207,6 +246,8 @@ fn scalar_type_of(descr: &str) -> Option<ScalarType> {
         ScalarType::U8,
         ScalarType::I32,
         ScalarType::I64,
+        ScalarType::F16,
+        ScalarType::Bf16,
         ScalarType::F32,
         ScalarType::F64,
     ]
@@ -296,7 +337,57 @@ mod tests {
                     .collect::<Vec<_>>()
                     .into(),
             ),
+            Buffer::F16(
+                (0..len)
+                    .map(|i| (i * 2749) as u16)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            Buffer::Bf16(
+                (0..len)
+                    .map(|i| (i * 977) as u16)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
         ]
+    }
+
+    #[test]
+    fn f16_files_are_float16_and_bf16_files_their_bits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.npy");
+        for (buffer, descr) in [
+            (Buffer::F16(vec![0x3c00, 0xc000].into()), "'<f2'"),
+            (Buffer::Bf16(vec![0x3f80, 0x7fc0].into()), "'<u2'"),
+        ] {
+            write_npy(&path, &buffer, &[2]).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let header = String::from_utf8_lossy(&bytes[10..bytes.len() - 4]);
+            assert!(header.contains(&format!("'descr': {descr}")), "{header}");
+            assert_eq!(
+                &bytes[bytes.len() - 4..bytes.len() - 2],
+                buffer.as_bytes()[..2]
+            );
+        }
+        // A big-endian float16 file as NumPy writes it.
+        let header = "{'descr': '>f2', 'fortran_order': False, 'shape': (2,), }";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let padded = format!("{header:<117}\n");
+        bytes.extend_from_slice(&(padded.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(padded.as_bytes());
+        bytes.extend_from_slice(&[0x3c, 0x00, 0x7b, 0xff]);
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(
+            read_npy(&path, "h", ScalarType::F16, &[2]).unwrap(),
+            Buffer::F16(vec![0x3c00, 0x7bff].into())
+        );
+        let error = read_npy(&path, "h", ScalarType::Bf16, &[2])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("float16") && error.contains("uint16"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! a grid `[nz, ny, nx]` becomes `WholeExtent="0 nx-1 0 ny-1 0 nz-1"`, and 1D and 2D grids get
 //! extent `0 0` on the missing axes. Spacing is 1 and the origin 0.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
@@ -102,16 +103,19 @@ fn vtk_type(ty: ScalarType) -> &'static str {
         ScalarType::Bool | ScalarType::U8 => "UInt8",
         ScalarType::I32 => "Int32",
         ScalarType::I64 => "Int64",
-        ScalarType::F32 => "Float32",
+        // `f16`/`bf16` components are written widened (see `write_array`).
+        ScalarType::F16 | ScalarType::Bf16 | ScalarType::F32 => "Float32",
         ScalarType::F64 => "Float64",
     }
 }
 
 fn write_array(out: &mut dyn Write, array: &VtiArray<'_>) -> io::Result<()> {
-    let ty = array.components[0].ty();
+    // VTK has no 16-bit floats: `f16`/`bf16` components are written as `Float32`.
+    let components: Vec<Cow<'_, Buffer>> = array.components.iter().map(|b| b.widened()).collect();
+    let ty = components[0].ty();
     let size = ty.size_bytes();
-    let points = array.components[0].len();
-    let bytes_per_component: Vec<&[u8]> = array.components.iter().map(|b| b.as_bytes()).collect();
+    let points = components[0].len();
+    let bytes_per_component: Vec<&[u8]> = components.iter().map(|b| b.as_bytes()).collect();
     let mut data = Vec::with_capacity(8 + points * size * array.components.len());
     data.extend_from_slice(&((points * size * array.components.len()) as u64).to_le_bytes());
     for point in 0..points {

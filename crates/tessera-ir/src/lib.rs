@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod escape;
 pub mod exact_math;
 pub mod expr;
+pub mod half;
 pub mod printer;
 pub mod program;
 pub mod span;

@@ -13,6 +13,11 @@ pub enum ScalarType {
     I32,
     /// Signed 64-bit integer: coordinates, the step counter and size parameters.
     I64,
+    /// IEEE binary16, a storage type: fields hold it, reads widen it to `f32` and writes
+    /// round to it (see [`crate::half`]).
+    F16,
+    /// bfloat16 (the upper half of an `f32`), a storage type like [`ScalarType::F16`].
+    Bf16,
     /// IEEE binary32.
     F32,
     /// IEEE binary64.
@@ -21,11 +26,13 @@ pub enum ScalarType {
 
 impl ScalarType {
     /// Every type, in promotion order.
-    pub const ALL: [ScalarType; 6] = [
+    pub const ALL: [ScalarType; 8] = [
         ScalarType::Bool,
         ScalarType::U8,
         ScalarType::I32,
         ScalarType::I64,
+        ScalarType::F16,
+        ScalarType::Bf16,
         ScalarType::F32,
         ScalarType::F64,
     ];
@@ -37,6 +44,8 @@ impl ScalarType {
             ScalarType::U8 => "u8",
             ScalarType::I32 => "i32",
             ScalarType::I64 => "i64",
+            ScalarType::F16 => "f16",
+            ScalarType::Bf16 => "bf16",
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
         }
@@ -62,22 +71,40 @@ impl ScalarType {
         self != ScalarType::Bool
     }
 
+    /// Whether this is `f16` or `bf16`: a type only fields have, never computed in.
+    pub fn is_storage_only(self) -> bool {
+        matches!(self, ScalarType::F16 | ScalarType::Bf16)
+    }
+
+    /// The type a stored value is computed in: `f32` for `f16` and `bf16`, else the type itself.
+    pub fn arithmetic_type(self) -> ScalarType {
+        if self.is_storage_only() {
+            ScalarType::F32
+        } else {
+            self
+        }
+    }
+
     /// Size of one element in bytes.
     pub fn size_bytes(self) -> usize {
         match self {
             ScalarType::Bool | ScalarType::U8 => 1,
+            ScalarType::F16 | ScalarType::Bf16 => 2,
             ScalarType::I32 | ScalarType::F32 => 4,
             ScalarType::I64 | ScalarType::F64 => 8,
         }
     }
 
-    /// The NumPy dtype descriptor (`<f4`, `|u1`, ...) of a stored element.
+    /// The NumPy dtype descriptor (`<f4`, `|u1`, ...) of a stored element; `bf16`, which
+    /// NumPy lacks, is its bit patterns as `<u2`.
     pub fn numpy_descr(self) -> &'static str {
         match self {
             ScalarType::Bool => "|b1",
             ScalarType::U8 => "|u1",
             ScalarType::I32 => "<i4",
             ScalarType::I64 => "<i8",
+            ScalarType::F16 => "<f2",
+            ScalarType::Bf16 => "<u2",
             ScalarType::F32 => "<f4",
             ScalarType::F64 => "<f8",
         }

@@ -57,8 +57,8 @@ pub enum Precision {
     /// Every node in its elaborated type, operation by operation: THE semantics.
     #[default]
     Exact,
-    /// Every `f32` node, literal, parameter and field is evaluated and stored as `f64`
-    /// (as if every float type were `f64`); integers are unchanged.
+    /// Every `f32` node, literal, parameter and field (and `f16`/`bf16` field) is evaluated
+    /// and stored as `f64` (as if every float type were `f64`); integers are unchanged.
     F64,
 }
 
@@ -66,7 +66,9 @@ impl Precision {
     /// The type a node or field of elaborated type `ty` is evaluated and stored in.
     pub fn ty(self, ty: ScalarType) -> ScalarType {
         match (self, ty) {
-            (Precision::F64, ScalarType::F32) => ScalarType::F64,
+            (Precision::F64, ScalarType::F32 | ScalarType::F16 | ScalarType::Bf16) => {
+                ScalarType::F64
+            }
             _ => ty,
         }
     }

@@ -170,7 +170,7 @@ fn convert<'py>(
     }
     let numpy = py.import("numpy")?;
     let kwargs = PyDict::new(py);
-    kwargs.set_item("dtype", dtype(py, ty))?;
+    kwargs.set_item("dtype", dtype(py, ty)?)?;
     kwargs.set_item("order", "C")?;
     kwargs.set_item("copy", copy)?;
     let array = numpy.call_method("array", (value,), Some(&kwargs))?;
@@ -179,20 +179,30 @@ fn convert<'py>(
     Ok(array)
 }
 
-/// The NumPy dtype of a field type.
-fn dtype(py: Python<'_>, ty: ScalarType) -> Bound<'_, PyArrayDescr> {
-    match ty {
+/// The NumPy dtype of a field type (`bf16`, which NumPy lacks: `uint16`, its bit patterns).
+fn dtype(py: Python<'_>, ty: ScalarType) -> PyResult<Bound<'_, PyArrayDescr>> {
+    Ok(match ty {
         ScalarType::U8 => numpy::dtype::<u8>(py),
         ScalarType::I32 => numpy::dtype::<i32>(py),
         ScalarType::I64 => numpy::dtype::<i64>(py),
+        ScalarType::F16 => PyArrayDescr::new(py, "float16")?,
+        ScalarType::Bf16 => numpy::dtype::<u16>(py),
         ScalarType::F32 => numpy::dtype::<f32>(py),
         ScalarType::F64 | ScalarType::Bool => numpy::dtype::<f64>(py),
-    }
+    })
 }
 
 /// The NumPy name of a field type's dtype (`float32`).
 pub fn dtype_name(py: Python<'_>, ty: ScalarType) -> PyResult<String> {
-    Ok(dtype(py, ty).str()?.to_string())
+    Ok(dtype(py, ty)?.str()?.to_string())
+}
+
+/// `array` (C-contiguous) viewed with dtype `name`, sharing its memory: `float16` arrays are
+/// lent and handed out as their `uint16` bit patterns.
+fn view_as<'py>(array: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyUntypedArray>> {
+    Ok(array
+        .call_method1("view", (name,))?
+        .cast_into::<PyUntypedArray>()?)
 }
 
 /// A `ValueError` unless `array` holds `ty` values.
@@ -202,7 +212,7 @@ fn check_dtype(
     array: &Bound<'_, PyUntypedArray>,
     ty: ScalarType,
 ) -> PyResult<()> {
-    let expected = dtype(py, ty);
+    let expected = dtype(py, ty)?;
     let given = array.dtype();
     if given.is_equiv_to(&expected) {
         return Ok(());
@@ -243,6 +253,12 @@ fn lend<'py>(
         ScalarType::U8 => lend_as(py, field, array, Buffer::U8),
         ScalarType::I32 => lend_as(py, field, array, Buffer::I32),
         ScalarType::I64 => lend_as(py, field, array, Buffer::I64),
+        ScalarType::F16 => {
+            let (buffer, mut loan) = lend_as(py, field, view_as(&array, "uint16")?, Buffer::F16)?;
+            loan.array = view_as(&loan.array, "float16")?;
+            Ok((buffer, loan))
+        }
+        ScalarType::Bf16 => lend_as(py, field, array, Buffer::Bf16),
         ScalarType::F32 => lend_as(py, field, array, Buffer::F32),
         ScalarType::F64 | ScalarType::Bool => lend_as(py, field, array, Buffer::F64),
     }
@@ -346,6 +362,8 @@ fn owned_to_py<'py>(
         Buffer::U8(s) => array(py, s, shape),
         Buffer::I32(s) => array(py, s, shape),
         Buffer::I64(s) => array(py, s, shape),
+        Buffer::F16(s) => Ok(view_as(&array(py, s, shape)?, "float16")?.into_any()),
+        Buffer::Bf16(s) => array(py, s, shape),
         Buffer::F32(s) => array(py, s, shape),
         Buffer::F64(s) => array(py, s, shape),
     }

@@ -2,6 +2,7 @@
 //! each node's elaborated type (see [`crate::ops`] for the element semantics).
 
 use tessera_analysis::BoundProgram;
+use tessera_ir::half::f32_from_storage_bits;
 use tessera_ir::{Border, ExprId, ExprKind, Field, Id, ScalarType, Stage};
 use tessera_runtime::{BackendError, Buffer};
 
@@ -78,9 +79,11 @@ impl<'a> Evaluator<'a> {
         self
     }
 
-    /// The type `expr` is evaluated in.
+    /// The type `expr` is evaluated in (`f16`/`bf16` values as `f32`).
     pub(crate) fn ty(&self, expr: ExprId) -> ScalarType {
-        self.precision.ty(self.bound.checked().ty(expr))
+        self.precision
+            .ty(self.bound.checked().ty(expr))
+            .arithmetic_type()
     }
 
     /// Evaluates `expr` at every point of `row`; `locals` are the stage's bound `let`s.
@@ -136,7 +139,13 @@ impl<'a> Evaluator<'a> {
                     .collect::<Result<Vec<_>, _>>()?;
                 ops::call(*function, &args)?
             }
-            ExprKind::Cast(_, a) => ops::cast(&self.eval(row, locals, *a)?, ty)?,
+            ExprKind::Cast(target, a) => {
+                let value = ops::cast(&self.eval(row, locals, *a)?, ty)?;
+                match self.precision.ty(*target) {
+                    stored if stored.is_storage_only() => ops::round_to_storage(value, stored)?,
+                    _ => value,
+                }
+            }
         };
         if column.ty() != ty {
             return Err(internal(format!(
@@ -188,6 +197,12 @@ impl<'a> Evaluator<'a> {
         {
             // The whole row lands inside the grid: a strided slice, no border applies.
             let start = s * extents[fast] + first as usize;
+            if let Buffer::F16(bits) | Buffer::Bf16(bits) = buffer {
+                let (stride, ty) = (row.stride as usize, buffer.ty());
+                let values =
+                    (0..row.len).map(|k| f32_from_storage_bits(ty, bits[start + k * stride]));
+                return Ok(Column::F32(values.collect()));
+            }
             return with_element_type!(buffer.ty(), T => strided::<T>(buffer, start, row.stride as usize, row.len),
                 bool => Err(internal("a `bool` field buffer")));
         }
@@ -205,6 +220,12 @@ impl<'a> Evaluator<'a> {
             Some(Border::Constant(c)) => Value::from_constant(c, buffer.ty()),
             _ => Value::from_constant(tessera_ir::Constant::Int(0), buffer.ty()),
         };
+        if let Buffer::F16(bits) | Buffer::Bf16(bits) = buffer {
+            let (ty, constant) = (buffer.ty(), f32::from_value(constant));
+            let values = (indices.iter())
+                .map(|i| i.map_or(constant, |i| f32_from_storage_bits(ty, bits[i])));
+            return Ok(Column::F32(values.collect()));
+        }
         with_element_type!(buffer.ty(), T => gather::<T>(buffer, &indices, constant),
             bool => Err(internal("a `bool` field buffer")))
     }

@@ -6,7 +6,7 @@
 //! are the exact math library ([`tessera_ir::exact_math`]), which every backend computes
 //! bitwise in exact mode.
 
-use tessera_ir::{BinaryOp, MathFn, ScalarType, UnaryOp, exact_math};
+use tessera_ir::{BinaryOp, MathFn, ScalarType, UnaryOp, exact_math, half};
 use tessera_runtime::BackendError;
 
 use crate::value::{Column, Element, internal, with_element_type};
@@ -351,6 +351,18 @@ fn pick<T: Element>(cond: &[bool], then: &[T], otherwise: &[T]) -> Result<Column
 pub(crate) fn cast(a: &Column, to: ScalarType) -> Result<Column, BackendError> {
     with_element_type!(a.ty(), T => Ok(convert_all(a.slice::<T>()?, to)),
         bool => Ok(convert_all(a.slice::<bool>()?, to)))
+}
+
+/// Every `f32` element rounded to the storage type `ty` and widened back (a `Cast` to
+/// `f16`/`bf16`, whose values the interpreter holds as `f32`).
+pub(crate) fn round_to_storage(a: Column, ty: ScalarType) -> Result<Column, BackendError> {
+    let values = a.slice::<f32>()?;
+    Ok(Column::F32(
+        values
+            .iter()
+            .map(|&x| half::round_to_storage(ty, x))
+            .collect(),
+    ))
 }
 
 /// Converts a slice of `T` to a column of `to`.

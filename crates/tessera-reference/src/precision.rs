@@ -2,15 +2,38 @@
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::ScalarType;
+use tessera_ir::half::{f32_from_storage_bits, storage_bits_from_f32};
 pub(crate) use tessera_plan::Precision;
 use tessera_runtime::{BackendError, Buffer, FieldSet};
 
 use crate::value::{Element, with_element_type};
 
-/// `buffer` converted to element type `ty` (Rust `as`), or moved as it is when it already has it.
+/// `buffer` converted to element type `ty` (Rust `as`), or moved as it is when it already has it;
+/// `f16`/`bf16` values convert through `f32`.
 pub(crate) fn convert_buffer(buffer: Buffer, ty: ScalarType) -> Buffer {
     if buffer.ty() == ty {
         return buffer;
+    }
+    if let Buffer::F16(bits) | Buffer::Bf16(bits) = &buffer {
+        let from = buffer.ty();
+        let values: Vec<f32> = bits
+            .iter()
+            .map(|&b| f32_from_storage_bits(from, b))
+            .collect();
+        return convert_buffer(Buffer::from(values), ty);
+    }
+    if ty.is_storage_only() {
+        let Buffer::F32(values) = convert_buffer(buffer, ScalarType::F32) else {
+            unreachable!("converted to f32");
+        };
+        let bits: Vec<u16> = values
+            .iter()
+            .map(|&x| storage_bits_from_f32(ty, x))
+            .collect();
+        return match ty {
+            ScalarType::F16 => Buffer::F16(bits.into()),
+            _ => Buffer::Bf16(bits.into()),
+        };
     }
     with_element_type!(buffer.ty(), T => convert_from::<T>(T::of_buffer(&buffer).unwrap_or_default(), ty),
         bool => buffer)

@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 use tessera_analysis::check::visit;
 use tessera_analysis::{BoundProgram, Domain};
+use tessera_ir::half::storage_bits_from_f32;
 use tessera_ir::{ExprKind, Id, Reduction, ReductionPlacement, Stage, Statement};
 use tessera_runtime::reduce::fold;
 use tessera_runtime::{BackendError, Buffer};
@@ -240,6 +241,17 @@ pub(crate) fn write_row(
     column: &Column,
 ) -> Result<(), BackendError> {
     let base = row.base(extents);
+    let ty = buffer.ty();
+    if let Buffer::F16(dst) | Buffer::Bf16(dst) = buffer {
+        let src = column.slice::<f32>()?;
+        if src.len() != row.len {
+            return Err(internal("a row result of the wrong length"));
+        }
+        for (k, &value) in src.iter().enumerate() {
+            dst[base + row.x(k) as usize] = storage_bits_from_f32(ty, value);
+        }
+        return Ok(());
+    }
     with_element_type!(buffer.ty(), T => {
         let dst = T::of_buffer_mut(buffer).ok_or_else(|| internal("buffer type changed"))?;
         let src = column.slice::<T>()?;

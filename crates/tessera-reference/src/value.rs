@@ -1,15 +1,19 @@
 //! Scalar values and typed columns (the values of one expression along one grid row), and the
 //! [`Element`] trait that ties Rust element types to [`ScalarType`], [`Column`] and [`Buffer`].
 
+use tessera_ir::half::round_to_storage;
 use tessera_ir::{Constant, ScalarType};
 use tessera_runtime::{BackendError, Buffer};
 
 /// Runs `$body` with the type alias `$T` set to the Rust type of the storable `ScalarType`
-/// `$ty`; `$bool` is evaluated for `ScalarType::Bool`.
+/// `$ty`; `$bool` is evaluated for `ScalarType::Bool`, and for `f16`/`bf16`, which no column
+/// holds (their values are computed as `f32`; their buffers are read and written apart).
 macro_rules! with_element_type {
     ($ty:expr, $T:ident => $body:expr, bool => $bool:expr) => {
         match $ty {
-            tessera_ir::ScalarType::Bool => $bool,
+            tessera_ir::ScalarType::Bool
+            | tessera_ir::ScalarType::F16
+            | tessera_ir::ScalarType::Bf16 => $bool,
             tessera_ir::ScalarType::U8 => {
                 type $T = u8;
                 $body
@@ -60,13 +64,17 @@ pub(crate) enum Value {
 }
 
 impl Value {
-    /// A typed constant (literal, parameter value, border value) as a value of `ty`.
+    /// A typed constant (literal, parameter value, border value) as a value of `ty`; for
+    /// `f16`/`bf16`, the `f32` value the field holds once the `f32` constant is stored.
     pub(crate) fn from_constant(constant: Constant, ty: ScalarType) -> Value {
         let source = match constant {
             Constant::Int(v) => Value::I64(v),
             Constant::Float(v) => Value::F64(v),
             Constant::Bool(b) => Value::Bool(b),
         };
+        if ty.is_storage_only() {
+            return Value::F32(round_to_storage(ty, f32::from_value(source)));
+        }
         with_element_type!(ty, T => T::from_value(source).value(), bool => bool::from_value(source).value())
     }
 }

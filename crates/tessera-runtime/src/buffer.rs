@@ -1,7 +1,10 @@
 //! Typed host storage of fields: one contiguous row-major array per field (x fastest).
 
+use std::borrow::Cow;
+
 use tessera_analysis::BoundProgram;
 use tessera_ir::ScalarType;
+use tessera_ir::half::{f32_from_bf16_bits, f32_from_f16_bits, storage_bits_from_f32};
 
 use crate::BackendError;
 use crate::memory::bytes_text;
@@ -18,6 +21,10 @@ pub enum Buffer {
     I32(Storage<i32>),
     /// `i64` elements.
     I64(Storage<i64>),
+    /// `f16` elements, as their bit patterns (see `tessera_ir::half`).
+    F16(Storage<u16>),
+    /// `bf16` elements, as their bit patterns.
+    Bf16(Storage<u16>),
     /// `f32` elements.
     F32(Storage<f32>),
     /// `f64` elements.
@@ -31,6 +38,8 @@ impl Buffer {
             ScalarType::U8 => Buffer::U8(zeroed(len).into()),
             ScalarType::I32 => Buffer::I32(zeroed(len).into()),
             ScalarType::I64 => Buffer::I64(zeroed(len).into()),
+            ScalarType::F16 => Buffer::F16(zeroed(len).into()),
+            ScalarType::Bf16 => Buffer::Bf16(zeroed(len).into()),
             ScalarType::F32 => Buffer::F32(zeroed(len).into()),
             ScalarType::F64 => Buffer::F64(zeroed(len).into()),
             ScalarType::Bool => panic!("bool is not a storable field type"),
@@ -51,6 +60,8 @@ impl Buffer {
             ScalarType::U8 => Buffer::U8(try_zeroed(len).ok_or_else(no_room)?.into()),
             ScalarType::I32 => Buffer::I32(try_zeroed(len).ok_or_else(no_room)?.into()),
             ScalarType::I64 => Buffer::I64(try_zeroed(len).ok_or_else(no_room)?.into()),
+            ScalarType::F16 => Buffer::F16(try_zeroed(len).ok_or_else(no_room)?.into()),
+            ScalarType::Bf16 => Buffer::Bf16(try_zeroed(len).ok_or_else(no_room)?.into()),
             ScalarType::F32 => Buffer::F32(try_zeroed(len).ok_or_else(no_room)?.into()),
             ScalarType::F64 => Buffer::F64(try_zeroed(len).ok_or_else(no_room)?.into()),
             ScalarType::Bool => panic!("bool is not a storable field type"),
@@ -65,10 +76,31 @@ impl Buffer {
             Buffer::U8(v) => v.fill(0xA5),
             Buffer::I32(v) => v.fill(i32::MIN + 7),
             Buffer::I64(v) => v.fill(i64::MIN + 7),
+            Buffer::F16(v) => v.fill(0x7e00),
+            Buffer::Bf16(v) => v.fill(0x7fc0),
             Buffer::F32(v) => v.fill(f32::NAN),
             Buffer::F64(v) => v.fill(f64::NAN),
         }
         buffer
+    }
+
+    /// `values` converted to `ty` as Rust's `as` does (`f16`/`bf16` through `f32`, rounded to
+    /// nearest even); `bool` is not storable and panics.
+    pub fn from_f64(ty: ScalarType, values: &[f64]) -> Buffer {
+        let narrow = |ty| -> Storage<u16> {
+            let bits = values.iter().map(|&v| storage_bits_from_f32(ty, v as f32));
+            bits.collect::<Vec<_>>().into()
+        };
+        match ty {
+            ScalarType::U8 => values.iter().map(|&v| v as u8).collect::<Vec<_>>().into(),
+            ScalarType::I32 => values.iter().map(|&v| v as i32).collect::<Vec<_>>().into(),
+            ScalarType::I64 => values.iter().map(|&v| v as i64).collect::<Vec<_>>().into(),
+            ScalarType::F16 => Buffer::F16(narrow(ty)),
+            ScalarType::Bf16 => Buffer::Bf16(narrow(ty)),
+            ScalarType::F32 => values.iter().map(|&v| v as f32).collect::<Vec<_>>().into(),
+            ScalarType::F64 => values.to_vec().into(),
+            ScalarType::Bool => panic!("bool is not a storable field type"),
+        }
     }
 
     /// The element type.
@@ -77,6 +109,8 @@ impl Buffer {
             Buffer::U8(_) => ScalarType::U8,
             Buffer::I32(_) => ScalarType::I32,
             Buffer::I64(_) => ScalarType::I64,
+            Buffer::F16(_) => ScalarType::F16,
+            Buffer::Bf16(_) => ScalarType::Bf16,
             Buffer::F32(_) => ScalarType::F32,
             Buffer::F64(_) => ScalarType::F64,
         }
@@ -88,6 +122,7 @@ impl Buffer {
             Buffer::U8(v) => v.len(),
             Buffer::I32(v) => v.len(),
             Buffer::I64(v) => v.len(),
+            Buffer::F16(v) | Buffer::Bf16(v) => v.len(),
             Buffer::F32(v) => v.len(),
             Buffer::F64(v) => v.len(),
         }
@@ -104,8 +139,22 @@ impl Buffer {
             Buffer::U8(v) => f64::from(v[i]),
             Buffer::I32(v) => f64::from(v[i]),
             Buffer::I64(v) => v[i] as f64,
+            Buffer::F16(v) => f64::from(f32_from_f16_bits(v[i])),
+            Buffer::Bf16(v) => f64::from(f32_from_bf16_bits(v[i])),
             Buffer::F32(v) => f64::from(v[i]),
             Buffer::F64(v) => v[i],
+        }
+    }
+
+    /// An `f32` copy of an `f16`/`bf16` buffer (exact), the buffer itself otherwise: for
+    /// writers of formats without 16-bit floats.
+    pub fn widened(&self) -> Cow<'_, Buffer> {
+        match self {
+            Buffer::F16(_) | Buffer::Bf16(_) => {
+                let values: Vec<f32> = (0..self.len()).map(|i| self.get_f64(i) as f32).collect();
+                Cow::Owned(values.into())
+            }
+            _ => Cow::Borrowed(self),
         }
     }
 
@@ -119,6 +168,7 @@ impl Buffer {
             Buffer::U8(v) => v,
             Buffer::I32(v) => bytes(v),
             Buffer::I64(v) => bytes(v),
+            Buffer::F16(v) | Buffer::Bf16(v) => bytes(v),
             Buffer::F32(v) => bytes(v),
             Buffer::F64(v) => bytes(v),
         }
@@ -139,6 +189,7 @@ impl Buffer {
             Buffer::U8(v) => v,
             Buffer::I32(v) => bytes(v),
             Buffer::I64(v) => bytes(v),
+            Buffer::F16(v) | Buffer::Bf16(v) => bytes(v),
             Buffer::F32(v) => bytes(v),
             Buffer::F64(v) => bytes(v),
         }

@@ -98,6 +98,7 @@ fn show(buffer: &Buffer, i: usize) -> String {
     match buffer {
         Buffer::F32(v) => format!("{:e} ({:#010x})", v[i], v[i].to_bits()),
         Buffer::F64(v) => format!("{:e} ({:#018x})", v[i], v[i].to_bits()),
+        Buffer::F16(v) | Buffer::Bf16(v) => format!("{:e} ({:#06x})", buffer.get_f64(i), v[i]),
         other => other.get_f64(i).to_string(),
     }
 }

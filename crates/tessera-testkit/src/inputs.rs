@@ -3,11 +3,12 @@
 //! forgets to write shows.
 
 use tessera_analysis::{BoundProgram, Rect};
+use tessera_ir::half::{bf16_bits_from_f32, f16_bits_from_f32};
 use tessera_runtime::random::SplitMix64;
 use tessera_runtime::{Buffer, FieldSet};
 
 /// Every field filled with seeded random values: floats in `[0.5, 1.5)` (never zero, never
-/// subnormal), `u8` 0 or 1 (cells), `i32`/`i64` in `-50..50` (zero included: integer division
+/// subnormal; `f16`/`bf16` the `f32` value rounded to them), `u8` 0 or 1 (cells), `i32`/`i64` in `-50..50` (zero included: integer division
 /// by zero is part of THE semantics).
 pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
     let mut rng = SplitMix64::new(seed);
@@ -18,6 +19,12 @@ pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
                 .iter_mut()
                 .for_each(|x| *x = (0.5 + rng.next_f64()) as f32),
             Buffer::F64(v) => v.iter_mut().for_each(|x| *x = 0.5 + rng.next_f64()),
+            Buffer::F16(v) => v
+                .iter_mut()
+                .for_each(|x| *x = f16_bits_from_f32((0.5 + rng.next_f64()) as f32)),
+            Buffer::Bf16(v) => v
+                .iter_mut()
+                .for_each(|x| *x = bf16_bits_from_f32((0.5 + rng.next_f64()) as f32)),
             Buffer::U8(v) => v.iter_mut().for_each(|x| *x = rng.next_in(0, 2) as u8),
             Buffer::I32(v) => v.iter_mut().for_each(|x| *x = rng.next_in(-50, 50) as i32),
             Buffer::I64(v) => v.iter_mut().for_each(|x| *x = rng.next_in(-50, 50)),

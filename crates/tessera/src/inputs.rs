@@ -2,6 +2,7 @@
 //! with seeded pseudo-random values in `[0, 1)`, so runs are reproducible and not trivially
 //! zero.
 
+use tessera_ir::half::storage_bits_from_f32;
 use tessera_runtime::random::SplitMix64;
 use tessera_runtime::{Buffer, FieldSet};
 
@@ -22,6 +23,9 @@ pub fn random_inputs(session: &Session, seed: u64) -> Result<(FieldSet, Vec<Stri
         match fields.buffer_mut(id.index()) {
             Buffer::F32(values) => values.iter_mut().for_each(|v| *v = rng.next_f64() as f32),
             Buffer::F64(values) => values.iter_mut().for_each(|v| *v = rng.next_f64()),
+            Buffer::F16(values) | Buffer::Bf16(values) => values
+                .iter_mut()
+                .for_each(|v| *v = storage_bits_from_f32(field.ty, rng.next_f64() as f32)),
             _ => continue,
         }
         randomised.push(field.name.clone());

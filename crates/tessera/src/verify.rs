@@ -431,6 +431,11 @@ fn differences<'a>(
         (Buffer::F64(e), Buffer::F64(a)) => {
             Box::new(e.iter().zip(a).map(|(&e, &a)| Difference::of_f64(e, a)))
         }
+        // `f16`/`bf16` compared as their (exact, one-to-one) `f32` values: ulps are f32 ulps.
+        (Buffer::F16(_), Buffer::F16(_)) | (Buffer::Bf16(_), Buffer::Bf16(_)) => Box::new(
+            (0..expected.len())
+                .map(|i| Difference::of_f32(expected.get_f64(i) as f32, actual.get_f64(i) as f32)),
+        ),
         (Buffer::U8(e), Buffer::U8(a)) => {
             Box::new((e.iter().zip(a)).map(|(&e, &a)| Difference::of_integers(e.into(), a.into())))
         }

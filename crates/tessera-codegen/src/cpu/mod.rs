@@ -48,6 +48,7 @@ use tessera_plan::reuse::{ColumnSums, column_form};
 
 use crate::cfamily::{Dialect, MathLibrary, print_expr};
 use crate::exact_math::{exact_math_source, needs_exact_math};
+use crate::half::{half_source, storage_types};
 use layout::{WriteMode, partial_layout, updated_fields, used_fields, write_mode};
 use stage::{Context, View};
 
@@ -106,6 +107,7 @@ fn emit_header(bound: &BoundProgram, plan: &CpuPlan, layout: &CpuLayout, out: &m
     );
     let _ = writeln!(out, "/* {} */", comment_text(&title));
     out.push_str(&Dialect::C.preamble());
+    out.push_str(&half_source(Dialect::C, &storage_types(bound.checked())));
     if plan.exact && needs_exact_math(bound.checked()) {
         out.push_str(&exact_math_source(Dialect::C));
     }

@@ -11,6 +11,7 @@ use tessera_ir::escape::comment_text;
 
 use crate::cfamily::{Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage};
 use crate::exact_math::{exact_math_source, needs_exact_math};
+use crate::half::{half_source, storage_types};
 
 /// CUDA C source of every kernel of `program`: NVRTC-compilable alone (no includes).
 pub fn print_cuda(program: &KernelProgram) -> String {
@@ -45,6 +46,7 @@ fn print_source(program: &KernelProgram, dialect: Dialect) -> String {
         out.push_str("// the helpers below need cl_khr_fp64\n");
     }
     out.push_str(&dialect.preamble());
+    out.push_str(&half_source(dialect, &storage_types(&program.checked)));
     if program.plan.exact && needs_exact_math(&program.checked) {
         out.push_str(&exact_math_source(dialect));
     }

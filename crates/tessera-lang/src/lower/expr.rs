@@ -16,13 +16,16 @@ use crate::parser::MAX_NESTING;
 /// Most axes a grid may have.
 const MAX_AXES: usize = 4;
 
-/// The conversions usable as functions.
-const CONVERSIONS: [ScalarType; 5] = [
+/// The conversions usable as functions (`f16(e)`, `bf16(e)`: `e` rounded to the storage type,
+/// an `f32` value).
+const CONVERSIONS: [ScalarType; 7] = [
     ScalarType::F32,
     ScalarType::F64,
     ScalarType::I32,
     ScalarType::I64,
     ScalarType::U8,
+    ScalarType::F16,
+    ScalarType::Bf16,
 ];
 
 impl Lowerer<'_> {

@@ -53,13 +53,7 @@ pub fn values(fields: &FieldSet, field: Id<Field>) -> Vec<f64> {
 
 /// Sets a field from f64 values converted to its type (Rust `as`).
 pub fn set(fields: &mut FieldSet, field: Id<Field>, values: &[f64]) {
-    let buffer = match fields.buffer(field.index()) {
-        Buffer::U8(_) => Buffer::U8(values.iter().map(|&v| v as u8).collect()),
-        Buffer::I32(_) => Buffer::I32(values.iter().map(|&v| v as i32).collect()),
-        Buffer::I64(_) => Buffer::I64(values.iter().map(|&v| v as i64).collect()),
-        Buffer::F32(_) => Buffer::F32(values.iter().map(|&v| v as f32).collect()),
-        Buffer::F64(_) => Buffer::from(values.to_vec()),
-    };
+    let buffer = Buffer::from_f64(fields.buffer(field.index()).ty(), values);
     assert_eq!(buffer.len(), fields.cell_count());
     fields.buffers[field.index()] = buffer;
 }

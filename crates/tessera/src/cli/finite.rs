@@ -12,6 +12,9 @@ pub fn first_non_finite(session: &Session, fields: &FieldSet) -> Option<String> 
                 .position(|x| !x.is_finite())
                 .map(|i| (i, f64::from(v[i]))),
             Buffer::F64(v) => v.iter().position(|x| !x.is_finite()).map(|i| (i, v[i])),
+            half @ (Buffer::F16(_) | Buffer::Bf16(_)) => (0..half.len())
+                .map(|i| (i, half.get_f64(i)))
+                .find(|(_, x)| !x.is_finite()),
             _ => None,
         };
         if let Some((index, value)) = position {
