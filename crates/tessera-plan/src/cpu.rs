@@ -33,6 +33,7 @@ use tessera_ir::{Border, Id, Stage};
 
 use crate::error::PlanError;
 use crate::isa::TargetIsa;
+use crate::plan::fusion_refusal;
 use crate::request::{Arithmetic, DeviceSelection, PlanRequest, Strategy};
 use crate::reuse::{ColumnSums, column_form, column_sums, lane_type};
 
@@ -363,6 +364,15 @@ impl CpuPlan {
                 format!("the wavefront strategy cannot run this program: {reason}"),
             ));
         }
+        if self.strategy.fuses_steps()
+            && let Some(reason) = fusion_refusal(bound)
+        {
+            return Err(PlanError::field(
+                "cpu.strategy",
+                self.strategy.name(),
+                format!("{reason}; use `parallel` or `blocked`"),
+            ));
+        }
         Ok(())
     }
 
@@ -581,6 +591,14 @@ fn request_strategy(
         },
         None => auto_strategy(bound, machine, exact),
     };
+    if strategy.fuses_steps()
+        && let Some(reason) = fusion_refusal(bound)
+    {
+        return Err(PlanError::Unsupported(format!(
+            "the {} strategy fuses steps: {reason}; use `parallel` or `blocked`",
+            strategy.name()
+        )));
+    }
     if strategy == CpuStrategy::Wavefront
         && let Some(reason) = wavefront_unsupported(bound)
     {
@@ -707,7 +725,10 @@ fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine, exact: bool) -> Cpu
     // 1.33 against parallel 1.16).
     let dims = bound.extents.len();
     let compute_bound = work_per_point(bound, exact) >= 20;
-    if reads_periodic(bound) || grid_bytes <= machine.l3_bytes / 2 {
+    if reads_periodic(bound)
+        || grid_bytes <= machine.l3_bytes / 2
+        || fusion_refusal(bound).is_some()
+    {
         CpuStrategy::Parallel
     } else if !compute_bound
         && wavefront_unsupported(bound).is_none()
