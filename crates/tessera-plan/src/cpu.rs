@@ -1438,6 +1438,36 @@ mod tests {
     }
 
     #[test]
+    fn programs_reading_reductions_of_the_step_never_fuse_steps() {
+        // 2048 x 4096 f32 and f64 fields: beyond half the L3, where the model would fuse.
+        let bound = tessera_testkit::case("normalise2d").bind_extents(&[2048, 4096], &[]);
+        assert_eq!(auto(&bound).strategy, CpuStrategy::Parallel);
+        let fused = PlanRequest {
+            time_tile: Some(4),
+            ..PlanRequest::default()
+        };
+        for request in [
+            fused,
+            PlanRequest {
+                strategy: Some(Strategy::Overlapped),
+                ..PlanRequest::default()
+            },
+        ] {
+            let error = plan_cpu(&bound, &request, &machine()).unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .contains("stage `normalise` reads the reduction `mass`"),
+                "{error}"
+            );
+        }
+        let mut plan = auto(&bound);
+        plan.strategy = CpuStrategy::Overlapped;
+        let error = plan.check(&bound).unwrap_err().to_string();
+        assert!(error.contains("cpu.strategy"), "{error}");
+    }
+
+    #[test]
     fn large_1d_grids_fuse_32_steps() {
         for ty in [ScalarType::F32, ScalarType::F64] {
             let plan = auto(&jacobi(1, 1 << 22, ty, false, false));
