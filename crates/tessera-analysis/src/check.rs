@@ -753,19 +753,16 @@ impl<'p> Checker<'p> {
         let program = self.program;
         let reduction = &program.reductions[r];
         let name = &reduction.name;
-        let Some((reader, reader_stage)) = scope.stage else {
-            self.error(
-                Diagnostic::error(
-                    "E0208",
-                    format!("the reduction `{name}` cannot be used in {}", scope.what),
-                )
-                .with_primary(span, "")
-                .with_help("reduction values are read by `until` and by the stages after the one computing them"),
-            );
-            return None;
-        };
-        let error = match reduction.placement {
-            ReductionPlacement::AfterStep { .. } => Diagnostic::error(
+        let error = match (scope.stage, &reduction.placement) {
+            (None, _) => Diagnostic::error(
+                "E0208",
+                format!("the reduction `{name}` cannot be used in {}", scope.what),
+            )
+            .with_primary(span, "")
+            .with_help(
+                "reduction values are read by `until` and by the stages after the one computing them",
+            ),
+            (Some(_), ReductionPlacement::AfterStep { .. }) => Diagnostic::error(
                 "E0208",
                 format!("the after-step reduction `{name}` cannot be read by a stage"),
             )
@@ -774,12 +771,15 @@ impl<'p> Checker<'p> {
             .with_help(format!(
                 "compute it inside an earlier stage (`reduce {name} = ...;` in its body) to read it in the stages after that one"
             )),
-            ReductionPlacement::InStage(source) if source.index() >= reader.index() => {
+            (Some((reader, reader_stage)), &ReductionPlacement::InStage(source))
+                if source.index() >= reader.index() =>
+            {
                 let source_name = &program.stages[source].name;
                 let when = if source == reader {
                     "the stage that computes it".to_string()
                 } else {
-                    format!("stage `{}`, which runs before stage `{source_name}`", reader_stage.name)
+                    let reader_name = &reader_stage.name;
+                    format!("stage `{reader_name}`, which runs before stage `{source_name}`")
                 };
                 Diagnostic::error(
                     "E0211",
@@ -789,17 +789,22 @@ impl<'p> Checker<'p> {
                 .with_secondary(reduction.span, format!("computed by stage `{source_name}`"))
                 .with_help("a stage reads only the reductions of earlier stages of the same step")
             }
-            ReductionPlacement::InStage(_) if reduction.every != 1 => Diagnostic::error(
-                "E0212",
-                format!(
-                    "the reduction `{name}` is computed every {} steps, but stage `{}` reads it every step",
-                    reduction.every, reader_stage.name
-                ),
-            )
-            .with_primary(span, "")
-            .with_secondary(reduction.span, "declared here")
-            .with_help(format!("drop `every {}`: a reduction read by a stage is computed every step", reduction.every)),
-            ReductionPlacement::InStage(_) => return Some(Inferred::UntypedFloat),
+            (Some((_, reader_stage)), ReductionPlacement::InStage(_)) if reduction.every != 1 => {
+                let every = reduction.every;
+                Diagnostic::error(
+                    "E0212",
+                    format!(
+                        "the reduction `{name}` is computed every {every} steps, but stage `{}` reads it every step",
+                        reader_stage.name
+                    ),
+                )
+                .with_primary(span, "")
+                .with_secondary(reduction.span, "declared here")
+                .with_help(format!(
+                    "drop `every {every}`: a reduction read by a stage is computed every step"
+                ))
+            }
+            (Some(_), ReductionPlacement::InStage(_)) => return Some(Inferred::UntypedFloat),
         };
         self.error(error);
         None
