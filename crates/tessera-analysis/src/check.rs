@@ -9,7 +9,9 @@
 //! - Comparisons give `bool`; `&&`, `||`, `!` and the condition of `select` take `bool`.
 //!   `bool` never converts to a number implicitly (write `u8(c)` or `select(c, 1, 0)`).
 //! - `sqrt rsqrt exp log pow sin cos atan2 floor` take floats; `abs min max` any number.
-//! - Coordinates and `t` are `i64`; reduction values are `f64`.
+//! - Coordinates and `t` are `i64`; reduction values are `f64` in `until`; in a stage (which
+//!   reads the in-stage reductions of earlier stages) a reduction value is read like a float
+//!   constant: an `f64` value converted by an explicit `Cast` to its context's float type.
 //! - An assignment converts the value to the field's type (as C does).
 //!
 //! Elaboration makes all of this explicit: in a [`CheckedProgram`] every literal has its final
@@ -93,6 +95,39 @@ impl CheckedProgram {
     /// How a field is used.
     pub fn role(&self, field: Id<Field>) -> FieldRole {
         self.roles[field.index()]
+    }
+
+    /// The reductions whose values `stage` reads (in its statements or in-stage reductions), by
+    /// index: in-stage reductions of earlier stages of the same step.
+    pub fn stage_reduction_reads(&self, stage: Id<Stage>) -> Vec<Id<Reduction>> {
+        let program = &self.program;
+        let statements = program.stages[stage].body.iter().map(|s| match s {
+            Statement::Let { value, .. } | Statement::Assign { value, .. } => *value,
+        });
+        let reductions =
+            (self.stage_reductions(stage).into_iter()).map(|r| program.reductions[r].value);
+        let mut read = Vec::new();
+        for root in statements.chain(reductions) {
+            visit(program, root, &mut |e| {
+                if let ExprKind::ReductionValue(r) = e.kind {
+                    read.push(r);
+                }
+            });
+        }
+        read.sort();
+        read.dedup();
+        read
+    }
+
+    /// The reductions some stage reads, by index: each step is cut after the stage computing
+    /// them.
+    pub fn stage_read_reductions(&self) -> Vec<Id<Reduction>> {
+        let mut read: Vec<Id<Reduction>> = (self.program.stages.ids())
+            .flat_map(|s| self.stage_reduction_reads(s))
+            .collect();
+        read.sort();
+        read.dedup();
+        read
     }
 
     /// Reductions computed inside `stage`.
@@ -744,6 +779,78 @@ impl<'p> Checker<'p> {
         })
     }
 
+    /// The type of a read of reduction `r`: `f64` in `until`; in a stage, where only the
+    /// in-stage reductions of earlier stages computed every step can be read, an untyped float
+    /// (the value converted to its context's type, like a float constant).
+    fn infer_reduction_value(
+        &mut self,
+        scope: &Scope,
+        r: Id<Reduction>,
+        span: Span,
+    ) -> Option<Inferred> {
+        if scope.allow_reduction_values {
+            return Some(Inferred::Typed(ScalarType::F64));
+        }
+        let program = self.program;
+        let reduction = &program.reductions[r];
+        let name = &reduction.name;
+        let error = match (scope.stage, &reduction.placement) {
+            (None, _) => Diagnostic::error(
+                "E0208",
+                format!("the reduction `{name}` cannot be used in {}", scope.what),
+            )
+            .with_primary(span, "")
+            .with_help(
+                "reduction values are read by `until` and by the stages after the one computing them",
+            ),
+            (Some(_), ReductionPlacement::AfterStep { .. }) => Diagnostic::error(
+                "E0208",
+                format!("the after-step reduction `{name}` cannot be read by a stage"),
+            )
+            .with_primary(span, "")
+            .with_secondary(reduction.span, "computed after the step's stages")
+            .with_help(format!(
+                "compute it inside an earlier stage (`reduce {name} = ...;` in its body) to read it in the stages after that one"
+            )),
+            (Some((reader, reader_stage)), &ReductionPlacement::InStage(source))
+                if source.index() >= reader.index() =>
+            {
+                let source_name = &program.stages[source].name;
+                let when = if source == reader {
+                    "the stage that computes it".to_string()
+                } else {
+                    let reader_name = &reader_stage.name;
+                    format!("stage `{reader_name}`, which runs before stage `{source_name}`")
+                };
+                Diagnostic::error(
+                    "E0213",
+                    format!("the reduction `{name}` is read by {when}"),
+                )
+                .with_primary(span, "")
+                .with_secondary(reduction.span, format!("computed by stage `{source_name}`"))
+                .with_help("a stage reads only the reductions of earlier stages of the same step")
+            }
+            (Some((_, reader_stage)), ReductionPlacement::InStage(_)) if reduction.every != 1 => {
+                let every = reduction.every;
+                Diagnostic::error(
+                    "E0214",
+                    format!(
+                        "the reduction `{name}` is computed every {every} steps, but stage `{}` reads it every step",
+                        reader_stage.name
+                    ),
+                )
+                .with_primary(span, "")
+                .with_secondary(reduction.span, "declared here")
+                .with_help(format!(
+                    "drop `every {every}`: a reduction read by a stage is computed every step"
+                ))
+            }
+            (Some(_), ReductionPlacement::InStage(_)) => return Some(Inferred::UntypedFloat),
+        };
+        self.error(error);
+        None
+    }
+
     /// Infers the type of `id` (checking names and scoping), without elaborating.
     fn infer(&mut self, scope: &Scope, id: ExprId) -> Option<Inferred> {
         let program = self.program;
@@ -837,23 +944,7 @@ impl<'p> Checker<'p> {
                     (None, None) => None,
                 }
             }
-            ExprKind::ReductionValue(r) => {
-                if !scope.allow_reduction_values {
-                    let name = &program.reductions[*r].name;
-                    self.error(
-                        Diagnostic::error(
-                            "E0208",
-                            format!(
-                                "the reduction `{name}` can only be used in an `until` condition"
-                            ),
-                        )
-                        .with_primary(span, "")
-                        .with_help("stages cannot read reduction values"),
-                    );
-                    return None;
-                }
-                Some(Typed(ScalarType::F64))
-            }
+            ExprKind::ReductionValue(r) => self.infer_reduction_value(scope, *r, span),
             ExprKind::Unary(UnaryOp::Neg, a) => {
                 let t = self.infer(scope, *a)?;
                 if t == Typed(ScalarType::Bool) {
@@ -1030,10 +1121,17 @@ impl<'p> Checker<'p> {
                     self.emit(ExprKind::Cast(ty, read), ty, span)
                 }
             }
-            ExprKind::Param(_)
-            | ExprKind::Coord(_)
-            | ExprKind::Step
-            | ExprKind::ReductionValue(_) => self.emit(expr.kind.clone(), ty, span),
+            ExprKind::Param(_) | ExprKind::Coord(_) | ExprKind::Step => {
+                self.emit(expr.kind.clone(), ty, span)
+            }
+            ExprKind::ReductionValue(_) => {
+                let value = self.emit(expr.kind.clone(), ScalarType::F64, span);
+                if ty == ScalarType::F64 {
+                    value
+                } else {
+                    self.emit(ExprKind::Cast(ty, value), ty, span)
+                }
+            }
             ExprKind::Local(local) => match scope.untyped_locals[local.index()] {
                 Some(value) if scope.local_types[local.index()].is_none() => {
                     self.lower(scope, value, Some(ty))?

@@ -23,7 +23,7 @@ fn every_test_program_at_every_size_and_plan_lowers_prints_and_fits_a_typical_gp
         for index in 0..case.sets.len() {
             let bound = case.bind(index);
             let plans = gpu_test_plans().into_iter();
-            for plan in plans.chain(overlapped_test_plans(bound.extents.len())) {
+            for plan in plans.chain(overlapped_test_plans(&bound)) {
                 let what = format!("{} {:?} {}", case.name, bound.extents, plan.describe());
                 let program = lower(&bound, &plan).unwrap_or_else(|e| panic!("{what}: {e}"));
                 let (cuda, opencl) = (print_cuda(&program), print_opencl(&program));
@@ -117,7 +117,7 @@ fn shared_memory_is_read_only_after_a_barrier_and_barriers_are_uniform() {
     for case in test_programs() {
         let bound = case.bind(0);
         let plans = gpu_test_plans().into_iter();
-        for plan in plans.chain(overlapped_test_plans(bound.extents.len())) {
+        for plan in plans.chain(overlapped_test_plans(&bound)) {
             let program = lower(&bound, &plan).expect("lowers");
             for kernel in program.kernels.iter().filter(|k| !k.shared.is_empty()) {
                 check_barriers(kernel);
@@ -385,4 +385,33 @@ fn traffic_counts_direct_loads_tiles_with_halos_and_register_queues() {
     for t in [naive, tiled, streaming] {
         assert_eq!(t.redundant_fraction, 0.0, "{}", t.kernel);
     }
+}
+
+#[test]
+fn stages_reading_reductions_get_their_values_as_arguments_and_refuse_fused_steps() {
+    let bound = bound("normalise2d", &[19, 37]);
+    let program = lower(&bound, &plan(GpuStrategy::Tiled, [32, 8, 1], 1)).expect("lowers");
+    let checked = bound.checked();
+    let mass = checked.program().reduction_by_name("mass").expect("mass");
+    // The stage dividing by `mass` takes it as a `double` after `t`, and its launch follows the
+    // read-back of `mass` in the step.
+    let normalise = program
+        .kernels
+        .iter()
+        .find(|k| k.name.contains("_s2_normalise_"))
+        .expect("the normalise kernel");
+    let names: Vec<&str> = normalise.params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names.last(), Some(&format!("rv{}", mass.index()).as_str()));
+    let position = |op: &dyn Fn(&HostOp) -> bool| program.host.step.iter().position(op);
+    let read_back = position(&|op| matches!(op, HostOp::Reduce(r) if r.reduction == mass));
+    let launch = position(&|op| matches!(op, HostOp::Launch(l) if l.kernel == normalise.name));
+    assert!(read_back < launch, "{read_back:?} {launch:?}");
+    assert!(print_cuda(&program).contains(&format!("double rv{}", mass.index())));
+    let error = lower(&bound, &GpuPlan::new(GpuStrategy::Overlapped)).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("stage `normalise` reads the reduction `mass` of the same step"),
+        "{error}"
+    );
 }

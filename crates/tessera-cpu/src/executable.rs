@@ -334,6 +334,16 @@ pub struct CpuRun<'a> {
 impl CpuRun<'_> {
     /// Runs `steps` steps from `t` with no reduction due: one fused call, or the plain loop.
     fn run_plain(&mut self, t: u64, steps: u64) -> Result<(), BackendError> {
+        if steps > 0
+            && !(self.executable.bound.checked())
+                .stage_read_reductions()
+                .is_empty()
+        {
+            return Err(BackendError::Runtime(format!(
+                "internal error: steps {t}..{} were scheduled without the reductions their stages read",
+                t + steps
+            )));
+        }
         let threads = self.executable.cpu.threads as c_int;
         match self.executable.fused {
             Some((fused, _)) => {

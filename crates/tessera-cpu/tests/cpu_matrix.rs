@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use tessera_analysis::BoundProgram;
 use tessera_ir::ScalarType;
-use tessera_plan::PlanRequest;
+use tessera_plan::{PlanRequest, Strategy};
 use tessera_testkit::{Failures, Subject, case, repository_programs};
 
 /// Every strategy, with time tiles 1, 2, 3, more than the steps, and 4 (not dividing 7), on
@@ -52,10 +52,27 @@ fn wavefront_applies(bound: &BoundProgram) -> bool {
     tessera_plan::cpu::wavefront_unsupported(bound).is_none()
 }
 
-/// Runs `requests` on `subject`, recording each bitwise comparison with the reference.
+/// Runs `requests` on `subject`, recording each bitwise comparison with the reference. Where
+/// the program's steps cannot be fused (a stage reads a reduction of the same step), a request
+/// for a strategy fusing steps must be refused by the planner instead, naming the reason.
 fn check_all(subject: &Subject, requests: &[PlanRequest], failures: &mut Failures) {
     let backend = backend();
+    let refusal = tessera_plan::fusion_refusal(&subject.bound);
     for request in requests {
+        let fuses = matches!(
+            request.strategy,
+            Some(Strategy::Overlapped | Strategy::Wavefront)
+        );
+        if let (true, Some(reason)) = (fuses, &refusal) {
+            match subject.plan(&backend, request) {
+                Err(error) if error.contains(reason.as_str()) => {}
+                other => failures.record(Err(format!(
+                    "{}: {request:?} should be refused ({reason}), got {other:?}",
+                    subject.label
+                ))),
+            }
+            continue;
+        }
         failures.record(
             subject
                 .plan(&backend, request)

@@ -202,16 +202,21 @@ impl HostDevice for CudaStreamDevice {
         if grid.contains(&0) {
             return Ok(());
         }
-        let steps: Vec<i64> = args
+        let ints: Vec<i64> = args
             .iter()
             .map(|a| if let BoundArg::Int(t) = a { *t } else { 0 })
             .collect();
+        let floats: Vec<f64> = args
+            .iter()
+            .map(|a| if let BoundArg::Float(v) = a { *v } else { 0.0 })
+            .collect();
         let allocations: &[CudaSlice<u8>] = &self.allocations;
         let mut builder = self.stream.launch_builder(function);
-        for (arg, step) in args.iter().zip(&steps) {
+        for ((arg, int), float) in args.iter().zip(&ints).zip(&floats) {
             match arg {
                 BoundArg::Allocation(a) => builder.arg(&allocations[*a]),
-                BoundArg::Int(_) => builder.arg(step),
+                BoundArg::Int(_) => builder.arg(int),
+                BoundArg::Float(_) => builder.arg(float),
             };
         }
         let config = LaunchConfig {

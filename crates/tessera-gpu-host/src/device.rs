@@ -10,12 +10,14 @@ use tessera_plan::gpu::GpuPlan;
 use tessera_runtime::BackendError;
 
 /// A launch argument with buffer ids resolved to the allocations now bound to them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BoundArg {
     /// A device allocation, by its index in the device's allocation list.
     Allocation(usize),
     /// A 64-bit signed integer: the step counter, or a pass's number of steps.
     Int(i64),
+    /// A double: the value of a reduction computed earlier in the step.
+    Float(f64),
 }
 
 /// The device operations a host program needs; allocations are addressed by index (one per

@@ -60,19 +60,18 @@ fn run_ops(
         i64::try_from(v).map_err(|_| BackendError::InvalidOptions(format!("step {v} exceeds i64")))
     };
     let (step, count) = (int(t)?, int(steps)?);
-    let mut values = Vec::new();
+    let mut values: Vec<(Id<Reduction>, f64)> = Vec::new();
     for op in ops {
         match op {
             HostOp::Launch(launch) if due(launch.every, t) => {
-                let args: Vec<BoundArg> = launch
-                    .args
-                    .iter()
+                let args = (launch.args.iter())
                     .map(|arg| match arg {
-                        LaunchArg::Buffer(id) => BoundArg::Allocation(bindings[id.0]),
-                        LaunchArg::Step => BoundArg::Int(step),
-                        LaunchArg::Steps => BoundArg::Int(count),
+                        LaunchArg::Buffer(id) => Ok(BoundArg::Allocation(bindings[id.0])),
+                        LaunchArg::Step => Ok(BoundArg::Int(step)),
+                        LaunchArg::Steps => Ok(BoundArg::Int(count)),
+                        LaunchArg::ReductionValue(r) => step_value(&values, *r, t),
                     })
-                    .collect();
+                    .collect::<Result<Vec<BoundArg>, BackendError>>()?;
                 device.launch(launch, &args)?;
             }
             HostOp::Launch(_) => {}
@@ -86,6 +85,22 @@ fn run_ops(
         }
     }
     Ok(values)
+}
+
+/// The value of reduction `r` read back earlier in step `t`, as a launch argument.
+fn step_value(
+    values: &[(Id<Reduction>, f64)],
+    r: Id<Reduction>,
+    t: u64,
+) -> Result<BoundArg, BackendError> {
+    (values.iter().find(|(id, _)| *id == r))
+        .map(|&(_, value)| BoundArg::Float(value))
+        .ok_or_else(|| {
+            BackendError::Runtime(format!(
+                "internal error: a launch reads reduction {} before it is read back in step {t}",
+                r.index()
+            ))
+        })
 }
 
 /// The first `count` f64 values of an allocation.

@@ -1,9 +1,11 @@
 //! Choosing a [`GpuPlan`] from a [`PlanRequest`] and lowering a program for a device.
 
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{DeviceLimits, GpuPlan, KernelProgram, fits, lower, validate};
+use tessera_codegen::kernel::{
+    DeviceLimits, GpuPlan, GpuStrategy, KernelProgram, fits, lower, validate,
+};
 use tessera_plan::gpu::plan_gpu;
-use tessera_plan::{PlanError, PlanRequest};
+use tessera_plan::{PlanError, PlanRequest, fusion_refusal};
 
 /// The plan `request` asks for on a device with `limits` ([`plan_gpu`], with the lowering's
 /// fit test); `backend` names the backend in messages.
@@ -13,9 +15,17 @@ pub fn plan_for(
     backend: &'static str,
     limits: &DeviceLimits,
 ) -> Result<GpuPlan, PlanError> {
-    plan_gpu(&bound.extents, request, backend, limits, |plan| {
+    let plan = plan_gpu(&bound.extents, request, backend, limits, |plan| {
         fits(bound, plan, limits)
-    })
+    })?;
+    if plan.strategy == GpuStrategy::Overlapped
+        && let Some(reason) = fusion_refusal(bound)
+    {
+        return Err(PlanError::Unsupported(format!(
+            "the overlapped strategy fuses steps: {reason}; use `tiled`, `streaming` or `naive`"
+        )));
+    }
+    Ok(plan)
 }
 
 /// Lowers `bound` under `plan` and checks the result against the device (memory, threads,
@@ -34,7 +44,6 @@ pub fn lower_for_device(
 mod tests {
     use std::sync::Arc;
 
-    use tessera_codegen::kernel::GpuStrategy;
     use tessera_ir::builder::ProgramBuilder;
     use tessera_ir::{Constant, ScalarType, SizeExpr};
 

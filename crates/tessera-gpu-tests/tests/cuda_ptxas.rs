@@ -121,7 +121,7 @@ fn every_cuda_module_compiles_for_sm_90_without_spills() {
     for case in test_programs() {
         let bound = case.bind(0);
         let plans = gpu_test_plans().into_iter();
-        for plan in plans.chain(overlapped_test_plans(bound.extents.len())) {
+        for plan in plans.chain(overlapped_test_plans(&bound)) {
             let what = format!("{} {}", case.name, plan.describe());
             match generate(&bound, &plan) {
                 // Deep 3D time tiles that outgrow a block's shared memory are refused before

@@ -20,8 +20,7 @@ fn overlapped(name: &str) {
     let case = case(name);
     let backend = OpenClBackend::default();
     let mut failures = Failures::new();
-    let dims = case.bind(0).extents.len();
-    let plans = overlapped_test_plans(dims);
+    let plans = overlapped_test_plans(&case.bind(0));
     if plans.is_empty() {
         return;
     }

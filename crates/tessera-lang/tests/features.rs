@@ -943,3 +943,30 @@ fn an_array_element_is_a_field_argument_read_at_offsets() {
         [("f.1", vec![0, 1]), ("f.0", vec![1, 1])].map(|(f, o)| (f.to_string(), o))
     );
 }
+
+#[test]
+fn a_reduction_read_by_a_later_stage_is_an_f64_converted_to_its_context() {
+    let checked = tessera_analysis::check(&program("reduction_reads")).expect("checks");
+    let p = checked.program();
+    let normalise = p.stages.ids().nth(1).expect("two stages");
+    let mass = p.reduction_by_name("mass").expect("mass");
+    let peak = p.reduction_by_name("peak").expect("peak");
+    assert_eq!(checked.stage_reduction_reads(normalise), [mass, peak]);
+    assert_eq!(checked.stage_read_reductions(), [mass, peak]);
+    // Every read is the f64 value; next to f32 (`1 / mass` bound to `u * inverse`) it is
+    // converted to f32 by an explicit cast, next to f64 or an integer it stays f64.
+    let mut casts = Vec::new();
+    for id in (0..p.exprs.len()).map(tessera_ir::Id::from_index) {
+        if let ExprKind::ReductionValue(_) = p.exprs[id].kind {
+            assert_eq!(checked.ty(id), ScalarType::F64);
+        }
+        if let ExprKind::Cast(ty, inner) = p.exprs[id].kind
+            && let ExprKind::ReductionValue(r) = p.exprs[inner].kind
+        {
+            casts.push((p.reductions[r].name.clone(), ty));
+        }
+    }
+    casts.sort_by(|a, b| a.0.cmp(&b.0));
+    casts.dedup();
+    assert_eq!(casts, [("mass".to_string(), ScalarType::F32)]);
+}

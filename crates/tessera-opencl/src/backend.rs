@@ -263,6 +263,7 @@ impl HostDevice for OpenClDevice {
                     unsafe { kernel.set_arg(index, &mem) }
                 }
                 BoundArg::Int(t) => unsafe { kernel.set_arg(index, &t) },
+                BoundArg::Float(v) => unsafe { kernel.set_arg(index, &v) },
             };
             set.map_err(|e| OpenClError::call(during(), e))?;
         }

@@ -33,6 +33,7 @@ use tessera_ir::{Border, Id, Stage};
 
 use crate::error::PlanError;
 use crate::isa::TargetIsa;
+use crate::plan::fusion_refusal;
 use crate::request::{Arithmetic, DeviceSelection, PlanRequest, Strategy};
 use crate::reuse::{ColumnSums, column_form, column_sums, lane_type};
 
@@ -363,6 +364,15 @@ impl CpuPlan {
                 format!("the wavefront strategy cannot run this program: {reason}"),
             ));
         }
+        if self.strategy.fuses_steps()
+            && let Some(reason) = fusion_refusal(bound)
+        {
+            return Err(PlanError::field(
+                "cpu.strategy",
+                self.strategy.name(),
+                format!("{reason}; use `parallel` or `blocked`"),
+            ));
+        }
         Ok(())
     }
 
@@ -581,6 +591,14 @@ fn request_strategy(
         },
         None => auto_strategy(bound, machine, exact),
     };
+    if strategy.fuses_steps()
+        && let Some(reason) = fusion_refusal(bound)
+    {
+        return Err(PlanError::Unsupported(format!(
+            "the {} strategy fuses steps: {reason}; use `parallel` or `blocked`",
+            strategy.name()
+        )));
+    }
     if strategy == CpuStrategy::Wavefront
         && let Some(reason) = wavefront_unsupported(bound)
     {
@@ -707,7 +725,10 @@ fn auto_strategy(bound: &BoundProgram, machine: &CpuMachine, exact: bool) -> Cpu
     // 1.33 against parallel 1.16).
     let dims = bound.extents.len();
     let compute_bound = work_per_point(bound, exact) >= 20;
-    if reads_periodic(bound) || grid_bytes <= machine.l3_bytes / 2 {
+    if reads_periodic(bound)
+        || grid_bytes <= machine.l3_bytes / 2
+        || fusion_refusal(bound).is_some()
+    {
         CpuStrategy::Parallel
     } else if !compute_bound
         && wavefront_unsupported(bound).is_none()
@@ -1414,6 +1435,36 @@ mod tests {
 
     fn auto(bound: &BoundProgram) -> CpuPlan {
         plan_cpu(bound, &PlanRequest::default(), &machine()).expect("plans")
+    }
+
+    #[test]
+    fn programs_reading_reductions_of_the_step_never_fuse_steps() {
+        // 2048 x 4096 f32 and f64 fields: beyond half the L3, where the model would fuse.
+        let bound = tessera_testkit::case("normalise2d").bind_extents(&[2048, 4096], &[]);
+        assert_eq!(auto(&bound).strategy, CpuStrategy::Parallel);
+        let fused = PlanRequest {
+            time_tile: Some(4),
+            ..PlanRequest::default()
+        };
+        for request in [
+            fused,
+            PlanRequest {
+                strategy: Some(Strategy::Overlapped),
+                ..PlanRequest::default()
+            },
+        ] {
+            let error = plan_cpu(&bound, &request, &machine()).unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .contains("stage `normalise` reads the reduction `mass`"),
+                "{error}"
+            );
+        }
+        let mut plan = auto(&bound);
+        plan.strategy = CpuStrategy::Overlapped;
+        let error = plan.check(&bound).unwrap_err().to_string();
+        assert!(error.contains("cpu.strategy"), "{error}");
     }
 
     #[test]

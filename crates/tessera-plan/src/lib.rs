@@ -24,5 +24,7 @@ pub mod reuse;
 
 pub use error::PlanError;
 pub use isa::TargetIsa;
-pub use plan::{BackendPlan, PLAN_FORMAT, Plan, Precision, ReferencePlan, StepsPerPass};
+pub use plan::{
+    BackendPlan, PLAN_FORMAT, Plan, Precision, ReferencePlan, StepsPerPass, fusion_refusal,
+};
 pub use request::{Arithmetic, DeviceSelection, PlanRequest, Strategy};

@@ -92,6 +92,24 @@ pub enum StepsPerPass {
     Any,
 }
 
+/// Why no pass may fuse steps of `bound` (`None` when passes may): a stage reads a reduction
+/// an earlier stage of the same step computes, so each step is cut after that stage, where the
+/// reduction's value is folded and handed to the later stages. Strategies that fuse steps
+/// (CPU `overlapped` and `wavefront`, GPU `overlapped`) refuse such programs.
+pub fn fusion_refusal(bound: &BoundProgram) -> Option<String> {
+    let checked = bound.checked();
+    let program = checked.program();
+    let reader = program
+        .stages
+        .ids()
+        .find(|&s| !checked.stage_reduction_reads(s).is_empty())?;
+    let reduction = checked.stage_reduction_reads(reader)[0];
+    Some(format!(
+        "stage `{}` reads the reduction `{}` of the same step: each step stops after the stage computing it, so steps cannot be fused",
+        program.stages[reader].name, program.reductions[reduction].name
+    ))
+}
+
 impl Plan {
     /// A plan of `backend`'s decisions for `bound`.
     pub fn new(bound: &BoundProgram, backend: BackendPlan) -> Plan {

@@ -67,7 +67,8 @@ impl<'a> Evaluator<'a> {
         self
     }
 
-    /// Sets the latest reduction values (by reduction index) for stop conditions.
+    /// Sets the reduction values (by reduction index): the latest ones for stop conditions,
+    /// the step's own for stages reading the reductions of earlier stages.
     pub(crate) fn with_reduction_values(mut self, values: &'a [Option<f64>]) -> Self {
         self.reduction_values = values;
         self

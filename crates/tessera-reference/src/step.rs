@@ -64,16 +64,20 @@ impl Interpreter<'_> {
                 values[slot] = value;
             }
         };
+        // The values of this step's reductions that later stages read.
+        let read = self.bound.checked().stage_read_reductions();
+        let mut step_values: Vec<Option<f64>> = vec![None; program.reductions.len()];
         for stage in program.stages.ids() {
             let reductions: Vec<Id<Reduction>> = self
                 .bound
                 .checked()
                 .stage_reductions(stage)
                 .into_iter()
-                .filter(|r| due.contains(r))
+                .filter(|r| due.contains(r) || read.contains(r))
                 .collect();
-            let stage_values = self.run_stage(storage, stage, t, &reductions)?;
+            let stage_values = self.run_stage(storage, stage, t, &reductions, &step_values)?;
             for (id, value) in reductions.into_iter().zip(stage_values) {
+                step_values[id.index()] = Some(value);
                 record(id, value);
             }
         }
@@ -89,13 +93,16 @@ impl Interpreter<'_> {
     }
 
     /// Runs `stage` at step `t`: evaluates every point of its domain from the pre-stage values,
-    /// then writes its outputs on the domain. Returns the values of the due in-stage `reductions`.
+    /// then writes its outputs on the domain; `step_values` are the values of the reductions
+    /// earlier stages of the step computed (by reduction index). Returns the values of the
+    /// in-stage `reductions`.
     fn run_stage(
         &self,
         storage: &mut [Buffer],
         stage: Id<Stage>,
         t: u64,
         reductions: &[Id<Reduction>],
+        step_values: &[Option<f64>],
     ) -> Result<Vec<f64>, BackendError> {
         let program = self.bound.program();
         let outputs = program.stages[stage].outputs();
@@ -104,6 +111,7 @@ impl Interpreter<'_> {
             let evaluator = Evaluator::new(self.bound, self.precision, storage)
                 .in_stage(stage)
                 .at_step(t)
+                .with_reduction_values(step_values)
                 .observed_by(self.observer);
             domain_rows
                 .par_iter()

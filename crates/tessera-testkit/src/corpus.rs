@@ -250,6 +250,11 @@ pub fn test_programs() -> Vec<Case> {
             ),
             3,
         ),
+        planes(
+            "normalise2d",
+            &[&["19", "37"], &["3", "6"], &["11", "33"]],
+            5,
+        ),
         test_case(
             "fdtd_ricker",
             sizes(

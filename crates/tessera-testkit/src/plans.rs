@@ -3,6 +3,7 @@
 //! streaming chunks; overlapped time tiling at T = 1 to 4 with tiles from 1 to 32 points per
 //! axis (a tile smaller than its halo included).
 
+use tessera_analysis::BoundProgram;
 use tessera_plan::gpu::{GpuPlan, GpuStrategy};
 
 /// The GPU test plans (exact mode).
@@ -23,12 +24,14 @@ pub fn gpu_test_plans() -> Vec<GpuPlan> {
     ]
 }
 
-/// The overlapped test plans (exact mode) for a grid of `dims` axes (none beyond 3 axes):
+/// The overlapped test plans (exact mode) for `bound` (none beyond 3 axes, none where its
+/// steps cannot be fused: see `tessera_plan::fusion_refusal`):
 /// T = 1 to 4, tiles from 8 to 32 points along x; in 3D a tile of 1x2x2 points at T = 3 (a
 /// halo many times the tile). Deep 3D tiles of radius-2 f64 stencils need more shared memory
 /// than a typical GPU gives a block (their lowering is refused, naming the limit).
-pub fn overlapped_test_plans(dims: usize) -> Vec<GpuPlan> {
-    if !GpuStrategy::Overlapped.runs_dims(dims) {
+pub fn overlapped_test_plans(bound: &BoundProgram) -> Vec<GpuPlan> {
+    let dims = bound.extents.len();
+    if !GpuStrategy::Overlapped.runs_dims(dims) || tessera_plan::fusion_refusal(bound).is_some() {
         return Vec::new();
     }
     let plan = |block, elements, time_tile| GpuPlan {

@@ -235,7 +235,7 @@ fn emit_until(bound: &BoundProgram, math: MathLibrary, out: &mut String) {
         );
         let _ = writeln!(
             out,
-            "int tessera_until(const double* v) {{\n    return {condition} ? 1 : 0;\n}}"
+            "int tessera_until(const double* rv) {{\n    return {condition} ? 1 : 0;\n}}"
         );
     }
 }
@@ -345,7 +345,8 @@ fn emit_stage_tiles(bound: &BoundProgram, plan: &CpuPlan, stage: Id<Stage>, out:
         .collect();
     let _ = writeln!(
         out,
-        "static void ts_s{k}_tiles(void* const* cur, void* const* nxt, int64_t t, int threads) {{"
+        "static void ts_s{k}_tiles(void* const* cur, void* const* nxt, int64_t t, int threads{}) {{",
+        stage::values_param(bound, stage)
     );
     let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
     axis_constant(out, "dlo", dims, |a| domain.rect.lo[a]);
@@ -374,7 +375,8 @@ fn emit_stage_tiles(bound: &BoundProgram, plan: &CpuPlan, stage: Id<Stage>, out:
     );
     let _ = writeln!(
         out,
-        "        ts_s{k}_g(cur, nxt, org, lo, hi, t);\n    }}\n}}\n"
+        "        ts_s{k}_g(cur, nxt, org, lo, hi, t{});\n    }}\n}}\n",
+        stage::values_arg(bound, stage)
     );
 }
 
@@ -453,12 +455,17 @@ fn emit_run(bound: &BoundProgram, out: &mut String) {
     let (open, close) = working_arrays(bound);
     out.push_str("int tessera_run(void* const* user, void* const* spare, int64_t t0, int64_t steps, int threads) {\n");
     out.push_str(&open);
+    if !bound.checked().stage_read_reductions().is_empty() {
+        // The schedule runs every step of such a program through `tessera_step_reduce`.
+        out.push_str("    const double* const rv = 0; /* unused: every step computes the reductions stages read */\n");
+    }
     out.push_str("    for (int64_t s = 0; s < steps; s++) {\n        const int64_t t = t0 + s;\n");
     for stage in bound.program().stages.ids() {
         let _ = writeln!(
             out,
-            "        ts_s{}_tiles(cur, nxt, t, threads);",
-            stage.index()
+            "        ts_s{}_tiles(cur, nxt, t, threads{});",
+            stage.index(),
+            stage::values_arg(bound, stage)
         );
         out.push_str(&indent(
             &post_stage(bound, stage, "cur", "nxt", "ts_gst", "ts_zero", None),
@@ -476,6 +483,15 @@ fn emit_step_reduce(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
     let (open, close) = working_arrays(bound);
     out.push_str("int tessera_step_reduce(void* const* user, void* const* spare, int64_t t, const int32_t* due, double* partials, int threads) {\n");
     out.push_str(&open);
+    let read = bound.checked().stage_read_reductions();
+    if !read.is_empty() {
+        let _ = writeln!(
+            out,
+            "    double rv[{}] = {{0}}; /* this step's reductions that later stages read */",
+            program.reductions.len()
+        );
+    }
+    let offsets = partial_layout(bound);
     let parallel = plan.strategy != CpuStrategy::Naive && dims > 1;
     let region = if parallel {
         "    #pragma omp parallel num_threads(threads)\n"
@@ -484,9 +500,10 @@ fn emit_step_reduce(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
     };
     for stage in program.stages.ids() {
         let k = stage.index();
+        let rv = stage::values_arg(bound, stage);
         let reductions = bound.checked().stage_reductions(stage);
         if reductions.is_empty() {
-            let _ = writeln!(out, "    ts_s{k}_tiles(cur, nxt, t, threads);");
+            let _ = writeln!(out, "    ts_s{k}_tiles(cur, nxt, t, threads{rv});");
         } else {
             let due: Vec<String> = reductions
                 .iter()
@@ -495,12 +512,15 @@ fn emit_step_reduce(bound: &BoundProgram, plan: &CpuPlan, out: &mut String) {
             let _ = writeln!(out, "    if ({}) {{", due.join(" || "));
             let _ = writeln!(
                 out,
-                "    {region}    ts_s{k}_red(cur, nxt, t, due, partials);"
+                "    {region}    ts_s{k}_red(cur, nxt, t, due, partials{rv});"
             );
             let _ = writeln!(
                 out,
-                "    }} else {{\n        ts_s{k}_tiles(cur, nxt, t, threads);\n    }}"
+                "    }} else {{\n        ts_s{k}_tiles(cur, nxt, t, threads{rv});\n    }}"
             );
+            for &r in reductions.iter().filter(|r| read.contains(r)) {
+                stage::fold_partials(bound, r, offsets[r.index()], out);
+            }
         }
         out.push_str(&indent(
             &post_stage(bound, stage, "cur", "nxt", "ts_gst", "ts_zero", None),

@@ -253,11 +253,11 @@ impl ReadRenderer for Leaves<'_> {
     }
 
     fn reduction_value(&mut self, reduction: Id<Reduction>) -> String {
-        format!("v[{}]", reduction.index())
+        format!("rv[{}]", reduction.index())
     }
 }
 
-/// Spells reduction values for the `until` condition (`v[r]`), and nothing else.
+/// Spells reduction values for the `until` condition (`rv[r]`), and nothing else.
 pub(crate) fn until_leaves(bound: &BoundProgram) -> impl ReadRenderer + '_ {
     Leaves::new(bound, None, &[], false)
 }
@@ -547,6 +547,50 @@ fn identity(op: ReduceOp) -> &'static str {
     }
 }
 
+/// `, const double* rv` when `stage` reads reduction values (this step's, by reduction index),
+/// else nothing: the last parameter of the stage's functions.
+pub(crate) fn values_param(bound: &BoundProgram, stage: Id<Stage>) -> &'static str {
+    if bound.checked().stage_reduction_reads(stage).is_empty() {
+        ""
+    } else {
+        ", const double* rv"
+    }
+}
+
+/// `, rv` when `stage` reads reduction values, else nothing: the argument of [`values_param`].
+pub(crate) fn values_arg(bound: &BoundProgram, stage: Id<Stage>) -> &'static str {
+    if bound.checked().stage_reduction_reads(stage).is_empty() {
+        ""
+    } else {
+        ", rv"
+    }
+}
+
+/// Emits the statements setting `rv[r]` to reduction `r`'s value from its row partials at
+/// `offset` (`rows` of them), folded in row order (THE fixed order).
+pub(crate) fn fold_partials(
+    bound: &BoundProgram,
+    reduction: Id<Reduction>,
+    (offset, rows): (usize, usize),
+    out: &mut String,
+) {
+    let r = reduction.index();
+    let op = bound.program().reductions[reduction].op;
+    let _ = writeln!(
+        out,
+        "    {{
+        double a = {};
+        for (int64_t k = 0; k < {rows}; k++) {{
+            const double x = partials[{offset} + k];
+            {}
+        }}
+        rv[{r}] = a;
+    }}",
+        identity(op),
+        combine(op, "a", "x")
+    );
+}
+
 /// Emits the interior, border and box functions of `stage` for `view`.
 pub(crate) fn emit_stage_box(ctx: &Context, view: View, stage: Id<Stage>, out: &mut String) {
     let pointers = pointer_declarations(ctx.bound, stage);
@@ -602,8 +646,9 @@ fn emit_nest_function(
     let attribute = if wide { "TS_WIDE_VECTORS " } else { "" };
     let _ = writeln!(
         out,
-        "{attribute}static void ts_s{k}_{part}_{v}({}) {{",
-        view.signature().0
+        "{attribute}static void ts_s{k}_{part}_{v}({}{}) {{",
+        view.signature().0,
+        values_param(ctx.bound, stage)
     );
     out.push_str(pointers);
     out.push_str(&terms::tables(ctx, stage, chain_form, border));
@@ -726,8 +771,9 @@ fn emit_box_function(ctx: &Context, view: View, stage: Id<Stage>, out: &mut Stri
     let v = view.suffix();
     let domain = ctx.bound.stage_domain(stage);
     let (signature, origins) = view.signature();
+    let (values, rv) = (values_param(ctx.bound, stage), values_arg(ctx.bound, stage));
     let inner = ctx.bound.stage_interior(stage);
-    let _ = writeln!(out, "static void ts_s{k}_{v}({signature}) {{");
+    let _ = writeln!(out, "static void ts_s{k}_{v}({signature}{values}) {{");
     axis_constant(out, "dlo", dims, |a| domain.rect.lo[a]);
     axis_constant(out, "dhi", dims, |a| domain.rect.hi[a]);
     axis_constant(out, "ilo", dims, |a| inner[a].0);
@@ -749,7 +795,7 @@ fn emit_box_function(ctx: &Context, view: View, stage: Id<Stage>, out: &mut Stri
     );
     let _ = writeln!(
         out,
-        "            ts_s{k}_bd_{v}(cur, nxt, {origins}, sl, sh, t);"
+        "            ts_s{k}_bd_{v}(cur, nxt, {origins}, sl, sh, t{rv});"
     );
     out.push_str(
         "        }\n\
@@ -761,7 +807,7 @@ fn emit_box_function(ctx: &Context, view: View, stage: Id<Stage>, out: &mut Stri
     );
     let _ = writeln!(
         out,
-        "            ts_s{k}_bd_{v}(cur, nxt, {origins}, sl, sh, t);"
+        "            ts_s{k}_bd_{v}(cur, nxt, {origins}, sl, sh, t{rv});"
     );
     out.push_str(
         "        }\n\
@@ -772,7 +818,7 @@ fn emit_box_function(ctx: &Context, view: View, stage: Id<Stage>, out: &mut Stri
     );
     let _ = writeln!(
         out,
-        "    ts_s{k}_in_{v}(cur, nxt, {origins}, cl, ch, t);\n}}\n"
+        "    ts_s{k}_in_{v}(cur, nxt, {origins}, cl, ch, t{rv});\n}}\n"
     );
 }
 
@@ -844,7 +890,8 @@ pub(crate) fn emit_stage_reduce(
         .collect();
     let _ = writeln!(
         out,
-        "static void ts_s{k}_red(void* const* cur, void* const* nxt, int64_t t, const int32_t* due, double* partials) {{"
+        "static void ts_s{k}_red(void* const* cur, void* const* nxt, int64_t t, const int32_t* due, double* partials{}) {{",
+        values_param(ctx.bound, stage)
     );
     let _ = writeln!(out, "    static const int64_t org[TS_DIMS] = {{0}};");
     out.push_str(&pointer_declarations(ctx.bound, stage));

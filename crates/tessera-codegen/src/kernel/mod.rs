@@ -21,7 +21,9 @@
 //!    - [`HostOp::Launch`]: launch the kernel with `grid` blocks of `block` threads (x, y, z;
 //!      OpenCL's global size is `grid * block` per axis) and the arguments in order
 //!      ([`LaunchArg::Buffer`]: the buffer now bound to that id; [`LaunchArg::Step`]: `t` as a
-//!      64-bit signed integer; [`LaunchArg::Steps`]: `steps`, likewise);
+//!      64-bit signed integer; [`LaunchArg::Steps`]: `steps`, likewise;
+//!      [`LaunchArg::ReductionValue`]: the value of that reduction read back by an earlier
+//!      [`HostOp::Reduce`] of the step, as a `double`);
 //!    - [`HostOp::Copy`]: copy a whole buffer to another on the device;
 //!    - [`HostOp::Swap`]: exchange the allocations bound to two buffer ids (ping-pong);
 //!    - [`HostOp::Reduce`]: read the `rows` f64 partials back and fold them in index order
@@ -551,6 +553,9 @@ pub enum LaunchArg {
     Step,
     /// The number of steps of the pass (fused passes), as an `i64`.
     Steps,
+    /// The value of a reduction read back earlier in the step, as an `f64` (stages reading
+    /// the in-stage reductions of earlier stages).
+    ReductionValue(Id<Reduction>),
 }
 
 /// [`HostOp::Reduce`].

@@ -419,9 +419,6 @@ impl ReadRenderer for Leaves<'_, '_> {
     }
 
     fn reduction_value(&mut self, reduction: Id<Reduction>) -> String {
-        panic!(
-            "reduction value #{} used in a kernel: only `until` reads reduction values",
-            reduction.index()
-        )
+        super::lower::reduction_value_name(reduction)
     }
 }

@@ -2,7 +2,7 @@
 //! a stage's kernel parameters, and the code evaluating a stage at one point.
 
 use tessera_analysis::{BoundProgram, Domain, Footprint};
-use tessera_ir::{Border, Field, Id, ScalarType, Stage};
+use tessera_ir::{Border, Field, Id, Reduction, ScalarType, Stage};
 use tessera_plan::gpu::GpuPlan;
 
 use super::super::{
@@ -371,13 +371,41 @@ pub struct StageIo {
     params: Vec<IoParam>,
 }
 
-/// One kernel parameter of a stage kernel and the buffer bound to it.
+/// One kernel parameter of a stage kernel and what is bound to it.
 pub struct IoParam {
     /// The parameter.
     pub param: KernelParam,
-    /// The field and whether its ping-pong partner (`true`) or its own buffer is bound;
-    /// `None` for the step counter.
-    pub buffer: Option<(Id<Field>, bool)>,
+    /// Its argument.
+    pub arg: IoArg,
+}
+
+/// The argument of a stage kernel's parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoArg {
+    /// A field's buffer: its ping-pong partner (`true`) or its own.
+    Buffer(Id<Field>, bool),
+    /// The step counter.
+    Step,
+    /// The value of a reduction an earlier stage of the step computed.
+    ReductionValue(Id<Reduction>),
+}
+
+/// The kernel parameters (`rv<r>`, `f64`) of the reduction values `stage` reads.
+pub fn reduction_value_params(ctx: &Ctx, stage: Id<Stage>) -> Vec<(KernelParam, Id<Reduction>)> {
+    (ctx.bound.checked().stage_reduction_reads(stage).into_iter())
+        .map(|r| {
+            let param = KernelParam {
+                name: reduction_value_name(r),
+                kind: ParamKind::Scalar(ScalarType::F64),
+            };
+            (param, r)
+        })
+        .collect()
+}
+
+/// The name of the parameter holding reduction `r`'s value in a kernel.
+pub fn reduction_value_name(r: Id<Reduction>) -> String {
+    format!("rv{}", r.index())
 }
 
 /// A C identifier for a field: `f3_E_ex` for field 3 named `E.ex`.
@@ -421,7 +449,7 @@ impl StageIo {
                     name,
                     kind: ParamKind::Buffer { ty, read_only },
                 },
-                buffer: Some((field, next)),
+                arg: IoArg::Buffer(field, next),
             };
             match outputs.iter().find(|(f, _)| *f == field) {
                 Some((_, true)) => params.push(buffer(name, false, false)),
@@ -439,8 +467,14 @@ impl StageIo {
                 name: "t".into(),
                 kind: ParamKind::Scalar(ScalarType::I64),
             },
-            buffer: None,
+            arg: IoArg::Step,
         });
+        for (param, r) in reduction_value_params(ctx, stage) {
+            params.push(IoParam {
+                param,
+                arg: IoArg::ReductionValue(r),
+            });
+        }
         StageIo {
             stage,
             reads,
@@ -502,7 +536,7 @@ impl StageIo {
     pub fn input(&self, field: Id<Field>) -> &str {
         self.params
             .iter()
-            .find(|p| p.buffer == Some((field, false)))
+            .find(|p| p.arg == IoArg::Buffer(field, false))
             .map_or("", |p| p.param.name.as_str())
     }
 
@@ -510,7 +544,7 @@ impl StageIo {
     pub fn cached(&self, field: Id<Field>) -> bool {
         self.params
             .iter()
-            .find(|p| p.buffer == Some((field, false)))
+            .find(|p| p.arg == IoArg::Buffer(field, false))
             .is_some_and(|p| {
                 matches!(
                     p.param.kind,
@@ -527,7 +561,7 @@ impl StageIo {
         let in_place = self.outputs.iter().any(|(f, p)| *f == field && *p);
         self.params
             .iter()
-            .find(|p| p.buffer == Some((field, !in_place)))
+            .find(|p| p.arg == IoArg::Buffer(field, !in_place))
             .map_or("", |p| p.param.name.as_str())
     }
 }

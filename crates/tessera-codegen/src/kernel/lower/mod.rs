@@ -18,15 +18,15 @@ mod tiled;
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Field, Id, ReductionPlacement, ScalarType, Stage};
-use tessera_plan::PlanError;
 use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy};
+use tessera_plan::{PlanError, fusion_refusal};
 
 use super::{
     BufferDecl, BufferId, BufferRole, FusedPass, HostOp, HostProgram, KernelProgram, Launch,
     LaunchArg, ReduceReadback, validate,
 };
-pub(super) use common::Ctx;
-use common::StageIo;
+pub(super) use common::{Ctx, reduction_value_name};
+use common::{IoArg, StageIo};
 
 /// Lowers `bound` under `plan` into kernels and a host program.
 ///
@@ -122,6 +122,11 @@ impl Lowering<'_> {
     /// The overlapped kernel and the fused pass launching it, each updated field swapped with
     /// its partner after the launch.
     fn fused_pass(&mut self) -> Result<(), PlanError> {
+        if let Some(reason) = fusion_refusal(self.ctx.bound) {
+            return Err(PlanError::Unsupported(format!(
+                "the overlapped strategy fuses steps: {reason}"
+            )));
+        }
         let fused = overlapped::kernel(self.ctx).map_err(PlanError::Unsupported)?;
         for &field in &fused.updated {
             self.add_partner(field);
@@ -190,9 +195,10 @@ impl Lowering<'_> {
                     self.keep_unwritten_points(field);
                 }
             }
-            let args = io.params().iter().map(|p| match p.buffer {
-                Some((field, next)) => LaunchArg::Buffer(self.buffer_of(field, next)),
-                None => LaunchArg::Step,
+            let args = io.params().iter().map(|p| match p.arg {
+                IoArg::Buffer(field, next) => LaunchArg::Buffer(self.buffer_of(field, next)),
+                IoArg::Step => LaunchArg::Step,
+                IoArg::ReductionValue(r) => LaunchArg::ReductionValue(r),
             });
             let launch = HostOp::Launch(Launch {
                 kernel: kernel.name.clone(),
@@ -255,6 +261,7 @@ impl Lowering<'_> {
                 .collect();
             args.push(LaunchArg::Buffer(partials));
             args.push(LaunchArg::Step);
+            args.extend(lowered.values.iter().map(|&r| LaunchArg::ReductionValue(r)));
             self.host.step.push(HostOp::Launch(Launch {
                 kernel: lowered.kernel.name.clone(),
                 grid: lowered.grid,

@@ -8,7 +8,7 @@ use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ReductionPlacement, S
 use super::super::{
     Expr, Kernel, KernelOp, KernelParam, ParamKind, ProgramEnv, ReductionEval, StageEval, Stmt,
 };
-use super::common::{Ctx, StageIo, field_ident, ident};
+use super::common::{Ctx, StageIo, field_ident, ident, reduction_value_params};
 use super::naive::blocks;
 
 /// Threads per block of reduction kernels.
@@ -25,6 +25,8 @@ pub struct Lowered {
     pub rows: usize,
     /// Fields read, in parameter order.
     pub fields: Vec<Id<Field>>,
+    /// The reduction values read (the kernel's `f64` parameters after `t`), in order.
+    pub values: Vec<Id<Reduction>>,
 }
 
 /// The kernel computing the row partials of `reduction`; `stage` is its stage's I/O for an
@@ -37,6 +39,10 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
     let reads = match stage {
         Some(io) => io.reads.clone(),
         None => ctx.bound.checked().reduction_footprints(reduction).to_vec(),
+    };
+    let values = match stage {
+        Some(io) => reduction_value_params(ctx, io.stage),
+        None => Vec::new(),
     };
     let counts: Vec<i64> = (0..d).map(|a| Ctx::count(domain, a)).collect();
     let rows: i64 = counts[..d - 1].iter().product::<i64>() * i64::from(counts[d - 1] > 0);
@@ -72,7 +78,7 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
             r.name,
             r.op.name()
         ),
-        params: params(ctx, &reads),
+        params: params(ctx, &reads, &values),
         shared: Vec::new(),
         block: [THREADS, 1, 1],
         body,
@@ -82,11 +88,17 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
         grid: [blocks(rows, u64::from(THREADS)), 1, 1],
         rows: rows as usize,
         fields: reads.iter().map(|(f, _)| *f).collect(),
+        values: values.into_iter().map(|(_, r)| r).collect(),
     }
 }
 
-/// The kernel's parameters: the fields read (read-only), `partials` and the step `t`.
-fn params(ctx: &Ctx, reads: &[(Id<Field>, Footprint)]) -> Vec<KernelParam> {
+/// The kernel's parameters: the fields read (read-only), `partials`, the step `t` and the
+/// reduction values its stage reads.
+fn params(
+    ctx: &Ctx,
+    reads: &[(Id<Field>, Footprint)],
+    values: &[(KernelParam, Id<Reduction>)],
+) -> Vec<KernelParam> {
     let program = ctx.bound.program();
     let mut params: Vec<KernelParam> = reads
         .iter()
@@ -109,6 +121,7 @@ fn params(ctx: &Ctx, reads: &[(Id<Field>, Footprint)]) -> Vec<KernelParam> {
         name: "t".into(),
         kind: ParamKind::Scalar(ScalarType::I64),
     });
+    params.extend(values.iter().map(|(param, _)| param.clone()));
     params
 }
 
