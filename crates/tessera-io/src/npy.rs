@@ -366,7 +366,7 @@ mod tests {
             assert!(header.contains(&format!("'descr': {descr}")), "{header}");
             assert_eq!(
                 &bytes[bytes.len() - 4..bytes.len() - 2],
-                buffer.as_bytes()[..2]
+                &buffer.as_bytes()[..2]
             );
         }
         // A big-endian float16 file as NumPy writes it.
