@@ -307,6 +307,7 @@ pub fn visit(program: &Program, root: ExprId, f: &mut dyn FnMut(&Expr)) {
         | ExprKind::Param(_)
         | ExprKind::Coord(_)
         | ExprKind::Step
+        | ExprKind::TableRead { .. }
         | ExprKind::Local(_)
         | ExprKind::ReductionValue(_) => {}
     }
@@ -775,6 +776,21 @@ impl<'p> Checker<'p> {
                 }
                 Some(Typed(ScalarType::I64))
             }
+            ExprKind::TableRead { table, .. } => {
+                let table = &program.tables[*table];
+                if scope.stage.is_none() {
+                    self.error(
+                        Diagnostic::error(
+                            "E0260",
+                            format!("the table `{}` cannot be read in {}", table.name, scope.what),
+                        )
+                        .with_primary(span, "")
+                        .with_help("tables are read only inside stages (their in-stage reductions included)"),
+                    );
+                    return None;
+                }
+                Some(Typed(table.ty))
+            }
             ExprKind::Local(local) => {
                 let valid = scope
                     .stage
@@ -983,6 +999,7 @@ impl<'p> Checker<'p> {
             | ExprKind::Param(_)
             | ExprKind::Coord(_)
             | ExprKind::Step
+            | ExprKind::TableRead { .. }
             | ExprKind::ReductionValue(_) => self.emit(expr.kind.clone(), ty, span),
             ExprKind::Local(local) => match scope.untyped_locals[local.index()] {
                 Some(value) if scope.local_types[local.index()].is_none() => {

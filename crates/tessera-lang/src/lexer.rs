@@ -42,6 +42,9 @@ pub enum Token {
     /// `field`
     #[token("field")]
     Field,
+    /// `table`
+    #[token("table")]
+    Table,
     /// `readonly`
     #[token("readonly")]
     Readonly,
@@ -218,6 +221,7 @@ impl Token {
             Token::Grid => "`grid`",
             Token::Steps => "`steps`",
             Token::Field => "`field`",
+            Token::Table => "`table`",
             Token::Readonly => "`readonly`",
             Token::Border => "`border`",
             Token::Stage => "`stage`",
@@ -279,6 +283,7 @@ impl Token {
                 | Token::Grid
                 | Token::Steps
                 | Token::Field
+                | Token::Table
                 | Token::Stage
                 | Token::Const
                 | Token::Fn

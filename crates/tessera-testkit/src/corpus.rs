@@ -245,6 +245,14 @@ pub fn test_programs() -> Vec<Case> {
             ),
             30,
         ),
+        test_case(
+            "acoustic2d",
+            sizes(
+                &["NY", "NX", "real"],
+                &[&["21", "19", "f32"], &["9", "33", "f64"]],
+            ),
+            10,
+        ),
     ]
 }
 

@@ -95,11 +95,16 @@ impl Lowerer<'_> {
                     let offset = self.offsets(path, offsets, *brackets);
                     return self.argument_read(path, bound, offset?, expr.span);
                 }
-                let field = self.read_target(path, at);
-                let offset = self.offsets(path, offsets, *brackets);
-                Ir::Read {
-                    field: field?,
-                    offset: offset?,
+                let target = self.resolve(path, at);
+                if let Some(Resolved::Global(Global::Table(table))) = target {
+                    self.table_read(table, path, offsets, *brackets, at)?
+                } else {
+                    let field = self.read_target(path, target);
+                    let offset = self.offsets(path, offsets, *brackets);
+                    Ir::Read {
+                        field: field?,
+                        offset: offset?,
+                    }
                 }
             }
             ExprKind::Unary(op, a) => Ir::Unary(*op, self.value(a, at)?),
@@ -152,6 +157,10 @@ impl Lowerer<'_> {
             Resolved::Global(Global::Reduction(r)) => Ir::ReductionValue(r),
             Resolved::Coord(axis) => Ir::Coord(axis),
             Resolved::Step => Ir::Step,
+            Resolved::Global(Global::Table(_)) => {
+                self.table_index_error(path, path.span);
+                return None;
+            }
             other @ Resolved::Global(
                 Global::Group(_) | Global::Stage | Global::Const(_) | Global::Function(_),
             ) => {
@@ -191,8 +200,8 @@ impl Lowerer<'_> {
     }
 
     /// The field read by `A[...]`.
-    fn read_target(&mut self, path: &Path, at: Use) -> Option<Id<Field>> {
-        match self.resolve(path, at)? {
+    fn read_target(&mut self, path: &Path, target: Option<Resolved>) -> Option<Id<Field>> {
+        match target? {
             Resolved::Global(Global::Field(field)) => Some(field),
             other @ Resolved::Global(Global::Group(_)) => {
                 self.not_a_value(path, other);
@@ -275,7 +284,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn constant(&mut self, expr: &Expr) -> Option<i64> {
+    pub(super) fn constant(&mut self, expr: &Expr) -> Option<i64> {
         let (value, what) = match &expr.kind {
             ExprKind::Literal(Constant::Int(v)) => return Some(*v),
             ExprKind::Unary(UnaryOp::Neg, a) => (self.constant(a)?.checked_neg(), "negation"),

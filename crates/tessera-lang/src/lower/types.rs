@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use tessera_ir::diagnostic::did_you_mean;
-use tessera_ir::{Constant, Diagnostic, Field, FieldGroup, Id, Param, ScalarType, Span};
+use tessera_ir::{Constant, Diagnostic, Field, FieldGroup, Id, Param, ScalarType, Span, Table};
 
 use super::Lowerer;
 use super::scope::{Global, quoted};
@@ -210,6 +210,19 @@ impl<'a> Lowerer<'a> {
             span,
         });
         self.declare(name, Global::Param(id), item);
+    }
+
+    /// `table NAME: TYPE;`: an input table of scalars.
+    pub(super) fn declare_table(&mut self, item: usize, name: &Ident, ty: &Ident, span: Span) {
+        let Some(ty) = self.scalar_type(ty, item) else {
+            return;
+        };
+        let id = self.program.tables.alloc(Table {
+            name: name.name.clone(),
+            ty,
+            span,
+        });
+        self.declare(name, Global::Table(id), item);
     }
 
     /// `field NAME: FTYPE attrs;`: one field, or a group of component fields.
