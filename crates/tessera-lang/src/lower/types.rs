@@ -74,7 +74,7 @@ impl<'a> Lowerer<'a> {
             self.error(
                 Diagnostic::error("E0037", format!("the vector type `{}` cannot be used here", ty.name))
                     .with_primary(ty.span, "a vector type")
-                    .with_help("parameters, aliases and struct components have scalar types (`f32`, `f64`, `i32`, `i64`, `u8`); vectors are for fields"),
+                    .with_help("parameters, aliases, tables and struct components have scalar types (`f32`, `f64`, `i32`, `i64`, `u8`); vectors are for fields"),
             );
             return None;
         }

@@ -2,13 +2,15 @@
 //! points sharing every index but x), accumulating in `f64` in ascending x from the identity
 //! and writing the row's partial; the host folds the partials in row order.
 
-use tessera_analysis::{Domain, Footprint};
-use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ReductionPlacement, ScalarType};
+use tessera_analysis::{Domain, Footprint, stage_tables};
+use tessera_ir::{
+    Constant, Field, Id, ReduceOp, Reduction, ReductionPlacement, ScalarType, Table,
+};
 
 use super::super::{
     Expr, Kernel, KernelOp, KernelParam, ParamKind, ProgramEnv, ReductionEval, StageEval, Stmt,
 };
-use super::common::{Ctx, StageIo, field_ident, ident};
+use super::common::{Ctx, StageIo, field_ident, ident, table_params};
 use super::naive::blocks;
 
 /// Threads per block of reduction kernels.
@@ -25,6 +27,8 @@ pub struct Lowered {
     pub rows: usize,
     /// Fields read, in parameter order.
     pub fields: Vec<Id<Field>>,
+    /// Input tables read (an in-stage reduction's), the parameters after `t`.
+    pub tables: Vec<Id<Table>>,
 }
 
 /// The kernel computing the row partials of `reduction`; `stage` is its stage's I/O for an
@@ -37,6 +41,10 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
     let reads = match stage {
         Some(io) => io.reads.clone(),
         None => ctx.bound.checked().reduction_footprints(reduction).to_vec(),
+    };
+    let tables = match r.placement {
+        ReductionPlacement::InStage(stage) => stage_tables(program, stage),
+        ReductionPlacement::AfterStep { .. } => Vec::new(),
     };
     let counts: Vec<i64> = (0..d).map(|a| Ctx::count(domain, a)).collect();
     let rows: i64 = counts[..d - 1].iter().product::<i64>() * i64::from(counts[d - 1] > 0);
@@ -72,7 +80,7 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
             r.name,
             r.op.name()
         ),
-        params: params(ctx, &reads),
+        params: [params(ctx, &reads), table_params(ctx, &tables)].concat(),
         shared: Vec::new(),
         block: [THREADS, 1, 1],
         body,
@@ -82,6 +90,7 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
         grid: [blocks(rows, u64::from(THREADS)), 1, 1],
         rows: rows as usize,
         fields: reads.iter().map(|(f, _)| *f).collect(),
+        tables,
     }
 }
 
