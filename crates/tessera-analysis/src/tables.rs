@@ -12,7 +12,10 @@ pub fn table_reach(program: &Program, table: Id<Table>) -> Option<(i64, i64)> {
         .exprs
         .values()
         .filter_map(|e| match e.kind {
-            ExprKind::TableRead { table: read, offset } if read == table => Some(offset),
+            ExprKind::TableRead {
+                table: read,
+                offset,
+            } if read == table => Some(offset),
             _ => None,
         })
         .fold(None, |reach, k| match reach {

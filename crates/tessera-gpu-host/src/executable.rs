@@ -144,8 +144,8 @@ impl<D: GpuDevice> GpuExecutable<D> {
         fields: &FieldSet,
         bindings: &mut [usize],
     ) -> Result<(), BackendError> {
-        let table_buffers = (self.program.host.buffers.iter().enumerate())
-            .filter_map(|(id, b)| match b.role {
+        let table_buffers =
+            (self.program.host.buffers.iter().enumerate()).filter_map(|(id, b)| match b.role {
                 BufferRole::Table { table } => Some((table.index(), id)),
                 _ => None,
             });

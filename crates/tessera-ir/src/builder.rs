@@ -20,7 +20,7 @@ use crate::arena::Id;
 use crate::expr::{BinaryOp, Expr, ExprId, ExprKind, MathFn, UnaryOp};
 use crate::program::{
     Border, Field, FieldGroup, Local, Param, Program, ReduceOp, Reduction, ReductionPlacement,
-    Region, SizeExpr, Stage, Statement, Table, StopCondition,
+    Region, SizeExpr, Stage, Statement, StopCondition, Table,
 };
 use crate::span::Span;
 use crate::types::{Constant, ScalarType};

@@ -159,7 +159,12 @@ impl<'a> Evaluator<'a> {
 
     /// The values of `field` at `offset` from every point of `row`, borders applied per axis.
     /// `table[t + offset]` for every point of a row of `len` points.
-    fn table_read(&self, table: Id<Table>, offset: i64, len: usize) -> Result<Column, BackendError> {
+    fn table_read(
+        &self,
+        table: Id<Table>,
+        offset: i64,
+        len: usize,
+    ) -> Result<Column, BackendError> {
         let buffer = (self.tables.get(table.index()))
             .ok_or_else(|| internal("a table read with no table storage"))?;
         let index = usize::try_from(self.step as i64 + offset)

@@ -11,7 +11,12 @@ use tessera_reference::ReferenceBackend;
 use tessera_runtime::{Backend, Buffer, FieldSet};
 
 /// `u = u + w[t + offset]` on a 1D grid of 3 points, with `w` an f64 table.
-fn accumulate(offset: i64) -> (tessera_analysis::BoundProgram, tessera_ir::Id<tessera_ir::Field>) {
+fn accumulate(
+    offset: i64,
+) -> (
+    tessera_analysis::BoundProgram,
+    tessera_ir::Id<tessera_ir::Field>,
+) {
     let mut b = ProgramBuilder::new("acc");
     b.grid(vec![SizeExpr::Const(3)]);
     let u = b.field("u", ScalarType::F64);
@@ -77,5 +82,8 @@ fn a_table_of_another_type_is_refused() {
         .plan_and_prepare(&p, &PlanRequest::default())
         .unwrap();
     let error = exe.run(&mut f, 0, 2, &mut ()).unwrap_err().to_string();
-    assert!(error.contains("holds f64 values but was given f32"), "{error}");
+    assert!(
+        error.contains("holds f64 values but was given f32"),
+        "{error}"
+    );
 }

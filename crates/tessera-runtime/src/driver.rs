@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use tessera_analysis::{BoundProgram, table_shortfall};
 use tessera_analysis::check::visit;
+use tessera_analysis::{BoundProgram, table_shortfall};
 use tessera_ir::{ExprKind, Program};
 use tessera_plan::StepsPerPass;
 

@@ -253,6 +253,18 @@ pub fn test_programs() -> Vec<Case> {
             ),
             10,
         ),
+        test_case(
+            "acoustic2d_select",
+            sizes(
+                &["NY", "NX", "real"],
+                &[
+                    &["17", "23", "f32"],
+                    &["8", "33", "f64"],
+                    &["5", "7", "f32"],
+                ],
+            ),
+            9,
+        ),
     ]
 }
 

@@ -36,7 +36,7 @@ macro_rules! test_every_program {
             j2d5pt, heat2d_periodic, j3d7pt, box3d_constant, fdtd2d, reductions2d, life,
             strided1d, star4d, star1d_r2_constant, box2d_r2_clamp, star3d_r2_periodic, rician2d,
             tv2d, decay_until, terms2d_mirror, terms2d_strided, terms3d_clamp, math_all,
-            fdtd_ricker, functions2d, acoustic2d);
+            fdtd_ricker, functions2d, acoustic2d, acoustic2d_select);
     };
     ($matrix:ident: $($name:ident),* $(,)?) => {
         $(

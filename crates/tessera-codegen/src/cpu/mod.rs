@@ -427,8 +427,7 @@ fn post_stage(
 
 /// Declarations of the working pointer arrays and the end-of-call copy into `user`.
 pub(crate) fn working_arrays(bound: &BoundProgram) -> (String, String) {
-    let mut open =
-        String::from("    void* cur[TS_SLOTS] = {0};\n    void* nxt[TS_SLOTS] = {0};\n");
+    let mut open = String::from("    void* cur[TS_SLOTS] = {0};\n    void* nxt[TS_SLOTS] = {0};\n");
     open.push_str(&table_slots(bound, &["cur", "nxt"], "user", "    "));
     let updated = updated_fields(bound);
     for field in bound.program().fields.ids() {

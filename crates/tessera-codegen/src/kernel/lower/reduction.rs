@@ -3,9 +3,7 @@
 //! and writing the row's partial; the host folds the partials in row order.
 
 use tessera_analysis::{Domain, Footprint, stage_tables};
-use tessera_ir::{
-    Constant, Field, Id, ReduceOp, Reduction, ReductionPlacement, ScalarType, Table,
-};
+use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ReductionPlacement, ScalarType, Table};
 
 use super::super::{
     Expr, Kernel, KernelOp, KernelParam, ParamKind, ProgramEnv, ReductionEval, StageEval, Stmt,
