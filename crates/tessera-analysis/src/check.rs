@@ -353,6 +353,7 @@ pub fn visit(program: &Program, root: ExprId, f: &mut dyn FnMut(&Expr)) {
         | ExprKind::Param(_)
         | ExprKind::Coord(_)
         | ExprKind::Step
+        | ExprKind::TableRead { .. }
         | ExprKind::Local(_)
         | ExprKind::ReductionValue(_) => {}
     }
@@ -923,6 +924,21 @@ impl<'p> Checker<'p> {
                 }
                 Some(Typed(ScalarType::I64))
             }
+            ExprKind::TableRead { table, .. } => {
+                let table = &program.tables[*table];
+                if scope.stage.is_none() {
+                    self.error(
+                        Diagnostic::error(
+                            "E0260",
+                            format!("the table `{}` cannot be read in {}", table.name, scope.what),
+                        )
+                        .with_primary(span, "")
+                        .with_help("tables are read only inside stages (their in-stage reductions included)"),
+                    );
+                    return None;
+                }
+                Some(Typed(table.ty))
+            }
             ExprKind::Local(local) => {
                 let valid = scope
                     .stage
@@ -1121,9 +1137,10 @@ impl<'p> Checker<'p> {
                     self.emit(ExprKind::Cast(ty, read), ty, span)
                 }
             }
-            ExprKind::Param(_) | ExprKind::Coord(_) | ExprKind::Step => {
-                self.emit(expr.kind.clone(), ty, span)
-            }
+            ExprKind::Param(_)
+            | ExprKind::Coord(_)
+            | ExprKind::Step
+            | ExprKind::TableRead { .. } => self.emit(expr.kind.clone(), ty, span),
             ExprKind::ReductionValue(_) => {
                 let value = self.emit(expr.kind.clone(), ScalarType::F64, span);
                 if ty == ScalarType::F64 {

@@ -19,6 +19,7 @@ pub mod deps;
 pub mod footprint;
 pub mod linear;
 pub mod region;
+pub mod tables;
 pub mod tiling;
 
 pub use bind::{BoundProgram, Domain, bind, parse_param_value};
@@ -27,4 +28,5 @@ pub use check::{CheckedProgram, FieldRole, check};
 pub use footprint::Footprint;
 pub use linear::{LinearForm, LinearTerm, linear_form};
 pub use region::Rect;
+pub use tables::{stage_tables, table_reach, table_shortfall};
 pub use tiling::{TileRegions, local_tile_regions, tile_regions};

@@ -24,7 +24,7 @@ use tessera_analysis::CheckedProgram;
 use tessera_ir::half::storage_bits_from_f32;
 use tessera_ir::{
     BinaryOp, Constant, ExprId, ExprKind, Field, Id, Local, MathFn, Param, Reduction, ScalarType,
-    Stage, Statement, UnaryOp,
+    Stage, Statement, Table, UnaryOp,
 };
 
 /// The target language of the printer.
@@ -60,6 +60,11 @@ impl MathLibrary {
     }
 }
 
+/// The name of input table `table`'s pointer in generated code (`tb0`).
+pub fn table_pointer(table: Id<Table>) -> String {
+    format!("tb{}", table.index())
+}
+
 /// Spells the leaves of an expression that depend on the code generation strategy.
 pub trait ReadRenderer {
     /// A read of `field` at `offset` (slowest axis first) from the current point.
@@ -72,6 +77,15 @@ pub trait ReadRenderer {
     fn step(&mut self) -> String;
     /// A parameter's value, in the parameter's type.
     fn param(&mut self, param: Id<Param>) -> String;
+    /// `table[t + offset]`: the table's pointer is [`table_pointer`], in scope wherever a stage
+    /// reading it is printed.
+    fn table(&mut self, table: Id<Table>, offset: i64) -> String {
+        let step = self.step();
+        match offset {
+            0 => format!("{}[{step}]", table_pointer(table)),
+            k => format!("{}[({step}) + {k}]", table_pointer(table)),
+        }
+    }
     /// The latest value of a reduction (only in `until` conditions), as a `double` expression.
     fn reduction_value(&mut self, reduction: Id<Reduction>) -> String;
     /// The type a `let` of the scalar type `scalar` is declared with (vector bodies override
@@ -425,6 +439,7 @@ impl ExprPrinter<'_> {
             ExprKind::Param(p) => self.leaves.param(*p),
             ExprKind::Coord(axis) => self.leaves.coord(*axis),
             ExprKind::Step => self.leaves.step(),
+            ExprKind::TableRead { table, offset } => self.leaves.table(*table, *offset),
             ExprKind::Local(local) => self.leaves.local(*local),
             ExprKind::ReductionValue(r) => self.leaves.reduction_value(*r),
             ExprKind::Unary(op, a) => {

@@ -3,8 +3,8 @@
 
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
-    DeviceLimits, GpuPlan, GpuStrategy, HostOp, Kernel, KernelProgram, Stmt, kernel_traffic, lower,
-    print_cuda, print_opencl, validate,
+    BufferId, BufferRole, DeviceLimits, GpuPlan, GpuStrategy, HostOp, Kernel, KernelProgram,
+    LaunchArg, ParamKind, Stmt, kernel_traffic, lower, print_cuda, print_opencl, validate,
 };
 use tessera_testkit::plans::{gpu_test_plans, overlapped_test_plans};
 use tessera_testkit::{case, test_programs};
@@ -414,4 +414,49 @@ fn stages_reading_reductions_get_their_values_as_arguments_and_refuse_fused_step
             .contains("stage `normalise` reads the reduction `mass` of the same step"),
         "{error}"
     );
+}
+
+#[test]
+fn kernels_reading_a_table_take_its_buffer_read_only_and_index_it_at_their_step() {
+    let strategies = [
+        (GpuStrategy::Naive, 1),
+        (GpuStrategy::Tiled, 1),
+        (GpuStrategy::Streaming, 1),
+        (GpuStrategy::Overlapped, 3),
+    ];
+    for (strategy, time_tile) in strategies {
+        let gpu = GpuPlan {
+            time_tile,
+            ..plan(strategy, [8, 4, 1], 1)
+        };
+        let program = lowered("acoustic2d_select", &[17, 23], &gpu);
+        let table = (program
+            .host
+            .buffers
+            .iter()
+            .position(|b| matches!(b.role, BufferRole::Table { .. })))
+        .expect("a buffer for the table");
+        let launches: Vec<_> = program.host.launches().collect();
+        assert!(!launches.is_empty());
+        for launch in launches {
+            let kernel = program.kernel(&launch.kernel).unwrap();
+            let at = (kernel.params.iter().position(|p| p.name == "tb0"))
+                .unwrap_or_else(|| panic!("{} takes no table", kernel.name));
+            assert_eq!(
+                kernel.params[at].kind,
+                ParamKind::Buffer {
+                    ty: tessera_ir::ScalarType::F32,
+                    read_only: true
+                }
+            );
+            assert_eq!(launch.args[at], LaunchArg::Buffer(BufferId(table)));
+        }
+        let (cuda, opencl) = (print_cuda(&program), print_opencl(&program));
+        for source in [&cuda, &opencl] {
+            assert!(
+                source.contains("tb0[(") && source.contains(") + 1]"),
+                "{source}"
+            );
+        }
+    }
 }

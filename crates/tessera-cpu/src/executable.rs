@@ -290,17 +290,20 @@ impl Executable for CpuExecutable {
             .zip(&needs_spare)
             .map(|(b, &needed)| needed.then(|| b.clone()))
             .collect();
-        let user: Vec<*mut c_void> = fields
-            .buffers
-            .iter_mut()
-            .map(|b| b.as_mut_ptr().cast())
+        // The input tables follow the fields in both pointer arrays (read only).
+        let tables: Vec<*mut c_void> = (fields.tables.iter())
+            .map(|b| b.as_bytes().as_ptr().cast_mut().cast())
             .collect();
-        let other: Vec<*mut c_void> = spare
-            .iter_mut()
+        let user: Vec<*mut c_void> = (fields.buffers.iter_mut())
+            .map(|b| b.as_mut_ptr().cast())
+            .chain(tables.iter().copied())
+            .collect();
+        let other: Vec<*mut c_void> = (spare.iter_mut())
             .map(|b| {
                 b.as_mut()
                     .map_or(std::ptr::null_mut(), |b| b.as_mut_ptr().cast())
             })
+            .chain(tables)
             .collect();
         Ok(Box::new(CpuRun {
             executable: self,

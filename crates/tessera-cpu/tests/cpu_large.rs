@@ -34,6 +34,7 @@ fn u8_field_of_two_to_the_31_plus_17_points() {
         buffers: vec![Buffer::U8(
             (0..N).map(|i| (i % 251) as u8).collect::<Vec<_>>().into(),
         )],
+        tables: Vec::new(),
     };
     let options = PlanRequest {
         strategy: Some(Strategy::Parallel),

@@ -196,6 +196,7 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
                 BufferRole::Field { .. } => "fields",
                 BufferRole::Next { .. } => "spare buffers",
                 BufferRole::Partials { .. } => "reduction partials",
+                BufferRole::Table { .. } => "input tables",
             };
             let bytes = (buffer.len * buffer.ty.size_bytes()) as u64;
             match estimate.device.iter_mut().find(|p| p.what == what) {

@@ -20,6 +20,9 @@ pub struct GpuExecutable<D> {
     program: KernelProgram,
     device: D,
     allocated: bool,
+    /// Per input table: its allocation and that allocation's capacity in bytes (grown when a
+    /// run brings a longer table).
+    tables: Vec<(usize, usize)>,
     compile_time: Duration,
 }
 
@@ -67,6 +70,7 @@ impl<D: GpuDevice> GpuExecutable<D> {
             program,
             device,
             allocated: false,
+            tables: Vec::new(),
             compile_time,
         })
     }
@@ -117,14 +121,46 @@ impl<D: GpuDevice> GpuExecutable<D> {
         Ok(())
     }
 
-    /// Allocates every buffer of the host program, once per executable.
+    /// Allocates every buffer of the host program, once per executable (an input table's
+    /// one element, until a run brings its values).
     fn allocate(&mut self) -> Result<(), BackendError> {
         if !self.allocated {
             for decl in &self.program.host.buffers {
-                self.device
-                    .allocate(&decl.name, decl.len * decl.ty.size_bytes())?;
+                let bytes = decl.len.max(1) * decl.ty.size_bytes();
+                let allocation = self.device.allocate(&decl.name, bytes)?;
+                if let BufferRole::Table { .. } = decl.role {
+                    self.tables.push((allocation, bytes));
+                }
             }
             self.allocated = true;
+        }
+        Ok(())
+    }
+
+    /// Uploads the run's input tables, each into an allocation large enough for it (a new one
+    /// when the previous is too small), and binds their buffers to those allocations.
+    fn upload_tables(
+        &mut self,
+        fields: &FieldSet,
+        bindings: &mut [usize],
+    ) -> Result<(), BackendError> {
+        let table_buffers =
+            (self.program.host.buffers.iter().enumerate()).filter_map(|(id, b)| match b.role {
+                BufferRole::Table { table } => Some((table.index(), id)),
+                _ => None,
+            });
+        for ((table, id), slot) in table_buffers.zip(&mut self.tables) {
+            let data = (fields.tables.get(table))
+                .ok_or_else(|| {
+                    BackendError::InvalidOptions("an input table is missing from the run".into())
+                })?
+                .as_bytes();
+            if data.len() > slot.1 {
+                let name = &self.program.host.buffers[id].name;
+                *slot = (self.device.allocate(name, data.len())?, data.len());
+            }
+            self.device.upload(slot.0, data)?;
+            bindings[id] = slot.0;
         }
         Ok(())
     }
@@ -165,6 +201,7 @@ impl<D: GpuDevice> Executable for GpuExecutable<D> {
         }
         let mut bindings: Vec<usize> = (0..self.program.host.buffers.len()).collect();
         run_host_start(&self.program, &mut self.device, &mut bindings)?;
+        self.upload_tables(fields, &mut bindings)?;
         let transfer = uploads.elapsed();
         self.device.start_timing()?;
         Ok(Box::new(GpuRun {

@@ -28,7 +28,14 @@ pub fn read_npy(
     shape: &[usize],
 ) -> Result<Buffer, IoError> {
     let expected = format!("is {ty} on a {} grid", grid(shape));
-    read_array(path, field, ty, shape, expected)
+    read_array(path, field, ty, Some(shape), expected)
+}
+
+/// Reads `path` as the values of the input table `table`: a 1D array of any length of element
+/// type `ty` (either byte order); anything else is an error naming both.
+pub fn read_npy_table(path: &Path, table: &str, ty: ScalarType) -> Result<Buffer, IoError> {
+    let expected = format!("is a table: a 1D array of {ty}");
+    read_array(path, table, ty, None, expected)
 }
 
 /// Reads `path` as the components of `field`, of element types `types`, on a grid of `shape`:
@@ -51,7 +58,7 @@ pub fn read_npy_components(
         grid(shape),
         numpy_shape(&array_shape)
     );
-    let array = read_array(path, field, ty, &array_shape, expected)?;
+    let array = read_array(path, field, ty, Some(&array_shape), expected)?;
     Ok(deinterleave(&array, types.len()))
 }
 
@@ -129,13 +136,13 @@ fn deinterleave(array: &Buffer, k: usize) -> Vec<Buffer> {
         .collect()
 }
 
-/// Reads `path`, which must hold an array of `shape` and element type `ty`; otherwise an error
-/// saying what it holds and that `field` `expected`.
+/// Reads `path`, which must hold an array of `shape` (`None`: of one axis, of any length) and
+/// element type `ty`; otherwise an error saying what it holds and that `field` `expected`.
 fn read_array(
     path: &Path,
     field: &str,
     ty: ScalarType,
-    shape: &[usize],
+    shape: Option<&[usize]>,
     expected: String,
 ) -> Result<Buffer, IoError> {
     let file = File::open(path).map_err(|source| IoError::Read {
@@ -150,8 +157,12 @@ fn read_array(
         .cloned()
         .unwrap_or_else(|| header.type_descriptor.to_string());
     let found = scalar_type_of(&descr);
-    if found != Some(ty) || header.shape != shape {
-        let hint = if header.shape == shape {
+    let shape_fits = match shape {
+        Some(shape) => header.shape == shape,
+        None => header.shape.len() == 1,
+    };
+    if found != Some(ty) || !shape_fits {
+        let hint = if shape_fits {
             format!(
                 "; convert it with `numpy.save(\"{}\", a.astype(numpy.{}))`",
                 path.display(),

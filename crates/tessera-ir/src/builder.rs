@@ -20,7 +20,7 @@ use crate::arena::Id;
 use crate::expr::{BinaryOp, Expr, ExprId, ExprKind, MathFn, UnaryOp};
 use crate::program::{
     Border, Field, FieldGroup, Local, Param, Program, ReduceOp, Reduction, ReductionPlacement,
-    Region, SizeExpr, Stage, Statement, StopCondition,
+    Region, SizeExpr, Stage, Statement, StopCondition, Table,
 };
 use crate::span::Span;
 use crate::types::{Constant, ScalarType};
@@ -79,6 +79,15 @@ impl ProgramBuilder {
             init: None,
             group: None,
             readonly: false,
+            span: Span::NONE,
+        })
+    }
+
+    /// Declares an input table of `ty` elements.
+    pub fn table(&mut self, name: impl Into<String>, ty: ScalarType) -> Id<Table> {
+        self.program.tables.alloc(Table {
+            name: name.into(),
+            ty,
             span: Span::NONE,
         })
     }
@@ -153,6 +162,11 @@ impl ProgramBuilder {
     /// The step counter `t`.
     pub fn step(&mut self) -> ExprId {
         self.expr(ExprKind::Step)
+    }
+
+    /// `table[t + offset]`: a table's element at the step counter plus a constant.
+    pub fn table_read(&mut self, table: Id<Table>, offset: i64) -> ExprId {
+        self.expr(ExprKind::TableRead { table, offset })
     }
 
     /// A unary operation.

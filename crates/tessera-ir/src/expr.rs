@@ -1,7 +1,7 @@
 //! Expressions: the right-hand sides of stages, initial values, reductions and stop conditions.
 
 use crate::arena::Id;
-use crate::program::{Field, Local, Param, Reduction};
+use crate::program::{Field, Local, Param, Reduction, Table};
 use crate::span::Span;
 use crate::types::{Constant, ScalarType};
 
@@ -35,6 +35,13 @@ pub enum ExprKind {
     Coord(usize),
     /// The step counter `t` (0 in the first step), as `i64`.
     Step,
+    /// An input table's element at the step counter plus a constant, `table[t + offset]`.
+    TableRead {
+        /// The table read.
+        table: Id<Table>,
+        /// The constant added to the step counter.
+        offset: i64,
+    },
     /// A `let` binding of the enclosing stage.
     Local(Id<Local>),
     /// The latest value of a reduction (only in stop conditions), as `f64`.

@@ -37,6 +37,9 @@ pub fn print_program(program: &Program) -> String {
     if let Some(steps) = program.default_steps {
         writeln!(out, "steps {steps};").unwrap();
     }
+    for table in program.tables.values() {
+        writeln!(out, "table {}: {};", table.name, table.ty).unwrap();
+    }
     for (id, field) in program.fields.iter() {
         match field.group {
             None => writeln!(out, "field {}: {};", field.name, p.field_decl(field)).unwrap(),
@@ -89,6 +92,15 @@ pub fn print_program(program: &Program) -> String {
         writeln!(out, "until {};", p.expr(until.condition, 0)).unwrap();
     }
     out
+}
+
+/// `t`, `t + k` or `t - k`: the index of a table read at `offset` from the step.
+fn step_plus(offset: i64) -> String {
+    match offset {
+        0 => "t".to_string(),
+        k if k < 0 => format!("t - {}", k.unsigned_abs()),
+        k => format!("t + {k}"),
+    }
 }
 
 /// Renders one expression of `program` (outside any stage, locals print as `local#i`).
@@ -255,6 +267,9 @@ impl Printer<'_> {
             ExprKind::Param(p) => program.params[*p].name.clone(),
             ExprKind::Coord(axis) => program.axis_names()[*axis].to_string(),
             ExprKind::Step => "t".to_string(),
+            ExprKind::TableRead { table, offset } => {
+                format!("{}[{}]", program.tables[*table].name, step_plus(*offset))
+            }
             ExprKind::Local(local) => match self.locals {
                 Some(stage) => stage.locals[*local].name.clone(),
                 None => format!("local#{}", local.index()),

@@ -22,6 +22,8 @@ pub struct Program {
     pub fields: Arena<Field>,
     /// Struct or vector fields, as groups of component fields.
     pub groups: Arena<FieldGroup>,
+    /// Input tables (`table wavelet: f32;`): 1D arrays read at the step counter.
+    pub tables: Arena<Table>,
     /// Every expression of the program.
     pub exprs: Arena<Expr>,
     /// The stages of one time step, in execution order.
@@ -44,6 +46,7 @@ impl Program {
             params: Arena::new(),
             fields: Arena::new(),
             groups: Arena::new(),
+            tables: Arena::new(),
             exprs: Arena::new(),
             stages: Arena::new(),
             reductions: Arena::new(),
@@ -78,6 +81,14 @@ impl Program {
             .map(|(id, _)| id)
     }
 
+    /// Finds a table by name.
+    pub fn table_by_name(&self, name: &str) -> Option<Id<Table>> {
+        self.tables
+            .iter()
+            .find(|(_, t)| t.name == name)
+            .map(|(id, _)| id)
+    }
+
     /// Finds a reduction by name.
     pub fn reduction_by_name(&self, name: &str) -> Option<Id<Reduction>> {
         self.reductions
@@ -101,6 +112,18 @@ pub fn axis_names(dims: usize) -> Vec<&'static str> {
         const MANY: [&str; 8] = ["a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"];
         MANY[..dims.min(MANY.len())].to_vec()
     }
+}
+
+/// An input table: a 1D array of scalars given with the run (`--input NAME=x.npy`), read in
+/// stages only at the step counter plus a constant (`wavelet[t + 1]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// Name as written.
+    pub name: String,
+    /// Element type.
+    pub ty: ScalarType,
+    /// Declaration site.
+    pub span: Span,
 }
 
 /// A named scalar parameter with a type and default, overridable at run time.

@@ -350,6 +350,15 @@ pub enum Item {
         /// Name through attributes.
         span: Span,
     },
+    /// `table NAME: TYPE;`
+    Table {
+        /// Table name.
+        name: Ident,
+        /// Element type (a scalar type or an alias).
+        ty: Ident,
+        /// Name through type.
+        span: Span,
+    },
     /// `const NAME[: TYPE] = EXPR;`
     Const(ConstDecl),
     /// `fn NAME(PARAM, ...) = EXPR;`

@@ -42,6 +42,9 @@ pub enum Token {
     /// `field`
     #[token("field")]
     Field,
+    /// `table`
+    #[token("table")]
+    Table,
     /// `readonly`
     #[token("readonly")]
     Readonly,
@@ -224,6 +227,7 @@ impl Token {
             Token::Grid => "`grid`",
             Token::Steps => "`steps`",
             Token::Field => "`field`",
+            Token::Table => "`table`",
             Token::Readonly => "`readonly`",
             Token::Border => "`border`",
             Token::Stage => "`stage`",
@@ -287,6 +291,7 @@ impl Token {
                 | Token::Grid
                 | Token::Steps
                 | Token::Field
+                | Token::Table
                 | Token::Stage
                 | Token::Const
                 | Token::Fn

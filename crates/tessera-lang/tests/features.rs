@@ -970,3 +970,22 @@ fn a_reduction_read_by_a_later_stage_is_an_f64_converted_to_its_context() {
     casts.dedup();
     assert_eq!(casts, [("mass".to_string(), ScalarType::F32)]);
 }
+
+#[test]
+fn tables_are_read_at_the_step_plus_a_constant() {
+    let p = program("tables");
+    let wavelet = p.table_by_name("wavelet").unwrap();
+    let gain = p.table_by_name("gain").unwrap();
+    assert_eq!(p.tables[wavelet].ty, ScalarType::F32);
+    assert_eq!(p.tables[gain].ty, ScalarType::F64);
+    let mut read = Vec::new();
+    tessera_analysis::check::visit(&p, statement_value(&p, 0, 0), &mut |e| {
+        if let ExprKind::TableRead { table, offset } = e.kind {
+            read.push((p.tables[table].name.clone(), offset));
+        }
+    });
+    read.sort();
+    let want = [("gain", 2), ("wavelet", -1), ("wavelet", 0), ("wavelet", 1)];
+    let want: Vec<(String, i64)> = want.iter().map(|(n, k)| (n.to_string(), *k)).collect();
+    assert_eq!(read, want);
+}

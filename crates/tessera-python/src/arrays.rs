@@ -20,7 +20,7 @@ use std::ptr::NonNull;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyEllipsis, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyEllipsis, PyTuple};
 use tessera::io::describe::numpy_shape;
 use tessera::ir::ScalarType;
 use tessera::runtime::{Buffer, FieldSet, Storage};
@@ -54,9 +54,14 @@ pub fn fields_with_inputs<'py>(
     inputs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(FieldSet, Vec<Lent<'py>>)> {
     let mut supplied: Vec<Option<Buffer>> = vec![None; session.program().fields.len()];
+    let mut tables: Vec<Option<Buffer>> = vec![None; session.program().tables.len()];
     let mut loans = Vec::new();
     for (key, value) in inputs.into_iter().flat_map(|d| d.iter()) {
         let name: String = key.extract()?;
+        if let Some(table) = session.table(&name) {
+            tables[table] = Some(table_values(py, session, table, &value)?);
+            continue;
+        }
         let field = session.field(&name).py_err()?;
         for (component, ty, array) in component_arrays(py, session, &field, &value)? {
             if supplied[component].is_some() {
@@ -75,8 +80,52 @@ pub fn fields_with_inputs<'py>(
             loans.push(loan);
         }
     }
-    let fields = py.detach(|| session.fields_with(supplied)).py_err()?;
+    let mut fields = py.detach(|| session.fields_with(supplied)).py_err()?;
+    for ((table, given), slot) in (session.program().tables.values())
+        .zip(tables)
+        .zip(&mut fields.tables)
+    {
+        *slot = given.ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "the table `{}` has no values: give them in `inputs` (`inputs={{\"{}\": values}}`, a 1D array of {}, one value per step)",
+                table.name, table.name, table.ty
+            ))
+        })?;
+    }
     Ok((fields, loans))
+}
+
+/// The values of input table `table` from `value` (a 1D array of its dtype, or a sequence),
+/// copied: tables are small and only read.
+fn table_values<'py>(
+    py: Python<'py>,
+    session: &Session,
+    table: usize,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Buffer> {
+    let declared = session.program().tables.values().nth(table);
+    let (name, ty) = declared.map_or(("", ScalarType::F64), |t| (t.name.as_str(), t.ty));
+    let value = &from_dlpack(py, name, value)?;
+    if let Ok(array) = value.cast::<PyUntypedArray>() {
+        check_dtype(py, name, array, ty)?;
+    }
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("dtype", dtype(py, ty))?;
+    kwargs.set_item("order", "C")?;
+    let numpy = py.import("numpy")?;
+    let array = numpy.call_method("array", (value,), Some(&kwargs))?;
+    let array = array.cast_into::<PyUntypedArray>()?;
+    if array.ndim() != 1 {
+        return Err(PyValueError::new_err(format!(
+            "table `{name}` needs a 1D array (one value per step), but the array given has shape {}",
+            numpy_shape(array.shape())
+        )));
+    }
+    let bytes = array.call_method0("tobytes")?;
+    let bytes = bytes.cast::<PyBytes>()?;
+    let mut buffer = Buffer::zeros(ty, array.len());
+    buffer.as_bytes_mut().copy_from_slice(bytes.as_bytes());
+    Ok(buffer)
 }
 
 /// One C-contiguous array of the grid's shape per component of `field`: its field index, its

@@ -357,6 +357,16 @@ impl Program {
         Ok(dict)
     }
 
+    /// Every input table, by name: NumPy's name of its dtype (`{"wavelet": "float32"}`).
+    #[getter]
+    fn tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for table in self.session.program().tables.values() {
+            dict.set_item(&table.name, dtype_name(py, table.ty)?)?;
+        }
+        Ok(dict)
+    }
+
     /// Every field: name, dtype and shape for the program's parameters.
     #[getter]
     fn fields(&self, py: Python<'_>) -> PyResult<Vec<FieldInfo>> {

@@ -46,10 +46,12 @@ def tessera_cli():
     pytest.skip(message)
 
 
-def random_inputs(program, seed=7):
-    """Random values for every field of `program`, of its dtype and shape."""
+def random_inputs(program, seed=7, table_steps=64):
+    """Random values for every field of `program`, of its dtype and shape, and for every input
+    table, long enough for `table_steps` steps."""
     rng = np.random.default_rng(seed)
-    inputs = {}
+    inputs = {name: rng.uniform(0.0, 1.0, table_steps + 8).astype(dtype)
+              for name, dtype in program.tables.items()}
     for field in program.fields:
         dtype = np.dtype(field.dtype)
         if dtype.kind == "f":

@@ -209,11 +209,15 @@ impl Executable for ReferenceExecutable {
     ) -> Result<Box<dyn ActiveRun + 'a>, BackendError> {
         check_fields(&self.bound, fields)?;
         let shadow = (self.precision == Precision::F64).then(|| shadow(self.precision, fields));
+        let tables = (fields.tables.iter())
+            .map(|b| convert_buffer(b.clone(), self.precision.ty(b.ty())))
+            .collect();
         self.unrounded = None;
         Ok(Box::new(ReferenceRun {
             executable: self,
             fields,
             shadow,
+            tables,
         }))
     }
 }
@@ -224,6 +228,8 @@ struct ReferenceRun<'a> {
     executable: &'a mut ReferenceExecutable,
     fields: &'a mut FieldSet,
     shadow: Option<Vec<Buffer>>,
+    /// The input tables in the interpreter's precision.
+    tables: Vec<Buffer>,
 }
 
 impl ReferenceRun<'_> {
@@ -246,6 +252,7 @@ impl ActiveRun for ReferenceRun<'_> {
             precision: executable.precision,
             observer: None,
             pool: executable.pool.as_ref(),
+            tables: &self.tables,
         };
         let storage = match &mut self.shadow {
             Some(shadow) => shadow.as_mut_slice(),

@@ -3,7 +3,7 @@
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::half::f32_from_storage_bits;
-use tessera_ir::{Border, ExprId, ExprKind, Field, Id, ScalarType, Stage};
+use tessera_ir::{Border, ExprId, ExprKind, Field, Id, ScalarType, Stage, Table};
 use tessera_runtime::{BackendError, Buffer};
 
 use crate::border::{Landing, land};
@@ -25,6 +25,7 @@ pub(crate) struct Evaluator<'a> {
     bound: &'a BoundProgram,
     precision: Precision,
     fields: &'a [Buffer],
+    tables: &'a [Buffer],
     borders: Vec<Option<Border>>,
     stage: Option<Id<Stage>>,
     step: u64,
@@ -41,6 +42,7 @@ impl<'a> Evaluator<'a> {
             bound,
             precision,
             fields,
+            tables: &[],
             borders,
             stage: None,
             step: 0,
@@ -58,6 +60,12 @@ impl<'a> Evaluator<'a> {
             .map(|f| program.stages[stage].border_of(f, program))
             .collect();
         self.stage = Some(stage);
+        self
+    }
+
+    /// Reads input tables from `tables` (by table index).
+    pub(crate) fn with_tables(mut self, tables: &'a [Buffer]) -> Self {
+        self.tables = tables;
         self
     }
 
@@ -103,6 +111,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Read { field, offset } => self.read(row, *field, offset)?,
             ExprKind::Coord(axis) => coordinate(row, *axis),
             ExprKind::Step => Column::splat(Value::I64(self.step as i64), row.len),
+            ExprKind::TableRead { table, offset } => self.table_read(*table, *offset, row.len)?,
             ExprKind::Local(local) => locals
                 .get(local.index())
                 .and_then(Option::as_ref)
@@ -159,6 +168,23 @@ impl<'a> Evaluator<'a> {
     }
 
     /// The values of `field` at `offset` from every point of `row`, borders applied per axis.
+    /// `table[t + offset]` for every point of a row of `len` points.
+    fn table_read(
+        &self,
+        table: Id<Table>,
+        offset: i64,
+        len: usize,
+    ) -> Result<Column, BackendError> {
+        let buffer = (self.tables.get(table.index()))
+            .ok_or_else(|| internal("a table read with no table storage"))?;
+        let index = usize::try_from(self.step as i64 + offset)
+            .ok()
+            .filter(|i| *i < buffer.len())
+            .ok_or_else(|| internal("a table read outside the checked range"))?;
+        with_element_type!(buffer.ty(), T => strided::<T>(buffer, index, 0, len),
+            bool => Err(internal("a `bool` table buffer")))
+    }
+
     fn read(&self, row: &Row, field: Id<Field>, offset: &[i32]) -> Result<Column, BackendError> {
         if let Some(observer) = self.observer {
             observer.record(self.stage, field, offset);

@@ -53,6 +53,7 @@ pub fn initial_fields_with(
     Ok(FieldSet {
         shape: bound.extents.clone(),
         buffers,
+        tables: tessera_runtime::empty_tables(bound),
     })
 }
 

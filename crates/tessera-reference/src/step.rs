@@ -25,6 +25,8 @@ pub(crate) struct Interpreter<'a> {
     pub observer: Option<&'a dyn ReadObserver>,
     /// The thread pool rows run on (`None` = rayon's global pool).
     pub pool: Option<&'a rayon::ThreadPool>,
+    /// The input tables (by table index), in the precision's types.
+    pub tables: &'a [Buffer],
 }
 
 /// What one row of a stage produced.
@@ -109,6 +111,7 @@ impl Interpreter<'_> {
         let domain_rows = rows(self.bound.stage_domain(stage));
         let results: Vec<RowOutput> = {
             let evaluator = Evaluator::new(self.bound, self.precision, storage)
+                .with_tables(self.tables)
                 .in_stage(stage)
                 .at_step(t)
                 .with_reduction_values(step_values)

@@ -42,12 +42,14 @@ pub fn trace_reads(
     step: u64,
 ) -> Result<Vec<TracedRead>, BackendError> {
     check_fields(bound, fields)?;
+    tessera_runtime::check_tables(bound, fields, step, 1)?;
     let recorder = Recorder::default();
     let interpreter = Interpreter {
         bound,
         precision: Precision::Exact,
         observer: Some(&recorder),
         pool: None,
+        tables: &fields.tables,
     };
     let mut storage = fields.buffers.clone();
     let program = bound.program();

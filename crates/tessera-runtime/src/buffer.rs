@@ -214,13 +214,16 @@ macro_rules! buffer_from_vec {
 
 buffer_from_vec!(u8 => U8, i32 => I32, i64 => I64, f32 => F32, f64 => F64);
 
-/// Every field of a bound program, indexed by field id, all with the grid's shape.
+/// Every field of a bound program, indexed by field id, all with the grid's shape, and its
+/// input tables (1D, of any length; read-only during a run).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldSet {
     /// Grid extents, slowest axis first.
     pub shape: Vec<usize>,
     /// One buffer per field, in the program's field order.
     pub buffers: Vec<Buffer>,
+    /// One buffer per input table, in the program's table order (empty until given).
+    pub tables: Vec<Buffer>,
 }
 
 impl FieldSet {
@@ -237,6 +240,7 @@ impl FieldSet {
         FieldSet {
             shape: program.extents.clone(),
             buffers,
+            tables: empty_tables(program),
         }
     }
 
@@ -249,6 +253,7 @@ impl FieldSet {
         Ok(FieldSet {
             shape: program.extents.clone(),
             buffers,
+            tables: empty_tables(program),
         })
     }
 
@@ -266,4 +271,11 @@ impl FieldSet {
     pub fn buffer_mut(&mut self, index: usize) -> &mut Buffer {
         &mut self.buffers[index]
     }
+}
+
+/// An empty buffer of each input table's element type: the tables not yet given.
+pub fn empty_tables(program: &BoundProgram) -> Vec<Buffer> {
+    (program.program().tables.values())
+        .map(|t| Buffer::zeros(t.ty, 0))
+        .collect()
 }

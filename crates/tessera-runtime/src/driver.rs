@@ -5,13 +5,13 @@
 
 use std::time::{Duration, Instant};
 
-use tessera_analysis::BoundProgram;
 use tessera_analysis::check::visit;
+use tessera_analysis::{BoundProgram, table_shortfall};
 use tessera_ir::{ExprKind, Program};
 use tessera_plan::StepsPerPass;
 
 use crate::backend::{ActiveRun, BackendError, Executable};
-use crate::buffer::FieldSet;
+use crate::buffer::{Buffer, FieldSet};
 use crate::schedule::{Pass, Schedule, ScheduleItem};
 
 /// A value of a reduction at the end of a step.
@@ -126,6 +126,39 @@ impl RunState {
     }
 }
 
+/// Refuses tables of the wrong type, count, or too short for steps `first_step ..
+/// first_step + steps`, before the run starts.
+pub fn check_tables(
+    bound: &BoundProgram,
+    fields: &FieldSet,
+    first_step: u64,
+    steps: u64,
+) -> Result<(), BackendError> {
+    let program = bound.program();
+    if fields.tables.len() != program.tables.len() {
+        return Err(BackendError::InvalidOptions(format!(
+            "the program has {} input table(s) but {} were given",
+            program.tables.len(),
+            fields.tables.len()
+        )));
+    }
+    for (table, buffer) in program.tables.values().zip(&fields.tables) {
+        if buffer.ty() != table.ty {
+            return Err(BackendError::InvalidOptions(format!(
+                "the table `{}` holds {} values but was given {}",
+                table.name,
+                table.ty,
+                buffer.ty()
+            )));
+        }
+    }
+    let lengths: Vec<usize> = fields.tables.iter().map(Buffer::len).collect();
+    match table_shortfall(program, &lengths, first_step, steps) {
+        Some(why) => Err(BackendError::InvalidOptions(why)),
+        None => Ok(()),
+    }
+}
+
 /// Runs steps `first_step .. first_step + steps` of `executable` on `fields`, in place:
 /// makes the schedule from the program and the executable's plan and executes it.
 pub fn drive<E: Executable + ?Sized>(
@@ -158,6 +191,7 @@ pub fn drive<E: Executable + ?Sized>(
             "the run state belongs to another program".into(),
         ));
     }
+    check_tables(&bound, fields, first_step, steps)?;
     let mut run = executable.start(fields)?;
     let started = Instant::now();
     for item in schedule {

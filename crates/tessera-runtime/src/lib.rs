@@ -18,8 +18,10 @@ pub mod storage;
 pub use backend::{
     ActiveRun, Backend, BackendError, Bandwidth, Executable, Explanation, RunTimes, Source,
 };
-pub use buffer::{Buffer, FieldSet};
-pub use driver::{Flow, Observation, Observer, ReductionRecord, RunReport, RunState, drive};
+pub use buffer::{Buffer, FieldSet, empty_tables};
+pub use driver::{
+    Flow, Observation, Observer, ReductionRecord, RunReport, RunState, check_tables, drive,
+};
 pub use memory::{MemoryEstimate, MemoryPart};
 pub use schedule::{Pass, Schedule, ScheduleItem};
 pub use storage::Storage;

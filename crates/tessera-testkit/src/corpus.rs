@@ -263,6 +263,26 @@ pub fn test_programs() -> Vec<Case> {
             ),
             30,
         ),
+        test_case(
+            "acoustic2d",
+            sizes(
+                &["NY", "NX", "real"],
+                &[&["21", "19", "f32"], &["9", "33", "f64"]],
+            ),
+            10,
+        ),
+        test_case(
+            "acoustic2d_select",
+            sizes(
+                &["NY", "NX", "real"],
+                &[
+                    &["17", "23", "f32"],
+                    &["8", "33", "f64"],
+                    &["5", "7", "f32"],
+                ],
+            ),
+            9,
+        ),
     ]
 }
 

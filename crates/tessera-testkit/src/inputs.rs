@@ -2,18 +2,28 @@
 //! the fields a step writes everywhere before reading them poisoned, so that a cell a backend
 //! forgets to write shows.
 
-use tessera_analysis::{BoundProgram, Rect};
+use tessera_analysis::{BoundProgram, Rect, table_reach};
 use tessera_ir::half::{bf16_bits_from_f32, f16_bits_from_f32};
 use tessera_runtime::random::SplitMix64;
 use tessera_runtime::{Buffer, FieldSet};
 
+/// The steps the test kit's input tables serve (from step 0, beyond each table's largest
+/// offset `k` of `table[t + k]`).
+pub const TABLE_STEPS: usize = 256;
+
 /// Every field filled with seeded random values: floats in `[0.5, 1.5)` (never zero, never
-/// subnormal; `f16`/`bf16` the `f32` value rounded to them), `u8` 0 or 1 (cells), `i32`/`i64` in `-50..50` (zero included: integer division
-/// by zero is part of THE semantics).
+/// subnormal; `f16`/`bf16` the `f32` value rounded to them), `u8` 0 or 1 (cells), `i32`/`i64`
+/// in `-50..50` (zero included: integer division by zero is part of THE semantics); every input
+/// table likewise, long enough for [`TABLE_STEPS`] steps.
 pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
     let mut rng = SplitMix64::new(seed);
     let mut fields = FieldSet::zeros(bound);
-    for buffer in &mut fields.buffers {
+    let program = bound.program();
+    for (id, table) in program.tables.iter() {
+        let reach = table_reach(program, id).map_or(0, |(_, hi)| hi.max(0) as usize);
+        fields.tables[id.index()] = Buffer::zeros(table.ty, TABLE_STEPS + reach);
+    }
+    for buffer in fields.buffers.iter_mut().chain(&mut fields.tables) {
         match buffer {
             Buffer::F32(v) => v
                 .iter_mut()

@@ -42,6 +42,9 @@ struct Manifest {
     records: Vec<(u64, String, u64)>,
     /// The file of each field, in program order.
     fields: Vec<String>,
+    /// The file and length of each input table, in program order (tables are part of the
+    /// run: a restart reads the same values).
+    tables: Vec<(String, usize)>,
 }
 
 /// What a run continues from.
@@ -78,9 +81,15 @@ pub fn write(
         std::fs::remove_dir_all(&staging).map_err(io)?;
     }
     std::fs::create_dir(&staging).map_err(io)?;
-    let manifest = manifest(session, steps_done, state, records);
+    let mut manifest = manifest(session, steps_done, state, records);
+    for ((_, len), table) in manifest.tables.iter_mut().zip(&fields.tables) {
+        *len = table.len();
+    }
     for (file, buffer) in manifest.fields.iter().zip(&fields.buffers) {
         tessera_io::write_npy(&staging.join(file), buffer, &fields.shape)?;
+    }
+    for ((file, len), table) in manifest.tables.iter().zip(&fields.tables) {
+        tessera_io::write_npy(&staging.join(file), table, &[*len])?;
     }
     let text = serde_json::to_string_pretty(&manifest).expect("a manifest serialises");
     tessera_io::write_text(&staging.join("manifest.json"), &text)?;
@@ -136,6 +145,16 @@ pub fn read(dir: &Path, session: &Session) -> Result<Checkpoint, Error> {
             shape,
         )?);
     }
+    let mut tables = Vec::new();
+    for (((file, len), table), expected) in (saved.tables.iter())
+        .zip(program.tables.values())
+        .zip(&expected.tables)
+    {
+        if *file != expected.0 {
+            return Err(refuse("its tables are not this program's".into()));
+        }
+        tables.push(tessera_io::read_npy(&at.join(file), &table.name, table.ty, &[*len])?);
+    }
     let latest = saved.latest.iter().map(|v| v.map(f64::from_bits)).collect();
     let records = (saved.records.into_iter())
         .map(|(step, name, bits)| ReductionRecord {
@@ -149,6 +168,7 @@ pub fn read(dir: &Path, session: &Session) -> Result<Checkpoint, Error> {
         fields: FieldSet {
             shape: session.bound().extents.clone(),
             buffers,
+            tables,
         },
         state: RunState::resumed(program, latest).map_err(refuse)?,
         records,
@@ -184,6 +204,9 @@ fn manifest(
             .values()
             .map(|f| format!("{}.npy", f.name))
             .collect(),
+        tables: (program.tables.values())
+            .map(|t| (format!("table.{}.npy", t.name), 0))
+            .collect(),
     }
 }
 
@@ -214,7 +237,10 @@ fn compatible(saved: &Manifest, expected: &Manifest) -> Result<(), String> {
     if saved.params != expected.params {
         return differ("parameter values", &saved.params, &expected.params);
     }
-    if saved.fields != expected.fields || saved.latest.len() != expected.latest.len() {
+    if saved.fields != expected.fields
+        || saved.latest.len() != expected.latest.len()
+        || saved.tables.len() != expected.tables.len()
+    {
         return Err("its fields or reductions are not this program's".into());
     }
     Ok(())

@@ -90,6 +90,20 @@ pub fn read_into(
     Ok(())
 }
 
+/// Reads input table `table` (a table index) from the `.npy` file `path`: a 1D array of the
+/// table's element type.
+pub fn read_table(session: &Session, table: usize, path: &Path) -> Result<Buffer, Error> {
+    let table = &session.program().tables[tessera_ir::Id::from_index(table)];
+    match Format::of(path)? {
+        Format::Npy => Ok(tessera_io::read_npy_table(path, &table.name, table.ty)?),
+        _ => Err(Error::Usage(format!(
+            "cannot read the table `{}` from {}: give a .npy file",
+            table.name,
+            path.display()
+        ))),
+    }
+}
+
 /// Writes `field` of `fields` to `path` in `format` (atomically); PNG writes say what they drew.
 pub fn write_field(
     session: &Session,

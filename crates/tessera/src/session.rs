@@ -181,6 +181,11 @@ impl Session {
             .join(", ")
     }
 
+    /// The index of the input table named `name`, if the program declares one.
+    pub fn table(&self, name: &str) -> Option<usize> {
+        self.program().table_by_name(name).map(|id| id.index())
+    }
+
     /// Looks up a field or a struct/vector field by name; unknown names get a "did you mean".
     pub fn field(&self, name: &str) -> Result<FieldRef, Error> {
         let program = self.program();

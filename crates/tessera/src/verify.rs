@@ -657,6 +657,7 @@ mod tests {
         FieldSet {
             shape: vec![2, 3],
             buffers: vec![Buffer::from(u.to_vec()), Buffer::from(k.to_vec())],
+            tables: Vec::new(),
         }
     }
 

@@ -122,9 +122,10 @@ fn emit_header(bound: &BoundProgram, plan: &CpuPlan, layout: &CpuLayout, out: &m
     );
     let _ = writeln!(
         out,
-        "#define TS_DIMS {}\n#define TS_FIELDS {}\n",
+        "#define TS_DIMS {}\n#define TS_FIELDS {}\n#define TS_SLOTS (TS_FIELDS + {})\n",
         bound.extents.len(),
-        program.fields.len().max(1)
+        program.fields.len().max(1),
+        program.tables.len()
     );
 }
 
@@ -430,8 +431,8 @@ fn post_stage(
 
 /// Declarations of the working pointer arrays and the end-of-call copy into `user`.
 pub(crate) fn working_arrays(bound: &BoundProgram) -> (String, String) {
-    let mut open =
-        String::from("    void* cur[TS_FIELDS] = {0};\n    void* nxt[TS_FIELDS] = {0};\n");
+    let mut open = String::from("    void* cur[TS_SLOTS] = {0};\n    void* nxt[TS_SLOTS] = {0};\n");
+    open.push_str(&table_slots(bound, &["cur", "nxt"], "user", "    "));
     let updated = updated_fields(bound);
     for field in bound.program().fields.ids() {
         let f = field.index();
@@ -449,6 +450,19 @@ pub(crate) fn working_arrays(bound: &BoundProgram) -> (String, String) {
         );
     }
     (open, close)
+}
+
+/// Copies the input tables' pointers, which follow the fields' in every pointer array
+/// (`TS_FIELDS + i`), from `from` into each of `to`, each line indented by `indent`.
+pub(crate) fn table_slots(bound: &BoundProgram, to: &[&str], from: &str, indent: &str) -> String {
+    let mut out = String::new();
+    for table in bound.program().tables.ids() {
+        for dst in to {
+            let slot = format!("TS_FIELDS + {}", table.index());
+            let _ = writeln!(out, "{indent}{dst}[{slot}] = {from}[{slot}];");
+        }
+    }
+    out
 }
 
 fn emit_run(bound: &BoundProgram, out: &mut String) {
@@ -566,7 +580,7 @@ fn emit_run_overlapped(bound: &BoundProgram, layout: &CpuLayout, out: &mut Strin
         "            const int64_t* org = rec;\n            const int64_t* core = rec + {};",
         2 * dims
     );
-    out.push_str("            void* lc[TS_FIELDS];\n            void* ln[TS_FIELDS];\n");
+    out.push_str("            void* lc[TS_SLOTS];\n            void* ln[TS_SLOTS];\n");
     out.push_str(
         "            memcpy(lc, la, sizeof lc);\n            memcpy(ln, lb, sizeof ln);\n",
     );
@@ -617,7 +631,8 @@ pub fn scratch_bytes_per_thread(bound: &BoundProgram, plan: &CpuPlan, layout: &C
 fn emit_tile_buffers(bound: &BoundProgram, layout: &CpuLayout, out: &mut String) {
     let program = bound.program();
     let scratch_cells: usize = layout.scratch_extents.iter().product();
-    out.push_str("        void* la[TS_FIELDS] = {0};\n        void* lb[TS_FIELDS] = {0};\n        int ok = 1;\n");
+    out.push_str("        void* la[TS_SLOTS] = {0};\n        void* lb[TS_SLOTS] = {0};\n        int ok = 1;\n");
+    out.push_str(&table_slots(bound, &["la", "lb"], "cur", "        "));
     for field in used_fields(bound) {
         let f = field.index();
         let bytes = (scratch_cells * program.fields[field].ty.size_bytes()).div_ceil(64) * 64;

@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use tessera_analysis::{BoundProgram, Domain, SumChain};
+use tessera_analysis::{BoundProgram, Domain, SumChain, stage_tables};
 use tessera_ir::{
     Border, ExprId, Field, Id, Local, Param, ReduceOp, Reduction, ScalarType, Stage, Statement,
 };
@@ -27,6 +27,7 @@ use super::terms::{self, ChainForm};
 use super::{lanes, reuse};
 use crate::cfamily::{
     Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
+    table_pointer,
 };
 
 /// Which buffers an instantiation addresses.
@@ -263,12 +264,21 @@ pub(crate) fn until_leaves(bound: &BoundProgram) -> impl ReadRenderer + '_ {
 }
 
 /// The pointer declarations of a stage: `r<f>` for reads (and in-place writes), `w<f>` for
-/// buffered writes.
+/// buffered writes, `tb<i>` for the input tables it reads (after the fields in `cur`).
 fn pointer_declarations(bound: &BoundProgram, stage: Id<Stage>) -> String {
     let checked = bound.checked();
     let program = checked.program();
     let outputs = program.stages[stage].outputs();
     let mut out = String::new();
+    for table in stage_tables(program, stage) {
+        let t = Dialect::C.scalar_type(program.tables[table].ty);
+        let _ = writeln!(
+            out,
+            "    const {t}* restrict {} = (const {t}*)cur[TS_FIELDS + {}];",
+            table_pointer(table),
+            table.index()
+        );
+    }
     let ty = |f: Id<Field>| Dialect::C.scalar_type(program.fields[f].ty);
     for (field, _) in checked.stage_footprints(stage) {
         let in_place =

@@ -31,7 +31,9 @@ use tessera_ir::{Id, Stage};
 use tessera_plan::cpu::{CpuLayout, CpuPlan, stream_skew};
 
 use super::layout::{updated_fields, used_fields};
-use super::{FUSED_RETURN, PARALLEL_OPEN, TILE_LOOP_OPEN, axis_constant, indent, working_arrays};
+use super::{
+    FUSED_RETURN, PARALLEL_OPEN, TILE_LOOP_OPEN, axis_constant, indent, table_slots, working_arrays,
+};
 
 /// The driver's helpers: filling the points outside the stage's domain, the ring buffers,
 /// prefetching the input stream.
@@ -419,7 +421,8 @@ impl<'a> Driver<'a> {
         // `name`: the rings of step `step` for every field, declared `indent` spaces in.
         let rings = |name: &str, step: &str, indent: usize| {
             let indent = " ".repeat(indent);
-            let mut code = format!("{indent}void* {name}[TS_FIELDS] = {{0}};\n");
+            let mut code = format!("{indent}void* {name}[TS_SLOTS] = {{0}};\n");
+            code.push_str(&table_slots(self.bound, &[name], "cur", &indent));
             for &f in &self.used {
                 let _ = writeln!(code, "{indent}{name}[{f}] = ring[{f}][{step}];");
             }

@@ -12,7 +12,9 @@
 //! 1. Allocate every [`BufferDecl`] (`len` elements of `ty`; contents unspecified). Upload each
 //!    field to its [`BufferRole::Field`] buffer (row-major, fastest axis last — the layout of
 //!    `tessera_runtime::Buffer`), then run [`HostProgram::start`]'s operations (copies of
-//!    fields into their partners).
+//!    fields into their partners). Upload each input table of the run to its
+//!    [`BufferRole::Table`] buffer, allocated for the run's table length (its declared `len`
+//!    is 0).
 //! 2. For a pass of the run's schedule that computes no reduction, when the program has a
 //!    [`HostProgram::fused`] pass, run its operations once with `t` the pass's first step and
 //!    `steps` its number of steps (at most [`FusedPass::depth`]). Otherwise, for each step `t`
@@ -42,7 +44,7 @@ mod traffic;
 use std::sync::Arc;
 
 use tessera_analysis::{BoundProgram, CheckedProgram};
-use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ScalarType, Stage, UnaryOp};
+use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ScalarType, Stage, Table, UnaryOp};
 use tessera_plan::PlanError;
 pub use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy, Limiter, Occupancy, occupancy};
 
@@ -508,6 +510,12 @@ pub enum BufferRole {
     Partials {
         /// The reduction.
         reduction: Id<Reduction>,
+    },
+    /// An input table, read only: its declared `len` is 0, as the table's length comes with
+    /// each run; the runtime allocates and uploads the run's table before the first pass.
+    Table {
+        /// The table.
+        table: Id<Table>,
     },
 }
 

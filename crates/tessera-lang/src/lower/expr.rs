@@ -95,11 +95,16 @@ impl Lowerer<'_> {
                 let Some(offsets) = offsets else {
                     return self.named_value(&path, expr.span, at);
                 };
-                let field = self.read_target(&path, at);
-                let offset = self.offsets(&path, offsets, *brackets, at);
-                Ir::Read {
-                    field: field?,
-                    offset: offset?,
+                let target = self.resolve(&path, at);
+                if let Some(Resolved::Global(Global::Table(table))) = target {
+                    self.table_read(table, &path, offsets, *brackets, at)?
+                } else {
+                    let field = self.read_target(&path, target);
+                    let offset = self.offsets(&path, offsets, *brackets, at);
+                    Ir::Read {
+                        field: field?,
+                        offset: offset?,
+                    }
                 }
             }
             ExprKind::Array(_) => {
@@ -182,6 +187,10 @@ impl Lowerer<'_> {
             Resolved::Global(Global::Reduction(r)) => Ir::ReductionValue(r),
             Resolved::Coord(axis) => Ir::Coord(axis),
             Resolved::Step => Ir::Step,
+            Resolved::Global(Global::Table(_)) => {
+                self.table_index_error(path, path.span);
+                return None;
+            }
             other @ Resolved::Global(
                 Global::Group(_) | Global::Stage | Global::Const(_) | Global::Function(_),
             ) => {
@@ -227,8 +236,8 @@ impl Lowerer<'_> {
     }
 
     /// The field read by `A[...]`.
-    fn read_target(&mut self, path: &Path, at: Use) -> Option<Id<Field>> {
-        match self.resolve(path, at)? {
+    fn read_target(&mut self, path: &Path, target: Option<Resolved>) -> Option<Id<Field>> {
+        match target? {
             Resolved::Global(Global::Field(field)) => Some(field),
             other @ Resolved::Global(Global::Group(_)) => {
                 self.not_a_value(path, other);

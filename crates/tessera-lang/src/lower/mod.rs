@@ -11,6 +11,7 @@ mod expr;
 mod inline;
 mod scope;
 mod stage;
+mod table;
 mod types;
 mod unroll;
 
@@ -204,6 +205,7 @@ impl<'a> Lowerer<'a> {
                     attrs,
                     span,
                 } => self.declare_field(index, name, ty, attrs, *span),
+                Item::Table { name, ty, span } => self.declare_table(index, name, ty, *span),
                 Item::Const(decl) => self.declare_const(index, decl),
                 Item::Function(decl) => self.declare_function(index, decl),
                 Item::Stage(stage) => self.declare_stage(index, stage, &mut in_stage),

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use tessera_ir::diagnostic::did_you_mean;
-use tessera_ir::{Diagnostic, Field, FieldGroup, Id, Local, Param, Reduction, Span};
+use tessera_ir::{Diagnostic, Field, FieldGroup, Id, Local, Param, Reduction, Span, Table};
 
 use super::Lowerer;
 use super::inline::Frame;
@@ -26,6 +26,8 @@ pub enum Global {
     Stage,
     /// A reduction.
     Reduction(Id<Reduction>),
+    /// An input table.
+    Table(Id<Table>),
     /// A `const`, by declaration order.
     Const(usize),
     /// A `fn`, by declaration order.
@@ -39,6 +41,7 @@ impl Global {
             Global::Field(_) | Global::Group(_) => "field",
             Global::Stage => "stage",
             Global::Reduction(_) => "reduction",
+            Global::Table(_) => "table",
             Global::Const(_) => "constant",
             Global::Function(_) => "function",
         }

@@ -313,7 +313,11 @@ impl Lowerer<'_> {
                 "coordinates and `t` are given by the time loop; write a field instead".to_string()
             }
             Resolved::Global(
-                Global::Reduction(_) | Global::Stage | Global::Const(_) | Global::Function(_),
+                Global::Reduction(_)
+                | Global::Stage
+                | Global::Const(_)
+                | Global::Function(_)
+                | Global::Table(_),
             ) => "only fields can be assigned in a stage".to_string(),
         };
         let message = match resolved {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use tessera_ir::diagnostic::did_you_mean;
-use tessera_ir::{Constant, Diagnostic, Field, FieldGroup, Id, Param, ScalarType, Span};
+use tessera_ir::{Constant, Diagnostic, Field, FieldGroup, Id, Param, ScalarType, Span, Table};
 
 use super::Lowerer;
 use super::array::{IntUse, MAX_UNROLLED};
@@ -75,7 +75,7 @@ impl<'a> Lowerer<'a> {
             self.error(
                 Diagnostic::error("E0037", format!("the vector type `{}` cannot be used here", ty.name))
                     .with_primary(ty.span, "a vector type")
-                    .with_help("parameters, aliases and struct components have scalar types (`f32`, `f64`, `i32`, `i64`, `u8`); vectors are for fields"),
+                    .with_help("parameters, aliases, tables and struct components have scalar types (`f32`, `f64`, `i32`, `i64`, `u8`); vectors are for fields"),
             );
             return None;
         }
@@ -211,6 +211,19 @@ impl<'a> Lowerer<'a> {
             span,
         });
         self.declare(name, Global::Param(id), item);
+    }
+
+    /// `table NAME: TYPE;`: an input table of scalars.
+    pub(super) fn declare_table(&mut self, item: usize, name: &Ident, ty: &Ident, span: Span) {
+        let Some(ty) = self.scalar_type(ty, item) else {
+            return;
+        };
+        let id = self.program.tables.alloc(Table {
+            name: name.name.clone(),
+            ty,
+            span,
+        });
+        self.declare(name, Global::Table(id), item);
     }
 
     /// `field NAME: FTYPE attrs;`: one field, or a group of component fields.

@@ -67,6 +67,13 @@ impl Parser<'_> {
                     span,
                 }
             }
+            Token::Table => {
+                let name = self.ident("a table name")?;
+                self.expect(Token::Colon)?;
+                let ty = self.ident("a scalar type such as `f32`")?;
+                let span = name.span.to(ty.span);
+                Item::Table { name, ty, span }
+            }
             Token::Const => {
                 let name = self.ident("the constant's name")?;
                 let ty = match self.eat(Token::Colon) {

@@ -60,6 +60,9 @@ pub fn without_spans(program: &Program) -> Program {
     for id in p.groups.ids() {
         p.groups[id].span = Span::NONE;
     }
+    for id in p.tables.ids() {
+        p.tables[id].span = Span::NONE;
+    }
     for id in p.exprs.ids() {
         p.exprs[id].span = Span::NONE;
     }

@@ -282,7 +282,8 @@ pub struct StartArgs {
     /// Time steps (default: the program's `steps`, else 1).
     #[arg(long, value_name = "N")]
     pub steps: Option<u64>,
-    /// Initial values of a field from a .npy file (or a .png for u8 fields).
+    /// Initial values of a field from a .npy file (or a .png for u8 fields), or the values of
+    /// an input table (`table NAME: TYPE;`) from a 1D .npy file.
     #[arg(long = "input", value_parser = parse_input_file, value_name = "FIELD=FILE")]
     pub inputs: Vec<FieldFile>,
 }

@@ -220,32 +220,49 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     }
 }
 
-/// The field of every `--input` (checked before anything runs) with its file.
-pub fn resolve_inputs<'a>(
-    session: &Session,
-    inputs: &'a [FieldFile],
-) -> Result<Vec<(FieldRef, &'a PathBuf)>, Error> {
-    inputs
-        .iter()
-        .map(|i| {
-            Ok((
-                session.field(i.field.as_deref().unwrap_or_default())?,
-                &i.path,
-            ))
-        })
-        .collect()
+/// What the `--input` files fill: fields, and the program's input tables (by table index).
+pub struct Inputs<'a> {
+    fields: Vec<(FieldRef, &'a PathBuf)>,
+    tables: Vec<(usize, &'a PathBuf)>,
 }
 
-/// The fields a run starts from: the declared initial values, and the `inputs` files read into
-/// the fields they name.
-pub fn read_inputs(session: &Session, inputs: &[(FieldRef, &PathBuf)]) -> Result<FieldSet, Error> {
-    let given: Vec<usize> = inputs
-        .iter()
+/// The field or table of every `--input`, checked before anything runs: every name exists
+/// and every input table of the program has a file.
+pub fn resolve_inputs<'a>(session: &Session, inputs: &'a [FieldFile]) -> Result<Inputs<'a>, Error> {
+    let mut resolved = Inputs {
+        fields: Vec::new(),
+        tables: Vec::new(),
+    };
+    for input in inputs {
+        let name = input.field.as_deref().unwrap_or_default();
+        match session.table(name) {
+            Some(table) => resolved.tables.push((table, &input.path)),
+            None => resolved.fields.push((session.field(name)?, &input.path)),
+        }
+    }
+    for (id, table) in session.program().tables.iter() {
+        if !resolved.tables.iter().any(|(t, _)| *t == id.index()) {
+            return Err(Error::Usage(format!(
+                "the table `{}` has no values: give them with `--input {}=FILE.npy` (a 1D array of {}, one value per step)",
+                table.name, table.name, table.ty
+            )));
+        }
+    }
+    Ok(resolved)
+}
+
+/// The fields a run starts from: the declared initial values, the `inputs` files read into
+/// the fields they name, and the input tables read from theirs.
+pub fn read_inputs(session: &Session, inputs: &Inputs) -> Result<FieldSet, Error> {
+    let given: Vec<usize> = (inputs.fields.iter())
         .flat_map(|(f, _)| f.components.clone())
         .collect();
     let mut fields = session.initial_fields(&given)?;
-    for (field, path) in inputs {
+    for (field, path) in &inputs.fields {
         files::read_into(session, &mut fields, field, path)?;
+    }
+    for &(table, path) in &inputs.tables {
+        fields.tables[table] = files::read_table(session, table, path)?;
     }
     Ok(fields)
 }

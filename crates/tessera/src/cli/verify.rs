@@ -90,6 +90,7 @@ mod tests {
         let fields = |u: Vec<f64>| tessera::FieldSet {
             shape: vec![2],
             buffers: vec![tessera_runtime::Buffer::from(u)],
+            tables: Vec::new(),
         };
         let (e, a) = (fields(vec![3.0, 3.0]), fields(vec![3.0, 3.0 + 1e-9]));
         let comparison = Comparison::compare(&session, (&e, &report), (&a, &report));

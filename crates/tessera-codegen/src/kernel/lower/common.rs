@@ -1,13 +1,14 @@
 //! What every strategy shares: the index type, linear indices, border-index functions,
 //! a stage's kernel parameters, and the code evaluating a stage at one point.
 
-use tessera_analysis::{BoundProgram, Domain, Footprint};
-use tessera_ir::{Border, Field, Id, Reduction, ScalarType, Stage};
+use tessera_analysis::{BoundProgram, Domain, Footprint, stage_tables};
+use tessera_ir::{Border, Field, Id, Reduction, ScalarType, Stage, Table};
 use tessera_plan::gpu::GpuPlan;
 
 use super::super::{
     Expr, KernelOp, KernelParam, ParamKind, ProgramEnv, ReadBinding, StageEval, Stmt,
 };
+use crate::cfamily::table_pointer;
 
 /// The lowering context: the program, the plan and the index type.
 pub struct Ctx<'a> {
@@ -375,19 +376,21 @@ pub struct StageIo {
 pub struct IoParam {
     /// The parameter.
     pub param: KernelParam,
-    /// Its argument.
+    /// What is bound to it.
     pub arg: IoArg,
 }
 
-/// The argument of a stage kernel's parameter.
+/// What a stage kernel's parameter is bound to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IoArg {
-    /// A field's buffer: its ping-pong partner (`true`) or its own.
-    Buffer(Id<Field>, bool),
+    /// A field, and whether its ping-pong partner (`true`) or its own buffer is bound.
+    Field(Id<Field>, bool),
     /// The step counter.
     Step,
     /// The value of a reduction an earlier stage of the step computed.
     ReductionValue(Id<Reduction>),
+    /// An input table's buffer.
+    Table(Id<Table>),
 }
 
 /// The kernel parameters (`rv<r>`, `f64`) of the reduction values `stage` reads.
@@ -406,6 +409,20 @@ pub fn reduction_value_params(ctx: &Ctx, stage: Id<Stage>) -> Vec<(KernelParam, 
 /// The name of the parameter holding reduction `r`'s value in a kernel.
 pub fn reduction_value_name(r: Id<Reduction>) -> String {
     format!("rv{}", r.index())
+}
+
+/// The read-only buffer parameters of input tables (`tb<i>`, as the expression printer
+/// spells table reads).
+pub fn table_params(ctx: &Ctx, tables: &[Id<Table>]) -> Vec<KernelParam> {
+    (tables.iter())
+        .map(|&table| KernelParam {
+            name: table_pointer(table),
+            kind: ParamKind::Buffer {
+                ty: ctx.bound.program().tables[table].ty,
+                read_only: true,
+            },
+        })
+        .collect()
 }
 
 /// A C identifier for a field: `f3_E_ex` for field 3 named `E.ex`.
@@ -449,7 +466,7 @@ impl StageIo {
                     name,
                     kind: ParamKind::Buffer { ty, read_only },
                 },
-                arg: IoArg::Buffer(field, next),
+                arg: IoArg::Field(field, next),
             };
             match outputs.iter().find(|(f, _)| *f == field) {
                 Some((_, true)) => params.push(buffer(name, false, false)),
@@ -473,6 +490,13 @@ impl StageIo {
             params.push(IoParam {
                 param,
                 arg: IoArg::ReductionValue(r),
+            });
+        }
+        let tables = stage_tables(ctx.bound.program(), stage);
+        for (param, table) in table_params(ctx, &tables).into_iter().zip(tables) {
+            params.push(IoParam {
+                param,
+                arg: IoArg::Table(table),
             });
         }
         StageIo {
@@ -536,7 +560,7 @@ impl StageIo {
     pub fn input(&self, field: Id<Field>) -> &str {
         self.params
             .iter()
-            .find(|p| p.arg == IoArg::Buffer(field, false))
+            .find(|p| p.arg == IoArg::Field(field, false))
             .map_or("", |p| p.param.name.as_str())
     }
 
@@ -544,7 +568,7 @@ impl StageIo {
     pub fn cached(&self, field: Id<Field>) -> bool {
         self.params
             .iter()
-            .find(|p| p.arg == IoArg::Buffer(field, false))
+            .find(|p| p.arg == IoArg::Field(field, false))
             .is_some_and(|p| {
                 matches!(
                     p.param.kind,
@@ -561,7 +585,7 @@ impl StageIo {
         let in_place = self.outputs.iter().any(|(f, p)| *f == field && *p);
         self.params
             .iter()
-            .find(|p| p.arg == IoArg::Buffer(field, !in_place))
+            .find(|p| p.arg == IoArg::Field(field, !in_place))
             .map_or("", |p| p.param.name.as_str())
     }
 }

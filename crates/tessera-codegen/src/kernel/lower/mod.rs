@@ -48,6 +48,7 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Plan
         },
         field_buffers: vec![None; program.fields.len()],
         next_buffers: vec![None; program.fields.len()],
+        table_buffers: Vec::new(),
         kernels: Vec::new(),
         notes: Vec::new(),
     };
@@ -61,6 +62,16 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Plan
                 BufferRole::Field { field: id },
             ));
         }
+    }
+    for (id, table) in program.tables.iter() {
+        let buffer = add_buffer(
+            &mut lowering.host,
+            &table.name,
+            table.ty,
+            0,
+            BufferRole::Table { table: id },
+        );
+        lowering.table_buffers.push(buffer);
     }
     if plan.strategy == GpuStrategy::Overlapped {
         lowering.fused_pass()?;
@@ -89,6 +100,8 @@ struct Lowering<'a> {
     field_buffers: Vec<Option<BufferId>>,
     /// Each field's ping-pong partner, once some kernel writes it there.
     next_buffers: Vec<Option<BufferId>>,
+    /// Each input table's buffer.
+    table_buffers: Vec<BufferId>,
     kernels: Vec<super::Kernel>,
     notes: Vec<String>,
 }
@@ -137,6 +150,7 @@ impl Lowering<'_> {
                 overlapped::FusedArg::Next(f) => LaunchArg::Buffer(self.buffer_of(f, true)),
                 overlapped::FusedArg::Step => LaunchArg::Step,
                 overlapped::FusedArg::Steps => LaunchArg::Steps,
+                overlapped::FusedArg::Table(t) => LaunchArg::Buffer(self.table_buffers[t.index()]),
             })
             .collect();
         let mut ops = vec![HostOp::Launch(Launch {
@@ -196,9 +210,10 @@ impl Lowering<'_> {
                 }
             }
             let args = io.params().iter().map(|p| match p.arg {
-                IoArg::Buffer(field, next) => LaunchArg::Buffer(self.buffer_of(field, next)),
+                IoArg::Field(field, next) => LaunchArg::Buffer(self.buffer_of(field, next)),
                 IoArg::Step => LaunchArg::Step,
                 IoArg::ReductionValue(r) => LaunchArg::ReductionValue(r),
+                IoArg::Table(table) => LaunchArg::Buffer(self.table_buffers[table.index()]),
             });
             let launch = HostOp::Launch(Launch {
                 kernel: kernel.name.clone(),
@@ -262,6 +277,9 @@ impl Lowering<'_> {
             args.push(LaunchArg::Buffer(partials));
             args.push(LaunchArg::Step);
             args.extend(lowered.values.iter().map(|&r| LaunchArg::ReductionValue(r)));
+            args.extend(
+                (lowered.tables.iter()).map(|t| LaunchArg::Buffer(self.table_buffers[t.index()])),
+            );
             self.host.step.push(HostOp::Launch(Launch {
                 kernel: lowered.kernel.name.clone(),
                 grid: lowered.grid,

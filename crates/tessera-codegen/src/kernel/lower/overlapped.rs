@@ -18,14 +18,14 @@
 //! to the field's second array (ping-pong in shared memory), which then holds the field. The
 //! steps are unrolled, so which array holds a field is known at every statement.
 
-use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions};
-use tessera_ir::{Border, Field, Id, ScalarType, Stage};
+use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions, stage_tables};
+use tessera_ir::{Border, Field, Id, ScalarType, Stage, Table};
 
 use super::super::{
     Expr, Kernel, KernelOp, KernelParam, KernelTraffic, ParamKind, ProgramEnv, SharedArray,
     StageEval, Stmt,
 };
-use super::common::{Ctx, StageIo, field_ident, ident};
+use super::common::{Ctx, StageIo, field_ident, ident, table_params};
 use super::tile::Tile;
 
 /// Where an argument of the fused kernel's launch comes from.
@@ -39,6 +39,8 @@ pub enum FusedArg {
     Step,
     /// The number of steps of the pass.
     Steps,
+    /// An input table's buffer.
+    Table(Id<Table>),
 }
 
 /// The fused kernel of a program: the kernel, its launch grid, its arguments, and the fields
@@ -303,6 +305,14 @@ impl<'a> Overlap<'a> {
             });
             args.push(arg);
         }
+        let program = self.ctx.bound.program();
+        let mut tables: Vec<Id<Table>> = (program.stages.ids())
+            .flat_map(|s| stage_tables(program, s))
+            .collect();
+        tables.sort();
+        tables.dedup();
+        params.extend(table_params(self.ctx, &tables));
+        args.extend(tables.into_iter().map(FusedArg::Table));
         (params, args)
     }
 

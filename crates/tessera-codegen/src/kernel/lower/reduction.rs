@@ -2,13 +2,13 @@
 //! points sharing every index but x), accumulating in `f64` in ascending x from the identity
 //! and writing the row's partial; the host folds the partials in row order.
 
-use tessera_analysis::{Domain, Footprint};
-use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ReductionPlacement, ScalarType};
+use tessera_analysis::{Domain, Footprint, stage_tables};
+use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ReductionPlacement, ScalarType, Table};
 
 use super::super::{
     Expr, Kernel, KernelOp, KernelParam, ParamKind, ProgramEnv, ReductionEval, StageEval, Stmt,
 };
-use super::common::{Ctx, StageIo, field_ident, ident, reduction_value_params};
+use super::common::{Ctx, StageIo, field_ident, ident, reduction_value_params, table_params};
 use super::naive::blocks;
 
 /// Threads per block of reduction kernels.
@@ -27,6 +27,8 @@ pub struct Lowered {
     pub fields: Vec<Id<Field>>,
     /// The reduction values read (the kernel's `f64` parameters after `t`), in order.
     pub values: Vec<Id<Reduction>>,
+    /// Input tables read (an in-stage reduction's), the parameters after `t`.
+    pub tables: Vec<Id<Table>>,
 }
 
 /// The kernel computing the row partials of `reduction`; `stage` is its stage's I/O for an
@@ -43,6 +45,10 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
     let values = match stage {
         Some(io) => reduction_value_params(ctx, io.stage),
         None => Vec::new(),
+    };
+    let tables = match r.placement {
+        ReductionPlacement::InStage(stage) => stage_tables(program, stage),
+        ReductionPlacement::AfterStep { .. } => Vec::new(),
     };
     let counts: Vec<i64> = (0..d).map(|a| Ctx::count(domain, a)).collect();
     let rows: i64 = counts[..d - 1].iter().product::<i64>() * i64::from(counts[d - 1] > 0);
@@ -78,7 +84,7 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
             r.name,
             r.op.name()
         ),
-        params: params(ctx, &reads, &values),
+        params: [params(ctx, &reads, &values), table_params(ctx, &tables)].concat(),
         shared: Vec::new(),
         block: [THREADS, 1, 1],
         body,
@@ -89,6 +95,7 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
         rows: rows as usize,
         fields: reads.iter().map(|(f, _)| *f).collect(),
         values: values.into_iter().map(|(_, r)| r).collect(),
+        tables,
     }
 }
 
