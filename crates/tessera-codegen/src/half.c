@@ -4,6 +4,6 @@ $Q $U32 ts_f32_to_bits(float x) { $F32_TO_BITS }
 $Q $U32 ts_round_shift($U32 value, $U32 shift) {
     $U32 quotient = value >> shift;
     $U32 remainder = value & ((($U32)1 << shift) - 1u);
-    $U32 half = ($U32)1 << (shift - 1u);
-    return (remainder > half || (remainder == half && (quotient & 1u) == 1u)) ? quotient + 1u : quotient;
+    $U32 midpoint = ($U32)1 << (shift - 1u);
+    return (remainder > midpoint || (remainder == midpoint && (quotient & 1u) == 1u)) ? quotient + 1u : quotient;
 }

@@ -91,8 +91,8 @@ pub fn round_to_storage(ty: ScalarType, x: f32) -> f32 {
 fn round_shift(value: u32, shift: u32) -> u32 {
     let quotient = value >> shift;
     let remainder = value & ((1 << shift) - 1);
-    let half = 1 << (shift - 1);
-    if remainder > half || (remainder == half && quotient & 1 == 1) {
+    let midpoint = 1 << (shift - 1);
+    if remainder > midpoint || (remainder == midpoint && quotient & 1 == 1) {
         quotient + 1
     } else {
         quotient
