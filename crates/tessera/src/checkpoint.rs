@@ -153,7 +153,12 @@ pub fn read(dir: &Path, session: &Session) -> Result<Checkpoint, Error> {
         if *file != expected.0 {
             return Err(refuse("its tables are not this program's".into()));
         }
-        tables.push(tessera_io::read_npy(&at.join(file), &table.name, table.ty, &[*len])?);
+        tables.push(tessera_io::read_npy(
+            &at.join(file),
+            &table.name,
+            table.ty,
+            &[*len],
+        )?);
     }
     let latest = saved.latest.iter().map(|v| v.map(f64::from_bits)).collect();
     let records = (saved.records.into_iter())
