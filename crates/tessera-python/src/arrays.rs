@@ -110,7 +110,7 @@ fn table_values<'py>(
         check_dtype(py, name, array, ty)?;
     }
     let kwargs = PyDict::new(py);
-    kwargs.set_item("dtype", dtype(py, ty))?;
+    kwargs.set_item("dtype", dtype(py, ty)?)?;
     kwargs.set_item("order", "C")?;
     let numpy = py.import("numpy")?;
     let array = numpy.call_method("array", (value,), Some(&kwargs))?;
