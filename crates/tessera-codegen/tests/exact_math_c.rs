@@ -4,7 +4,7 @@
 //! bitwise.
 
 use std::path::Path;
-use std::process::Command;
+mod common;
 
 use tessera_codegen::cfamily::Dialect;
 use tessera_codegen::exact_math::exact_math_source;
@@ -179,46 +179,13 @@ fn run_c(dir: &Path, flags: &[&str], pairs: &[(f64, f64)]) -> Vec<u8> {
         Dialect::C.preamble(),
         exact_math_source(Dialect::C)
     );
-    let (c_file, exe, input, output) = (
-        dir.join("exact_math.c"),
-        dir.join("exact_math"),
-        dir.join("in.bin"),
-        dir.join("out.bin"),
-    );
-    std::fs::write(&c_file, source).expect("write the C source");
-    let compiler = std::env::var("TESSERA_CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(compiler)
-        .args([
-            "-std=c11",
-            "-Wall",
-            "-Werror",
-            "-ffp-contract=off",
-            "-fno-fast-math",
-        ])
-        .args(flags)
-        .arg(&c_file)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-lm")
-        .status()
-        .expect("run the C compiler");
-    assert!(
-        status.success(),
-        "the exact math C source compiles with {flags:?}"
-    );
     let bytes: Vec<u8> = pairs
         .iter()
         .flat_map(|(x, y)| [x.to_bits().to_le_bytes(), y.to_bits().to_le_bytes()])
         .flatten()
         .collect();
-    std::fs::write(&input, bytes).expect("write the arguments");
-    let status = Command::new(&exe)
-        .arg(&input)
-        .arg(&output)
-        .status()
-        .expect("run the driver");
-    assert!(status.success(), "the driver runs");
-    std::fs::read(&output).expect("read the results")
+    let flags = [&["-fno-fast-math"][..], flags].concat();
+    common::run_c_driver(dir, "exact_math", &source, &flags, &bytes)
 }
 
 const NAMES: [&str; 16] = [

@@ -4,7 +4,7 @@
 //! equals [`tessera_ir::half`]'s bitwise.
 
 use std::path::Path;
-use std::process::Command;
+mod common;
 
 use tessera_codegen::cfamily::Dialect;
 use tessera_codegen::half::half_source;
@@ -83,33 +83,8 @@ fn run_c(dir: &Path, flags: &[&str], values: &[u32]) -> Vec<u8> {
         Dialect::C.preamble(),
         half_source(Dialect::C, &[ScalarType::F16, ScalarType::Bf16])
     );
-    let (c_file, exe, input, output) = (
-        dir.join("half.c"),
-        dir.join("half"),
-        dir.join("in.bin"),
-        dir.join("out.bin"),
-    );
-    std::fs::write(&c_file, source).expect("write the C source");
-    let compiler = std::env::var("TESSERA_CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(compiler)
-        .args(["-std=c11", "-Wall", "-Werror", "-ffp-contract=off"])
-        .args(flags)
-        .arg(&c_file)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-lm")
-        .status()
-        .expect("run the C compiler");
-    assert!(status.success(), "the conversions compile with {flags:?}");
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-    std::fs::write(&input, bytes).expect("write the arguments");
-    let status = Command::new(&exe)
-        .arg(&input)
-        .arg(&output)
-        .status()
-        .expect("run the driver");
-    assert!(status.success(), "the driver runs");
-    std::fs::read(&output).expect("read the results")
+    common::run_c_driver(dir, "half", &source, flags, &bytes)
 }
 
 #[test]
