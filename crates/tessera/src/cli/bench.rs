@@ -83,7 +83,7 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
         compiled.print(args.json, args.exec.exact);
         return Ok(0);
     }
-    let (inputs, randomised) = random_inputs(&session, args.seed)?;
+    let (inputs, randomised) = random_inputs(&session, args.seed, steps)?;
     let timings = measure(executable.as_mut(), &inputs, steps, args.reps)?;
     let described = executable.describe();
     let plan = described

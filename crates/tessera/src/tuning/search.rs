@@ -192,7 +192,7 @@ impl<'a> Search<'a> {
             backend,
             options,
             device: base.device.clone(),
-            inputs: random_inputs(session, options.seed)?.0,
+            inputs: random_inputs(session, options.seed, options.steps)?.0,
             start: Instant::now(),
             seen: HashSet::new(),
             timed: Vec::new(),
