@@ -33,14 +33,14 @@ pub enum IoError {
         reason: String,
     },
     /// The file's shape or element type does not match the field it is meant for.
-    #[error("{} has {found}, but field `{field}` {expected}{hint}", path.display())]
+    #[error("{} has {found}, but {target} {expected}{hint}", path.display())]
     Mismatch {
         /// The file.
         path: PathBuf,
         /// What the file holds (`shape (66, 67) and dtype float64`).
         found: String,
-        /// The field.
-        field: String,
+        /// What it is meant for: ``field `u` `` or ``table `wavelet` ``.
+        target: String,
         /// What the field needs (`is f32 on a 67x67 grid`).
         expected: String,
         /// How to fix it (may be empty; starts with `; `).

@@ -28,14 +28,14 @@ pub fn read_npy(
     shape: &[usize],
 ) -> Result<Buffer, IoError> {
     let expected = format!("is {ty} on a {} grid", grid(shape));
-    read_array(path, field, ty, Some(shape), expected)
+    read_array(path, format!("field `{field}`"), ty, Some(shape), expected)
 }
 
 /// Reads `path` as the values of the input table `table`: a 1D array of any length of element
 /// type `ty` (either byte order); anything else is an error naming both.
 pub fn read_npy_table(path: &Path, table: &str, ty: ScalarType) -> Result<Buffer, IoError> {
-    let expected = format!("is a table: a 1D array of {ty}");
-    read_array(path, table, ty, None, expected)
+    let expected = format!("is a 1D array of {ty} (any length)");
+    read_array(path, format!("table `{table}`"), ty, None, expected)
 }
 
 /// Reads `path` as the components of `field`, of element types `types`, on a grid of `shape`:
@@ -58,7 +58,13 @@ pub fn read_npy_components(
         grid(shape),
         numpy_shape(&array_shape)
     );
-    let array = read_array(path, field, ty, Some(&array_shape), expected)?;
+    let array = read_array(
+        path,
+        format!("field `{field}`"),
+        ty,
+        Some(&array_shape),
+        expected,
+    )?;
     Ok(deinterleave(&array, types.len()))
 }
 
@@ -137,10 +143,11 @@ fn deinterleave(array: &Buffer, k: usize) -> Vec<Buffer> {
 }
 
 /// Reads `path`, which must hold an array of `shape` (`None`: of one axis, of any length) and
-/// element type `ty`; otherwise an error saying what it holds and that `field` `expected`.
+/// element type `ty`; otherwise an error saying what it holds and that `target` (``field
+/// `u` ``) `expected`.
 fn read_array(
     path: &Path,
-    field: &str,
+    target: String,
     ty: ScalarType,
     shape: Option<&[usize]>,
     expected: String,
@@ -178,7 +185,7 @@ fn read_array(
                 numpy_shape(&header.shape),
                 descriptor_name(&descr)
             ),
-            field: field.to_string(),
+            target,
             expected,
             hint,
         });

@@ -252,7 +252,7 @@ pub fn read_png(
         return Err(IoError::Mismatch {
             path: path.to_path_buf(),
             found: format!("{height} rows of {width} pixels"),
-            field: field.to_string(),
+            target: format!("field `{field}`"),
             expected: format!("is {ty} on a {} grid", grid(shape)),
             hint,
         });
