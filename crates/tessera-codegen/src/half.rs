@@ -17,6 +17,15 @@ const SHARED: &str = include_str!("half.c");
 const F16: &str = include_str!("half_f16.c");
 /// `ts_bf16_to_f32` and `ts_f32_to_bf16`.
 const BF16: &str = include_str!("half_bf16.c");
+/// The C dialect's `f16` conversions on x86 targets with F16C (`-march` of AVX2 and later):
+/// one instruction each, rounding as `half_f16.c` does (IEEE-754 round to nearest even, NaNs
+/// made quiet), and without its branches, which keep the compiler from vectorising.
+const F16C: &str = "#if defined(__F16C__)
+#include <immintrin.h>
+static inline float ts_f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+static inline uint16_t ts_f32_to_f16(float x) { return (uint16_t)_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT); }
+#else
+";
 
 /// The storage types (`f16`, `bf16`) of `checked`'s fields, in that order, each once.
 pub fn storage_types(checked: &CheckedProgram) -> Vec<ScalarType> {
@@ -46,7 +55,15 @@ pub fn half_source(dialect: Dialect, types: &[ScalarType]) -> String {
     };
     text.push_str(SHARED);
     for ty in types {
-        text.push_str(if *ty == ScalarType::Bf16 { BF16 } else { F16 });
+        match (ty, dialect) {
+            (ScalarType::Bf16, _) => text.push_str(BF16),
+            (_, Dialect::C) => {
+                text.push_str(F16C);
+                text.push_str(F16);
+                text.push_str("#endif\n");
+            }
+            _ => text.push_str(F16),
+        }
     }
     text.replace("$F32_TO_BITS", &to_bits)
         .replace("$Q", dialect.helper_qualifier())

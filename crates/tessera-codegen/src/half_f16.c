@@ -9,7 +9,7 @@ $Q float ts_f16_to_f32($U16 h) {
         while ((mantissa & 0x400u) == 0u) { mantissa <<= 1; biased -= 1u; }
         return ts_f32_from_bits(sign | (biased << 23) | ((mantissa & 0x3ffu) << 13));
     }
-    if (exponent == 31u) return ts_f32_from_bits(sign | 0x7f800000u | (mantissa << 13));
+    if (exponent == 31u) return ts_f32_from_bits(sign | (mantissa == 0u ? 0x7f800000u : 0x7fc00000u) | (mantissa << 13));
     return ts_f32_from_bits(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 $Q $U16 ts_f32_to_f16(float x) {

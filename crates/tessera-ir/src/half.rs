@@ -1,5 +1,6 @@
 //! THE conversions of the 16-bit storage types `f16` (IEEE binary16) and `bf16` (bfloat16) to
-//! and from `f32`, on bit patterns. Widening is exact; narrowing rounds to nearest, ties to
+//! and from `f32`, on bit patterns. Widening is exact (an `f16` NaN becomes a quiet NaN);
+//! narrowing rounds to nearest, ties to
 //! even, overflows to ±infinity, keeps subnormals exact and turns a NaN into a quiet NaN with the
 //! sign and the leading payload bits of the input. Integer operations only, so that the C twin
 //! (`tessera_codegen::half`) computes the same bits on every target, flush-to-zero or not.
@@ -18,7 +19,10 @@ pub fn f32_from_f16_bits(h: u16) -> f32 {
             let shift = mantissa.leading_zeros() - 21;
             sign | ((113 - shift) << 23) | (((mantissa << shift) & 0x3ff) << 13)
         }
-        31 => sign | 0x7f80_0000 | (mantissa << 13),
+        31 if mantissa == 0 => sign | 0x7f80_0000,
+        // A NaN stays a NaN with its payload, made quiet (as IEEE-754 and the hardware
+        // conversions, F16C's `vcvtph2ps` and AArch64's `fcvt`, do).
+        31 => sign | 0x7fc0_0000 | (mantissa << 13),
         _ => sign | ((exponent + 112) << 23) | (mantissa << 13),
     };
     f32::from_bits(bits)
