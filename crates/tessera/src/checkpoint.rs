@@ -130,18 +130,13 @@ pub fn read(dir: &Path, session: &Session) -> Result<Checkpoint, Error> {
     );
     compatible(&saved, &expected).map_err(refuse)?;
     let program = session.program();
+    let shape = &session.bound().extents;
     let mut buffers = Vec::new();
-    for ((file, field), ty) in saved
-        .fields
-        .iter()
-        .zip(program.fields.values())
-        .zip(program.fields.values().map(|f| f.ty))
-    {
-        let shape = &session.bound().extents;
+    for (file, field) in saved.fields.iter().zip(program.fields.values()) {
         buffers.push(tessera_io::read_npy(
             &at.join(file),
             &field.name,
-            ty,
+            field.ty,
             shape,
         )?);
     }
