@@ -4,9 +4,10 @@
 For each case (program x element type) and plan (naive, tiled, streaming, overlapped at
 T = 1..4), one `tessera bench --json` run measures the time loop (median of `--reps` runs) and,
 in the same run, the device's copy bandwidth (a device-to-device copy): the roofline is that
-bandwidth over 8 bytes per point in f32 (16 in f64), one load and one store per point and
-step. The table gives GCells/s, the fraction of that roofline (above 1 means the plan moves
-less than a load and a store per point per step: temporal blocking), and the ratio to naive.
+bandwidth over the program's bytes per point and step (`explain`'s traffic model: one load
+and one store, 8 bytes in f32, 16 in f64, 4 in f16, whose arithmetic is f32). The table gives
+GCells/s, the fraction of that roofline (above 1 means the plan moves less than a load and a
+store per point per step: temporal blocking), and the ratio to naive.
 
     scripts/gpu-bench.sh                                   # CUDA, the paper sizes
     python3 scripts/gpu-bench.py --backend opencl --size small --steps 8 --reps 2
@@ -20,12 +21,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# (program, element type, axes): the GPU rows of BENCHMARKS.md.
+# (program, element type, axes): the GPU rows of BENCHMARKS.md, and f16 storage (issue 39).
 CASES = [
     ("j2d5pt", "f32", 2),
     ("j2d5pt", "f64", 2),
     ("j3d7pt", "f32", 3),
     ("j3d7pt", "f64", 3),
+    ("j2d5pt", "f16", 2),
+    ("j3d7pt", "f16", 3),
     ("j3d27pt", "f32", 3),
     ("gaussian2d", "f32", 2),
     ("fdtd2d", "f32", 2),
