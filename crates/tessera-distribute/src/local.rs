@@ -1,0 +1,300 @@
+//! The program one rank runs: its box of the grid grown by deep halos, as an ordinary program
+//! that every backend runs unchanged.
+//!
+//! A rank's *local box* is the points it owns grown by the halo that `T` steps between
+//! exchanges need (Holewinski's backward growth, `tessera_analysis::tiling`). On an axis cut
+//! into several ranks the box is clipped to the grid unless the fields wrap there (periodic
+//! borders), where it reaches past the edge and its points stand for their periodic images. The
+//! rank's program is the global one with
+//! - the local box as its grid (concrete extents);
+//! - coordinates read as the global coordinates of the points' images (`x` → `(x + lo) mod N`),
+//!   so that initial values, sources and sub-domain tests see the points they stand for;
+//! - each stage's domain translated into the box, and narrowed at cut edges so that reads of
+//!   fields without a border stay inside it; a stage with no point in the box is left out.
+//!
+//! The points near a cut edge go wrong as the steps pass (their neighbours beyond the box are
+//! missing, read through the field's border mode or not computed), but by no more than the
+//! halo in `T` steps: the owned points stay exact, and the exchange restores the halo.
+
+use tessera_analysis::bind::{BoundProgram, Domain, bind};
+use tessera_analysis::check::check;
+use tessera_analysis::region::Rect;
+use tessera_analysis::tiling::local_tile_regions;
+use tessera_ir::{
+    Arena, BinaryOp, Border, Constant, Expr, ExprKind, Id, Program, Range, Region, SizeExpr,
+    Span, Stage,
+};
+
+use crate::DistributeError;
+use crate::decompose::Decomposition;
+
+/// One rank's share of a distributed run: what it owns, the box it computes, its program.
+#[derive(Clone, Debug)]
+pub struct RankProgram {
+    /// The rank.
+    pub rank: usize,
+    /// The grid points it owns (global coordinates).
+    pub owned: Rect,
+    /// The points its arrays hold (global coordinates, unwrapped: on a periodic axis they may
+    /// lie outside the grid and stand for their images).
+    pub local: Rect,
+    /// The program it runs, on the local box.
+    pub bound: BoundProgram,
+}
+
+/// Why a program cannot run distributed as it is (a feature this layer does not have yet).
+fn unsupported(what: impl Into<String>) -> DistributeError {
+    DistributeError::Unsupported(what.into())
+}
+
+/// The halo depth below and above the owned box, per axis, that `steps` steps need.
+pub fn halo_depths(global: &BoundProgram, owned: &Rect, steps: usize) -> Vec<(i64, i64)> {
+    let tile: Vec<i64> = (0..owned.dims()).map(|a| owned.len(a)).collect();
+    let regions = local_tile_regions(global, &tile, steps);
+    let target = Rect::new(vec![0; tile.len()], tile.clone());
+    let hull = (regions.inputs.iter().chain(regions.compute.iter().flatten()))
+        .filter(|r| !r.is_empty())
+        .fold(target, |hull, r| hull.hull(r));
+    (0..tile.len())
+        .map(|a| ((-hull.lo[a]).max(0), (hull.hi[a] - tile[a]).max(0)))
+        .collect()
+}
+
+/// Whether the program's fields wrap around the grid's edges: `Some(true)` when every border
+/// is periodic, `Some(false)` when none is, `None` when there are no borders at all.
+pub(crate) fn wraps(program: &Program) -> Result<bool, DistributeError> {
+    let borders = (program.fields.values().filter_map(|f| f.border))
+        .chain(program.stages.values().flat_map(|s| s.borders.iter().map(|(_, b)| *b)));
+    let (periodic, other): (Vec<Border>, Vec<Border>) =
+        borders.partition(|b| matches!(b, Border::Periodic));
+    if !periodic.is_empty() && !other.is_empty() {
+        return Err(unsupported(
+            "periodic and non-periodic borders in one program on a grid cut into ranks",
+        ));
+    }
+    Ok(!periodic.is_empty())
+}
+
+/// The program rank `rank` of `decomposition` runs with `steps` steps between exchanges.
+pub fn rank_program(
+    global: &BoundProgram,
+    decomposition: &Decomposition,
+    rank: usize,
+    steps: usize,
+) -> Result<RankProgram, DistributeError> {
+    let program = global.program();
+    if !program.reductions.is_empty() || program.until.is_some() {
+        return Err(unsupported("reductions and `until`"));
+    }
+    let periodic = wraps(program)?;
+    let owned = decomposition.owned(rank);
+    let depths = halo_depths(global, &owned, steps.max(1));
+    let local = local_box(global, decomposition, &owned, &depths, periodic)?;
+    let rewritten = local_program(global, &local, periodic)?;
+    let checked = check(&rewritten).map_err(|d| DistributeError::Rank(rank, first_message(&d)))?;
+    let values: Vec<(String, Constant)> = (program.params.values())
+        .zip(&global.param_values)
+        .map(|(p, v)| (p.name.clone(), *v))
+        .collect();
+    let bound = bind(checked.into(), &values)
+        .map_err(|d| DistributeError::Rank(rank, first_message(&d)))?;
+    Ok(RankProgram {
+        rank,
+        owned,
+        local,
+        bound,
+    })
+}
+
+/// The owned box grown by the halo on every cut axis, clipped to the grid where the fields do
+/// not wrap; refused when a halo is deeper than the neighbouring boxes (it would need points
+/// from beyond the next rank).
+fn local_box(
+    global: &BoundProgram,
+    decomposition: &Decomposition,
+    owned: &Rect,
+    depths: &[(i64, i64)],
+    periodic: bool,
+) -> Result<Rect, DistributeError> {
+    let axes = global.program().axis_names();
+    let mut local = owned.clone();
+    for (a, &(below, above)) in depths.iter().enumerate() {
+        let n = global.extents[a] as i64;
+        let ranks = decomposition.ranks[a];
+        if ranks == 1 {
+            (local.lo[a], local.hi[a]) = (0, n);
+            continue;
+        }
+        let thinnest = n / ranks as i64;
+        if below.max(above) > thinnest {
+            return Err(DistributeError::Ranks(format!(
+                "along {}, {ranks} ranks hold {thinnest} points or more each, fewer than the halo \
+                 of {} points the steps between exchanges need: use fewer ranks along {} or \
+                 fewer steps between exchanges",
+                axes[a],
+                below.max(above),
+                axes[a]
+            )));
+        }
+        local.lo[a] = owned.lo[a] - below;
+        local.hi[a] = owned.hi[a] + above;
+        if !periodic {
+            local.lo[a] = local.lo[a].max(0);
+            local.hi[a] = local.hi[a].min(n);
+        }
+    }
+    Ok(local)
+}
+
+/// The global program rewritten for the local box (see the module documentation).
+fn local_program(
+    global: &BoundProgram,
+    local: &Rect,
+    periodic: bool,
+) -> Result<Program, DistributeError> {
+    let mut program = global.program().clone();
+    program.extents = (0..local.dims())
+        .map(|a| SizeExpr::Const(local.len(a)))
+        .collect();
+    offset_coordinates(&mut program, local, &global.extents, periodic);
+    let mut stages = Arena::new();
+    for (id, stage) in global.program().stages.iter() {
+        let domain = local_domain(global, id, local, periodic)?;
+        if let Some(domain) = domain {
+            stages.alloc(Stage {
+                region: Some(region_of(&domain)),
+                ..stage.clone()
+            });
+        }
+    }
+    program.stages = stages;
+    Ok(program)
+}
+
+/// Rewrites every coordinate `c` along axis `a` as the global coordinate of the point's image:
+/// `c + lo` (wrapped into `0..N` with `((c + lo) % N + N) % N` where the box reaches past the
+/// grid's edge).
+fn offset_coordinates(program: &mut Program, local: &Rect, extents: &[usize], periodic: bool) {
+    let coordinates: Vec<_> = (program.exprs.iter())
+        .filter_map(|(id, e)| match e.kind {
+            ExprKind::Coord(axis) => Some((id, axis, e.span)),
+            _ => None,
+        })
+        .collect();
+    for (id, axis, span) in coordinates {
+        let lo = local.lo[axis];
+        let n = extents[axis] as i64;
+        let reaches_past = periodic && (lo < 0 || local.hi[axis] > n);
+        if lo == 0 && !reaches_past {
+            continue;
+        }
+        let mut node = |kind| program.exprs.alloc(Expr { kind, span });
+        let int = |v: i64| ExprKind::Literal(Constant::Int(v));
+        let coord = node(ExprKind::Coord(axis));
+        let lo_literal = node(int(lo));
+        let mut kind = ExprKind::Binary(BinaryOp::Add, coord, lo_literal);
+        if reaches_past {
+            let shifted = node(kind);
+            let n1 = node(int(n));
+            let rem = node(ExprKind::Binary(BinaryOp::Rem, shifted, n1));
+            let n2 = node(int(n));
+            let positive = node(ExprKind::Binary(BinaryOp::Add, rem, n2));
+            let n3 = node(int(n));
+            kind = ExprKind::Binary(BinaryOp::Rem, positive, n3);
+        }
+        program.exprs[id].kind = kind;
+    }
+}
+
+/// A stage's domain in the local box's own frame (`None`: no point of it there), narrowed so
+/// that reads of fields without a border stay inside the box.
+fn local_domain(
+    global: &BoundProgram,
+    stage_id: Id<Stage>,
+    local: &Rect,
+    periodic: bool,
+) -> Result<Option<Domain>, DistributeError> {
+    let program = global.program();
+    let stage = &program.stages[stage_id];
+    let domain = global.stage_domain(stage_id);
+    let mut lo = Vec::new();
+    let mut hi = Vec::new();
+    for a in 0..local.dims() {
+        let n = global.extents[a] as i64;
+        let (mut l, mut h, shift) = image_span(domain, a, local, n, periodic, &stage.name)?;
+        for (field, fp) in global.checked().stage_footprints(stage_id) {
+            if stage.border_of(*field, program).is_none() {
+                l = l.max(local.lo[a] - i64::from(fp.min[a]));
+                h = h.min(local.hi[a] - i64::from(fp.max[a]));
+            }
+        }
+        let stride = domain.stride[a];
+        // Keep the domain's phase: the first covered index at or after `l`.
+        let phase = (l - domain.rect.lo[a] - shift).rem_euclid(stride);
+        if phase != 0 {
+            l += stride - phase;
+        }
+        if l >= h {
+            return Ok(None);
+        }
+        lo.push(l - local.lo[a]);
+        hi.push(h - local.lo[a]);
+    }
+    Ok(Some(Domain {
+        rect: Rect::new(lo, hi),
+        stride: domain.stride.clone(),
+    }))
+}
+
+/// The span of box points (global, unwrapped) whose images lie in the domain along axis `a`,
+/// and the shift from images to those points (a multiple of the extent); refused when they are not one interval (a sub-domain stage of a periodic program whose
+/// images are cut by the wrap).
+fn image_span(
+    domain: &Domain,
+    a: usize,
+    local: &Rect,
+    n: i64,
+    periodic: bool,
+    stage: &str,
+) -> Result<(i64, i64, i64), DistributeError> {
+    let (lo, hi) = (domain.rect.lo[a], domain.rect.hi[a]);
+    let box_span = (local.lo[a], local.hi[a]);
+    if !periodic || (box_span.0 >= 0 && box_span.1 <= n) {
+        return Ok((lo.max(box_span.0), hi.min(box_span.1), 0));
+    }
+    if lo == 0 && hi == n && domain.stride[a] == 1 {
+        return Ok((box_span.0, box_span.1, 0));
+    }
+    let pieces: Vec<(i64, i64, i64)> = [-n, 0, n]
+        .iter()
+        .map(|&shift| ((lo + shift).max(box_span.0), (hi + shift).min(box_span.1), shift))
+        .filter(|(l, h, _)| l < h)
+        .collect();
+    match pieces.as_slice() {
+        [] => Ok((0, 0, 0)),
+        [one] => Ok(*one),
+        _ => Err(unsupported(format!(
+            "stage `{stage}`: a sub-domain that a rank's periodic halo cuts in two"
+        ))),
+    }
+}
+
+/// A domain as a region of constant ranges.
+fn region_of(domain: &Domain) -> Region {
+    let ranges = (0..domain.rect.dims())
+        .map(|a| Range::Span {
+            lo: Some(SizeExpr::Const(domain.rect.lo[a])),
+            hi: Some(SizeExpr::Const(domain.rect.hi[a])),
+            stride: domain.stride[a] as u32,
+        })
+        .collect();
+    Region {
+        ranges,
+        span: Span::NONE,
+    }
+}
+
+/// The first diagnostic's message.
+fn first_message(diagnostics: &[tessera_ir::Diagnostic]) -> String {
+    (diagnostics.first()).map_or_else(|| "no diagnostic".into(), |d| d.message.clone())
+}

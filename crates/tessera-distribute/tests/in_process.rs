@@ -1,0 +1,108 @@
+//! Every program of the corpus run on a grid cut into ranks, all ranks in one process, against
+//! the single-process reference run: bitwise, for 2, 3 and 4 ranks, 1D and 2D cuts, and 1 or 3
+//! steps between exchanges.
+
+use tessera_analysis::region::Rect;
+use tessera_distribute::local::halo_depths;
+use tessera_distribute::{Decomposition, DistributeError, Distribution};
+use tessera_ir::Border;
+use tessera_plan::PlanRequest;
+use tessera_reference::ReferenceBackend;
+use tessera_runtime::Backend;
+use tessera_testkit::compare::first_difference;
+use tessera_testkit::corpus::Case;
+use tessera_testkit::{Failures, Subject, case};
+
+/// The rank layouts tried on a grid of `dims` axes: 1D cuts along the slowest axis and, from
+/// 3D, 2D cuts (the fastest axis is never cut).
+fn layouts(dims: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for k in [2, 3, 4] {
+        let mut ranks = vec![1; dims];
+        ranks[0] = k;
+        out.push(ranks);
+    }
+    if dims >= 3 {
+        let mut ranks = vec![1; dims];
+        (ranks[0], ranks[1]) = (2, 2);
+        out.push(ranks);
+    }
+    out
+}
+
+/// Runs `name` under every layout and exchange depth with `backend`, against the reference.
+fn matrix_on(name: &str, backend: &dyn Backend) {
+    let case = case(name);
+    let mut failures = Failures::new();
+    let mut ran = 0;
+    for ranks in layouts(case.bind(0).extents.len()) {
+        for steps_per_exchange in [1, 3] {
+            let subject = subject_for(&case, &ranks, steps_per_exchange);
+            let outcome = check(&subject, backend, &ranks, steps_per_exchange);
+            ran += usize::from(matches!(outcome, Ok(true)));
+            failures.record(outcome.map(|_| ()));
+        }
+    }
+    failures.assert_none(format!("{name} distributed"));
+    let program = case.bind(0);
+    let refusable = !program.program().reductions.is_empty() || mixes_borders(&case);
+    assert!(ran > 0 || refusable, "{name}: no layout ran");
+}
+
+/// Whether the program has periodic and other borders (refused on a cut grid).
+fn mixes_borders(case: &Case) -> bool {
+    let program = case.bind(0);
+    let borders: Vec<_> = program.program().fields.values().filter_map(|f| f.border).collect();
+    borders.iter().any(|b| matches!(b, Border::Periodic))
+        && borders.iter().any(|b| !matches!(b, Border::Periodic))
+}
+
+/// The case at its first size, with the cut axes grown where needed so that each rank holds at
+/// least the halo `t` steps need (plus an uneven remainder).
+fn subject_for(case: &Case, ranks: &[usize], t: u64) -> Subject {
+    let bound = case.bind(0);
+    let tile: Vec<i64> = bound.extents.iter().map(|&e| e as i64).collect();
+    let owned = Rect::new(vec![0; tile.len()], tile);
+    let depths = halo_depths(&bound, &owned, t as usize);
+    let extents: Vec<usize> = (bound.extents.iter().zip(ranks).zip(&depths))
+        .map(|((&e, &k), &(below, above))| match k {
+            1 => e,
+            _ => e.max(k * below.max(above) as usize + k - 1),
+        })
+        .collect();
+    let bound = match extents == bound.extents {
+        true => bound,
+        false => case.bind_extents(&extents, &[]),
+    };
+    let label = format!("{} {:?}", case.name, bound.extents);
+    Subject::new(label, bound, 7, case.steps)
+}
+
+/// One layout: `Ok(true)` when the run matches bitwise, `Ok(false)` when the layout is refused
+/// for a feature this layer does not have yet.
+fn check(subject: &Subject, backend: &dyn Backend, ranks: &[usize], t: u64) -> Result<bool, String> {
+    let label = format!("{} ranks {ranks:?} T={t}", subject.label);
+    let decomposition = Decomposition::new(&subject.bound.extents, ranks)
+        .map_err(|e| format!("{label}: {e}"))?;
+    let distribution = match Distribution::new(&subject.bound, decomposition, t) {
+        Ok(d) => d,
+        Err(DistributeError::Unsupported(_)) => return Ok(false),
+        Err(e) => return Err(format!("{label}: {e}")),
+    };
+    let mut fields = subject.inputs.clone();
+    (distribution.run_in_process(backend, &PlanRequest::exact(), &mut fields, 0, subject.steps))
+        .map_err(|e| format!("{label}: {e}"))?;
+    first_difference(&subject.field_names(), &subject.expected, &fields)
+        .map_or(Ok(true), |d| Err(format!("{label}: {d}")))
+}
+
+/// The reference backend on every rank.
+fn reference_matrix(name: &str) {
+    matrix_on(name, &ReferenceBackend);
+}
+
+mod reference {
+    use super::reference_matrix;
+    tessera_testkit::test_every_program!(reference_matrix);
+}
+
