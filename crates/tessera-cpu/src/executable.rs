@@ -15,7 +15,7 @@ use tessera_codegen::cpu::layout::{
 use tessera_jit::{CompiledLibrary, JitError};
 use tessera_plan::Plan;
 use tessera_plan::cpu::{CpuLayout, CpuPlan, CpuStrategy, tile_cores, tile_hull};
-use tessera_runtime::reduce::fold;
+use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{ActiveRun, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes};
 
 type RunFn = unsafe extern "C" fn(*const *mut c_void, *const *mut c_void, i64, i64, c_int) -> c_int;
@@ -313,6 +313,7 @@ impl Executable for CpuExecutable {
             other: other.clone(),
             user,
             spare: other,
+            spare_stale: false,
         }))
     }
 }
@@ -332,6 +333,8 @@ pub struct CpuRun<'a> {
     /// The set holding the current values, and the other one.
     current: Vec<*mut c_void>,
     other: Vec<*mut c_void>,
+    /// The fields were lent writable: the spare set must be made to agree with them again.
+    spare_stale: bool,
 }
 
 impl CpuRun<'_> {
@@ -391,8 +394,8 @@ impl CpuRun<'_> {
         }
     }
 
-    /// Runs step `t`, computing `pass`'s reductions; returns their values in its order.
-    fn run_reducing(&mut self, pass: &Pass) -> Result<Vec<f64>, BackendError> {
+    /// Runs step `t`, computing `pass`'s reductions; returns their row partials in its order.
+    fn run_reducing(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
         let bound = &self.executable.bound;
         let t = pass.last_step();
         let mut due = vec![0i32; bound.program().reductions.len()];
@@ -420,12 +423,25 @@ impl CpuRun<'_> {
             .iter()
             .map(|r| {
                 let (offset, rows) = layout[r.index()];
-                fold(
-                    program.reductions[*r].op,
-                    partials[offset..offset + rows].iter().copied(),
-                )
+                RowPartials {
+                    op: program.reductions[*r].op,
+                    rows: partials[offset..offset + rows].to_vec(),
+                }
             })
             .collect())
+    }
+
+    /// Makes the spare buffers agree with the user's again after the fields were lent
+    /// writable (they must agree outside the written domains).
+    fn refresh_spare(&mut self) {
+        if !std::mem::take(&mut self.spare_stale) {
+            return;
+        }
+        for (spare, field) in self._spare.iter_mut().zip(&self.fields.buffers) {
+            if let Some(spare) = spare {
+                spare.as_bytes_mut().copy_from_slice(field.as_bytes());
+            }
+        }
     }
 
     /// Leaves the current values in the user's buffers.
@@ -449,7 +465,8 @@ impl CpuRun<'_> {
 }
 
 impl ActiveRun for CpuRun<'_> {
-    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<f64>, BackendError> {
+    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
+        self.refresh_spare();
         if pass.reductions.is_empty() {
             self.run_plain(pass.first_step, pass.steps)?;
             return Ok(Vec::new());
@@ -471,6 +488,12 @@ impl ActiveRun for CpuRun<'_> {
 
     fn fields(&mut self) -> Result<&FieldSet, BackendError> {
         self.copy_back();
+        Ok(self.fields)
+    }
+
+    fn fields_mut(&mut self) -> Result<&mut FieldSet, BackendError> {
+        self.copy_back();
+        self.spare_stale = true;
         Ok(self.fields)
     }
 

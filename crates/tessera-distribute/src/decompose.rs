@@ -162,10 +162,22 @@ mod tests {
 
     #[test]
     fn automatic_never_splits_the_fastest_axis() {
-        assert_eq!(Decomposition::automatic(&[64, 64], 4).unwrap().ranks, [4, 1]);
-        assert_eq!(Decomposition::automatic(&[64, 64, 64], 4).unwrap().ranks, [2, 2, 1]);
-        assert_eq!(Decomposition::automatic(&[8, 64, 9], 6).unwrap().ranks, [1, 6, 1]);
-        assert_eq!(Decomposition::automatic(&[64, 64, 64], 6).unwrap().ranks, [3, 2, 1]);
+        assert_eq!(
+            Decomposition::automatic(&[64, 64], 4).unwrap().ranks,
+            [4, 1]
+        );
+        assert_eq!(
+            Decomposition::automatic(&[64, 64, 64], 4).unwrap().ranks,
+            [2, 2, 1]
+        );
+        assert_eq!(
+            Decomposition::automatic(&[8, 64, 9], 6).unwrap().ranks,
+            [1, 6, 1]
+        );
+        assert_eq!(
+            Decomposition::automatic(&[64, 64, 64], 6).unwrap().ranks,
+            [3, 2, 1]
+        );
         assert!(Decomposition::automatic(&[64], 2).is_err());
         assert_eq!(Decomposition::automatic(&[64], 1).unwrap().ranks, [1]);
     }
@@ -173,7 +185,11 @@ mod tests {
     #[test]
     fn too_many_ranks_for_an_axis_are_refused() {
         let error = Decomposition::new(&[3, 64], &[4, 1]).unwrap_err();
-        assert!(error.to_string().contains("4 ranks along axis 0, which has 3 points"));
+        assert!(
+            error
+                .to_string()
+                .contains("4 ranks along axis 0, which has 3 points")
+        );
         assert!(Decomposition::new(&[3, 64], &[1]).is_err());
     }
 }

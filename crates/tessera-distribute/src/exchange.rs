@@ -105,7 +105,7 @@ pub fn copy_box(
     if source.is_empty() {
         return;
     }
-    let width = from.as_bytes().len() / from.len().max(1);
+    let width = element_width(from);
     let dims = source.dims();
     let row = source.len(dims - 1) as usize * width;
     let rows: Vec<Vec<i64>> = row_starts(source);
@@ -141,18 +141,39 @@ fn row_starts(rect: &Rect) -> Vec<Vec<i64>> {
     starts
 }
 
-/// Copies the points of `transfer` between two ranks' fields (every field).
-pub fn apply(transfer: &Transfer, from: &FieldSet, to: &mut FieldSet) {
-    for (index, buffer) in from.buffers.iter().enumerate() {
-        copy_box(
-            buffer,
-            &from.shape,
-            &transfer.source,
-            &mut to.buffers[index],
-            &to.shape.clone(),
-            &transfer.target.lo,
-        );
+/// The bytes of the box `rect` of every field, field after field, row after row: one
+/// message of an exchange.
+pub fn pack(fields: &FieldSet, rect: &Rect) -> Vec<u8> {
+    let mut out = Vec::new();
+    for buffer in &fields.buffers {
+        let width = element_width(buffer);
+        let row = rect.len(rect.dims() - 1) as usize * width;
+        for start in row_starts(rect) {
+            let s = Rect::linear_index(&start, &fields.shape) * width;
+            out.extend_from_slice(&buffer.as_bytes()[s..s + row]);
+        }
     }
+    out
+}
+
+/// Writes a message made by [`pack`] (of a box of the same size) into the box `rect`.
+pub fn unpack(message: &[u8], fields: &mut FieldSet, rect: &Rect) {
+    let mut at = 0;
+    let shape = fields.shape.clone();
+    for buffer in &mut fields.buffers {
+        let width = element_width(buffer);
+        let row = rect.len(rect.dims() - 1) as usize * width;
+        for start in row_starts(rect) {
+            let t = Rect::linear_index(&start, &shape) * width;
+            buffer.as_bytes_mut()[t..t + row].copy_from_slice(&message[at..at + row]);
+            at += row;
+        }
+    }
+}
+
+/// Bytes per element of a buffer.
+fn element_width(buffer: &Buffer) -> usize {
+    buffer.as_bytes().len() / buffer.len().max(1)
 }
 
 /// A rank's local fields cut from the global ones: every point of the box from its image.

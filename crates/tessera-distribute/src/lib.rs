@@ -2,20 +2,23 @@
 //!
 //! Each rank runs an ordinary program on its own box grown by deep halos ([`local`]) with any
 //! backend; every `T` steps the ranks exchange the halos ([`exchange`]) that `T` steps need, so
-//! that the backend's own temporal blocking runs between exchanges. [`Distribution`] holds the
-//! whole layout; [`Distribution::run_in_process`] runs every rank in one process (the tests'
-//! model of a distributed run and its reference).
+//! that the backend's own temporal blocking runs between exchanges; reductions combine every
+//! rank's rows in THE row order ([`rows`]). [`Distribution`] holds the whole layout;
+//! [`InProcessExecutable`] runs every rank in one process (the model of a distributed run,
+//! checked against the single-process reference by the tests).
 
 pub mod decompose;
 pub mod exchange;
+pub mod in_process;
 pub mod local;
+pub mod rows;
 
 use tessera_analysis::bind::BoundProgram;
-use tessera_plan::PlanRequest;
-use tessera_runtime::{Backend, BackendError, FieldSet};
+use tessera_runtime::{BackendError, FieldSet};
 
 pub use decompose::Decomposition;
 pub use exchange::Transfer;
+pub use in_process::InProcessExecutable;
 pub use local::RankProgram;
 
 /// Why a distributed run cannot be set up or failed.
@@ -47,6 +50,8 @@ pub struct Distribution {
     pub ranks: Vec<RankProgram>,
     /// The messages of one exchange.
     pub transfers: Vec<Transfer>,
+    /// The number of rows of each reduction on the whole grid.
+    pub global_rows: Vec<usize>,
     /// Whether boxes reach past the grid's edges (periodic borders on a cut axis).
     periodic: bool,
 }
@@ -65,11 +70,17 @@ impl Distribution {
             .collect::<Result<Vec<_>, _>>()?;
         let periodic = local::wraps(global.program())?;
         let transfers = exchange::transfers(&decomposition, &ranks, periodic);
+        let global_rows = global
+            .reduction_domains
+            .iter()
+            .map(rows::row_count)
+            .collect();
         Ok(Distribution {
             decomposition,
             steps_per_exchange: steps,
             ranks,
             transfers,
+            global_rows,
             periodic,
         })
     }
@@ -79,48 +90,13 @@ impl Distribution {
         let program = &self.ranks[rank];
         let mut local = FieldSet::zeros(&program.bound);
         local.tables = global.tables.clone();
-        exchange::scatter(&self.decomposition, program, self.periodic, global, &mut local);
+        exchange::scatter(
+            &self.decomposition,
+            program,
+            self.periodic,
+            global,
+            &mut local,
+        );
         local
-    }
-
-    /// Runs steps `first_step .. first_step + steps` of every rank in this process with
-    /// `backend` planned by `request`, exchanging halos every `T` steps, and writes the result
-    /// into `fields`.
-    pub fn run_in_process(
-        &self,
-        backend: &dyn Backend,
-        request: &PlanRequest,
-        fields: &mut FieldSet,
-        first_step: u64,
-        steps: u64,
-    ) -> Result<(), DistributeError> {
-        let mut executables = (self.ranks.iter())
-            .map(|r| (backend.plan_and_prepare(&r.bound, request)).map_err(|e| DistributeError::Backend(r.rank, e)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut locals: Vec<FieldSet> = (0..self.ranks.len()).map(|r| self.scatter(r, fields)).collect();
-        let mut done = 0;
-        while done < steps {
-            let pass = self.steps_per_exchange.min(steps - done);
-            for (rank, (executable, local)) in executables.iter_mut().zip(&mut locals).enumerate() {
-                (executable.run(local, first_step + done, pass, &mut ()))
-                    .map_err(|e| DistributeError::Backend(rank, e))?;
-            }
-            done += pass;
-            if done < steps {
-                self.exchange_in_process(&mut locals);
-            }
-        }
-        for (program, local) in self.ranks.iter().zip(&locals) {
-            exchange::gather(program, local, fields);
-        }
-        Ok(())
-    }
-
-    /// One exchange between ranks held in this process.
-    fn exchange_in_process(&self, locals: &mut [FieldSet]) {
-        for transfer in &self.transfers {
-            let source = locals[transfer.from].clone();
-            exchange::apply(transfer, &source, &mut locals[transfer.to]);
-        }
     }
 }

@@ -16,17 +16,19 @@
 //! missing, read through the field's border mode or not computed), but by no more than the
 //! halo in `T` steps: the owned points stay exact, and the exchange restores the halo.
 
+use tessera_analysis::Footprint;
 use tessera_analysis::bind::{BoundProgram, Domain, bind};
 use tessera_analysis::check::check;
 use tessera_analysis::region::Rect;
 use tessera_analysis::tiling::local_tile_regions;
 use tessera_ir::{
-    Arena, BinaryOp, Border, Constant, Expr, ExprKind, Id, Program, Range, Region, SizeExpr,
-    Span, Stage,
+    Arena, BinaryOp, Border, Constant, Expr, ExprKind, Field, Id, Program, Range,
+    ReductionPlacement, Region, SizeExpr, Span, Stage,
 };
 
 use crate::DistributeError;
 use crate::decompose::Decomposition;
+use crate::rows::row_targets;
 
 /// One rank's share of a distributed run: what it owns, the box it computes, its program.
 #[derive(Clone, Debug)]
@@ -40,6 +42,9 @@ pub struct RankProgram {
     pub local: Rect,
     /// The program it runs, on the local box.
     pub bound: BoundProgram,
+    /// Per reduction, where each row of its local domain goes in the global row order
+    /// (`None`: a row this rank does not own).
+    pub reduction_rows: Vec<Vec<Option<usize>>>,
 }
 
 /// Why a program cannot run distributed as it is (a feature this layer does not have yet).
@@ -52,9 +57,12 @@ pub fn halo_depths(global: &BoundProgram, owned: &Rect, steps: usize) -> Vec<(i6
     let tile: Vec<i64> = (0..owned.dims()).map(|a| owned.len(a)).collect();
     let regions = local_tile_regions(global, &tile, steps);
     let target = Rect::new(vec![0; tile.len()], tile.clone());
-    let hull = (regions.inputs.iter().chain(regions.compute.iter().flatten()))
-        .filter(|r| !r.is_empty())
-        .fold(target, |hull, r| hull.hull(r));
+    let hull = (regions
+        .inputs
+        .iter()
+        .chain(regions.compute.iter().flatten()))
+    .filter(|r| !r.is_empty())
+    .fold(target, |hull, r| hull.hull(r));
     (0..tile.len())
         .map(|a| ((-hull.lo[a]).max(0), (hull.hi[a] - tile[a]).max(0)))
         .collect()
@@ -63,8 +71,12 @@ pub fn halo_depths(global: &BoundProgram, owned: &Rect, steps: usize) -> Vec<(i6
 /// Whether the program's fields wrap around the grid's edges: `Some(true)` when every border
 /// is periodic, `Some(false)` when none is, `None` when there are no borders at all.
 pub(crate) fn wraps(program: &Program) -> Result<bool, DistributeError> {
-    let borders = (program.fields.values().filter_map(|f| f.border))
-        .chain(program.stages.values().flat_map(|s| s.borders.iter().map(|(_, b)| *b)));
+    let borders = (program.fields.values().filter_map(|f| f.border)).chain(
+        program
+            .stages
+            .values()
+            .flat_map(|s| s.borders.iter().map(|(_, b)| *b)),
+    );
     let (periodic, other): (Vec<Border>, Vec<Border>) =
         borders.partition(|b| matches!(b, Border::Periodic));
     if !periodic.is_empty() && !other.is_empty() {
@@ -83,8 +95,14 @@ pub fn rank_program(
     steps: usize,
 ) -> Result<RankProgram, DistributeError> {
     let program = global.program();
-    if !program.reductions.is_empty() || program.until.is_some() {
-        return Err(unsupported("reductions and `until`"));
+    let cut = decomposition.ranks.iter().any(|&k| k > 1);
+    if cut && !global.checked().stage_read_reductions().is_empty() {
+        return Err(unsupported("a reduction read by a later stage of its step"));
+    }
+    if decomposition.ranks.last() > Some(&1) && !program.reductions.is_empty() {
+        return Err(DistributeError::Ranks(
+            "reductions need whole rows in each rank: the fastest axis cannot be cut".into(),
+        ));
     }
     let periodic = wraps(program)?;
     let owned = decomposition.owned(rank);
@@ -98,11 +116,16 @@ pub fn rank_program(
         .collect();
     let bound = bind(checked.into(), &values)
         .map_err(|d| DistributeError::Rank(rank, first_message(&d)))?;
+    let reduction_rows = (bound.reduction_domains.iter())
+        .zip(&global.reduction_domains)
+        .map(|(domain, global)| row_targets(domain, &local, &owned, global))
+        .collect();
     Ok(RankProgram {
         rank,
         owned,
         local,
         bound,
+        reduction_rows,
     })
 }
 
@@ -158,17 +181,59 @@ fn local_program(
         .collect();
     offset_coordinates(&mut program, local, &global.extents, periodic);
     let mut stages = Arena::new();
+    let mut kept = Vec::new();
     for (id, stage) in global.program().stages.iter() {
-        let domain = local_domain(global, id, local, periodic)?;
-        if let Some(domain) = domain {
+        let reads = Reads {
+            what: format!("stage `{}`", stage.name),
+            reach: global.checked().stage_footprints(id),
+            bordered: &|field| stage.border_of(field, global.program()).is_some(),
+        };
+        let domain = local_domain(global, &reads, global.stage_domain(id), local, periodic)?;
+        kept.push(domain.as_ref().map(|domain| {
             stages.alloc(Stage {
-                region: Some(region_of(&domain)),
+                region: Some(region_of(domain)),
                 ..stage.clone()
-            });
-        }
+            })
+        }));
     }
     program.stages = stages;
+    for id in program.reductions.ids() {
+        let reduction = &mut program.reductions[id];
+        match &mut reduction.placement {
+            ReductionPlacement::InStage(stage) => {
+                *stage = kept[stage.index()].ok_or_else(|| {
+                    unsupported(format!(
+                        "the in-stage reduction `{}` of a stage with no point in a rank's box",
+                        reduction.name
+                    ))
+                })?;
+            }
+            ReductionPlacement::AfterStep { region } => {
+                let fields = &global.program().fields;
+                let reads = Reads {
+                    what: format!("reduction `{}`", reduction.name),
+                    reach: global.checked().reduction_footprints(id),
+                    bordered: &|field| fields[field].border.is_some(),
+                };
+                let domain = &global.reduction_domains[id.index()];
+                let within = local_domain(global, &reads, domain, local, periodic)?;
+                *region = Some(region_of(&within.unwrap_or_else(|| outside_point(local))));
+            }
+        }
+    }
     Ok(program)
+}
+
+/// A domain of one point at the middle of the box, for an after-step reduction with no point
+/// in it (the reduction must stay, so that reduction numbers agree between ranks; its rows are
+/// not the rank's).
+fn outside_point(local: &Rect) -> Domain {
+    let lo: Vec<i64> = (0..local.dims()).map(|a| local.len(a) / 2).collect();
+    let hi = lo.iter().map(|l| l + 1).collect();
+    Domain {
+        rect: Rect::new(lo, hi),
+        stride: vec![1; local.dims()],
+    }
 }
 
 /// Rewrites every coordinate `c` along axis `a` as the global coordinate of the point's image:
@@ -206,24 +271,32 @@ fn offset_coordinates(program: &mut Program, local: &Rect, extents: &[usize], pe
     }
 }
 
-/// A stage's domain in the local box's own frame (`None`: no point of it there), narrowed so
+/// What a stage or after-step reduction reads, for narrowing its domain in a box.
+struct Reads<'a> {
+    /// `stage `name`` or `reduction `name``, for messages.
+    what: String,
+    /// The offsets it reads each field at.
+    reach: &'a [(Id<Field>, Footprint)],
+    /// Whether its reads of a field have a border mode (else they must stay in the box).
+    bordered: &'a dyn Fn(Id<Field>) -> bool,
+}
+
+/// A stage's (or reduction's) domain in the local box's own frame (`None`: no point of it there), narrowed so
 /// that reads of fields without a border stay inside the box.
 fn local_domain(
     global: &BoundProgram,
-    stage_id: Id<Stage>,
+    reads: &Reads,
+    domain: &Domain,
     local: &Rect,
     periodic: bool,
 ) -> Result<Option<Domain>, DistributeError> {
-    let program = global.program();
-    let stage = &program.stages[stage_id];
-    let domain = global.stage_domain(stage_id);
     let mut lo = Vec::new();
     let mut hi = Vec::new();
     for a in 0..local.dims() {
         let n = global.extents[a] as i64;
-        let (mut l, mut h, shift) = image_span(domain, a, local, n, periodic, &stage.name)?;
-        for (field, fp) in global.checked().stage_footprints(stage_id) {
-            if stage.border_of(*field, program).is_none() {
+        let (mut l, mut h, shift) = image_span(domain, a, local, n, periodic, &reads.what)?;
+        for (field, fp) in reads.reach {
+            if !(reads.bordered)(*field) {
                 l = l.max(local.lo[a] - i64::from(fp.min[a]));
                 h = h.min(local.hi[a] - i64::from(fp.max[a]));
             }
@@ -255,7 +328,7 @@ fn image_span(
     local: &Rect,
     n: i64,
     periodic: bool,
-    stage: &str,
+    what: &str,
 ) -> Result<(i64, i64, i64), DistributeError> {
     let (lo, hi) = (domain.rect.lo[a], domain.rect.hi[a]);
     let box_span = (local.lo[a], local.hi[a]);
@@ -267,14 +340,20 @@ fn image_span(
     }
     let pieces: Vec<(i64, i64, i64)> = [-n, 0, n]
         .iter()
-        .map(|&shift| ((lo + shift).max(box_span.0), (hi + shift).min(box_span.1), shift))
+        .map(|&shift| {
+            (
+                (lo + shift).max(box_span.0),
+                (hi + shift).min(box_span.1),
+                shift,
+            )
+        })
         .filter(|(l, h, _)| l < h)
         .collect();
     match pieces.as_slice() {
         [] => Ok((0, 0, 0)),
         [one] => Ok(*one),
         _ => Err(unsupported(format!(
-            "stage `{stage}`: a sub-domain that a rank's periodic halo cuts in two"
+            "{what}: a sub-domain that a rank's periodic halo cuts in two"
         ))),
     }
 }

@@ -4,12 +4,12 @@
 
 use tessera_analysis::region::Rect;
 use tessera_distribute::local::halo_depths;
-use tessera_distribute::{Decomposition, DistributeError, Distribution};
+use tessera_distribute::{Decomposition, DistributeError, Distribution, InProcessExecutable};
 use tessera_ir::Border;
 use tessera_plan::PlanRequest;
 use tessera_reference::ReferenceBackend;
-use tessera_runtime::Backend;
-use tessera_testkit::compare::first_difference;
+use tessera_runtime::{Backend, Executable};
+use tessera_testkit::compare::{first_difference, report_difference};
 use tessera_testkit::corpus::Case;
 use tessera_testkit::{Failures, Subject, case};
 
@@ -45,14 +45,19 @@ fn matrix_on(name: &str, backend: &dyn Backend) {
     }
     failures.assert_none(format!("{name} distributed"));
     let program = case.bind(0);
-    let refusable = !program.program().reductions.is_empty() || mixes_borders(&case);
+    let refusable = !program.checked().stage_read_reductions().is_empty() || mixes_borders(&case);
     assert!(ran > 0 || refusable, "{name}: no layout ran");
 }
 
 /// Whether the program has periodic and other borders (refused on a cut grid).
 fn mixes_borders(case: &Case) -> bool {
     let program = case.bind(0);
-    let borders: Vec<_> = program.program().fields.values().filter_map(|f| f.border).collect();
+    let borders: Vec<_> = program
+        .program()
+        .fields
+        .values()
+        .filter_map(|f| f.border)
+        .collect();
     borders.iter().any(|b| matches!(b, Border::Periodic))
         && borders.iter().any(|b| !matches!(b, Border::Periodic))
 }
@@ -80,19 +85,31 @@ fn subject_for(case: &Case, ranks: &[usize], t: u64) -> Subject {
 
 /// One layout: `Ok(true)` when the run matches bitwise, `Ok(false)` when the layout is refused
 /// for a feature this layer does not have yet.
-fn check(subject: &Subject, backend: &dyn Backend, ranks: &[usize], t: u64) -> Result<bool, String> {
+fn check(
+    subject: &Subject,
+    backend: &dyn Backend,
+    ranks: &[usize],
+    t: u64,
+) -> Result<bool, String> {
     let label = format!("{} ranks {ranks:?} T={t}", subject.label);
-    let decomposition = Decomposition::new(&subject.bound.extents, ranks)
-        .map_err(|e| format!("{label}: {e}"))?;
+    let decomposition =
+        Decomposition::new(&subject.bound.extents, ranks).map_err(|e| format!("{label}: {e}"))?;
     let distribution = match Distribution::new(&subject.bound, decomposition, t) {
         Ok(d) => d,
-        Err(DistributeError::Unsupported(_)) => return Ok(false),
+        Err(e @ DistributeError::Unsupported(_)) => {
+            eprintln!("REFUSED {label}: {e}");
+            return Ok(false);
+        }
         Err(e) => return Err(format!("{label}: {e}")),
     };
+    let mut executable =
+        InProcessExecutable::prepare(distribution, &subject.bound, backend, &PlanRequest::exact())
+            .map_err(|e| format!("{label}: {e}"))?;
     let mut fields = subject.inputs.clone();
-    (distribution.run_in_process(backend, &PlanRequest::exact(), &mut fields, 0, subject.steps))
+    let report = (executable.run(&mut fields, 0, subject.steps, &mut ()))
         .map_err(|e| format!("{label}: {e}"))?;
     first_difference(&subject.field_names(), &subject.expected, &fields)
+        .or_else(|| report_difference(&subject.expected_report, &report))
         .map_or(Ok(true), |d| Err(format!("{label}: {d}")))
 }
 
@@ -105,4 +122,3 @@ mod reference {
     use super::reference_matrix;
     tessera_testkit::test_every_program!(reference_matrix);
 }
-

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{BufferRole, GpuPlan, KernelProgram};
 use tessera_plan::Plan;
+use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{ActiveRun, BackendError, Executable, FieldSet, Pass, RunTimes};
 
 use crate::device::GpuDevice;
@@ -210,6 +211,7 @@ impl<D: GpuDevice> Executable for GpuExecutable<D> {
             executable: self,
             fields,
             transfer,
+            upload_pending: false,
         }))
     }
 }
@@ -224,9 +226,32 @@ pub struct GpuRun<'a, D> {
     field_buffers: Vec<(usize, usize)>,
     /// Time spent moving fields so far.
     transfer: Duration,
+    /// The fields were lent writable: upload them before the next pass.
+    upload_pending: bool,
 }
 
 impl<D: GpuDevice> GpuRun<'_, D> {
+    /// Uploads the fields after they were lent writable, and runs the host program's start
+    /// again (the copies that make twin buffers agree outside the written domains).
+    fn upload_if_changed(&mut self) -> Result<(), BackendError> {
+        if !std::mem::take(&mut self.upload_pending) {
+            return Ok(());
+        }
+        let uploads = Instant::now();
+        for &(field, id) in &self.field_buffers {
+            let allocation = self.bindings[id];
+            (self.executable.device).upload(allocation, self.fields.buffers[field].as_bytes())?;
+        }
+        let executable = &mut *self.executable;
+        run_host_start(
+            &executable.program,
+            &mut executable.device,
+            &mut self.bindings,
+        )?;
+        self.transfer += uploads.elapsed();
+        Ok(())
+    }
+
     /// Copies every field from the device into the host fields.
     fn download_fields(&mut self) -> Result<(), BackendError> {
         let downloads = Instant::now();
@@ -242,7 +267,8 @@ impl<D: GpuDevice> GpuRun<'_, D> {
 }
 
 impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
-    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<f64>, BackendError> {
+    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
+        self.upload_if_changed()?;
         let executable = &mut *self.executable;
         if let Some(fused) = executable.program.host.fused.as_ref()
             && pass.reductions.is_empty()
@@ -271,7 +297,7 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
                 computed
                     .iter()
                     .find(|(id, _)| id == r)
-                    .map(|&(_, value)| value)
+                    .map(|(_, partials)| partials.clone())
                     .ok_or_else(|| {
                         BackendError::Runtime(format!(
                             "internal error: the host program read back no value of reduction {} at step {}",
@@ -289,6 +315,12 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
 
     fn fields(&mut self) -> Result<&FieldSet, BackendError> {
         self.download_fields()?;
+        Ok(self.fields)
+    }
+
+    fn fields_mut(&mut self) -> Result<&mut FieldSet, BackendError> {
+        self.download_fields()?;
+        self.upload_pending = true;
         Ok(self.fields)
     }
 

@@ -1,22 +1,22 @@
 //! One step (or one fused pass) of a lowered program's host program on a [`HostDevice`]: launches due in the
-//! step, copies, ping-pong swaps, and the reductions' read-backs folded in THE fixed order.
+//! step, copies, ping-pong swaps, and the reductions' row partials read back.
 
 use tessera_codegen::kernel::{FusedPass, HostOp, KernelProgram, LaunchArg};
 use tessera_ir::{Id, Reduction};
 use tessera_runtime::BackendError;
-use tessera_runtime::reduce::{due, fold};
+use tessera_runtime::reduce::{RowPartials, due};
 
 use crate::device::{BoundArg, HostDevice};
 
 /// Runs step `t` of `program`'s host program on `device`, with `bindings` the allocation
 /// bound to each buffer id (swaps exchange entries). Returns each reduction read back in the
-/// step, with its value.
+/// step, with its row partials.
 pub fn run_host_step(
     program: &KernelProgram,
     device: &mut dyn HostDevice,
     bindings: &mut [usize],
     t: u64,
-) -> Result<Vec<(Id<Reduction>, f64)>, BackendError> {
+) -> Result<Vec<(Id<Reduction>, RowPartials)>, BackendError> {
     run_ops(&program.host.step, device, bindings, t, 1)
 }
 
@@ -55,12 +55,12 @@ fn run_ops(
     bindings: &mut [usize],
     t: u64,
     steps: u64,
-) -> Result<Vec<(Id<Reduction>, f64)>, BackendError> {
+) -> Result<Vec<(Id<Reduction>, RowPartials)>, BackendError> {
     let int = |v: u64| {
         i64::try_from(v).map_err(|_| BackendError::InvalidOptions(format!("step {v} exceeds i64")))
     };
     let (step, count) = (int(t)?, int(steps)?);
-    let mut values: Vec<(Id<Reduction>, f64)> = Vec::new();
+    let mut values: Vec<(Id<Reduction>, RowPartials)> = Vec::new();
     for op in ops {
         match op {
             HostOp::Launch(launch) if due(launch.every, t) => {
@@ -78,8 +78,12 @@ fn run_ops(
             HostOp::Copy { from, to } => device.copy(bindings[from.0], bindings[to.0])?,
             HostOp::Swap(a, b) => bindings.swap(a.0, b.0),
             HostOp::Reduce(readback) if due(readback.every, t) => {
-                let partials = read_f64(device, bindings[readback.partials.0], readback.rows)?;
-                values.push((readback.reduction, fold(readback.op, partials)));
+                let rows = read_f64(device, bindings[readback.partials.0], readback.rows)?;
+                let partials = RowPartials {
+                    op: readback.op,
+                    rows,
+                };
+                values.push((readback.reduction, partials));
             }
             HostOp::Reduce(_) => {}
         }
@@ -89,12 +93,12 @@ fn run_ops(
 
 /// The value of reduction `r` read back earlier in step `t`, as a launch argument.
 fn step_value(
-    values: &[(Id<Reduction>, f64)],
+    values: &[(Id<Reduction>, RowPartials)],
     r: Id<Reduction>,
     t: u64,
 ) -> Result<BoundArg, BackendError> {
     (values.iter().find(|(id, _)| *id == r))
-        .map(|&(_, value)| BoundArg::Float(value))
+        .map(|(_, partials)| BoundArg::Float(partials.value()))
         .ok_or_else(|| {
             BackendError::Runtime(format!(
                 "internal error: a launch reads reduction {} before it is read back in step {t}",

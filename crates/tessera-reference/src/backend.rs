@@ -6,6 +6,7 @@ use tessera_plan::{
     Arithmetic, BackendPlan, DeviceSelection, Plan, PlanError, PlanRequest, Precision,
     ReferencePlan,
 };
+use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{
     ActiveRun, Backend, BackendError, Bandwidth, Buffer, Executable, Explanation, FieldSet,
     MemoryEstimate, Pass, RunReport, RunTimes, Source,
@@ -233,9 +234,10 @@ struct ReferenceRun<'a> {
 }
 
 impl ReferenceRun<'_> {
-    /// The fields rounded from the f64 copy, in f64 accuracy mode.
+    /// The fields rounded from the f64 copy, in f64 accuracy mode (unless the copy is to be
+    /// made again from the fields).
     fn round_into_fields(&mut self) {
-        if let Some(shadow) = &self.shadow {
+        if let Some(shadow) = self.shadow.as_ref().filter(|s| !s.is_empty()) {
             for (out, values) in self.fields.buffers.iter_mut().zip(shadow) {
                 let ty = out.ty();
                 *out = convert_buffer(values.clone(), ty);
@@ -245,7 +247,12 @@ impl ReferenceRun<'_> {
 }
 
 impl ActiveRun for ReferenceRun<'_> {
-    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<f64>, BackendError> {
+    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
+        if let Some(shadow) = &mut self.shadow
+            && shadow.is_empty()
+        {
+            *shadow = self::shadow(self.executable.precision, self.fields);
+        }
         let executable = &*self.executable;
         let interpreter = Interpreter {
             bound: &executable.bound,
@@ -276,6 +283,15 @@ impl ActiveRun for ReferenceRun<'_> {
 
     fn fields(&mut self) -> Result<&FieldSet, BackendError> {
         self.round_into_fields();
+        Ok(self.fields)
+    }
+
+    fn fields_mut(&mut self) -> Result<&mut FieldSet, BackendError> {
+        self.round_into_fields();
+        if let Some(shadow) = &mut self.shadow {
+            // The f64 copy is made again from the fields at the next pass.
+            shadow.clear();
+        }
         Ok(self.fields)
     }
 

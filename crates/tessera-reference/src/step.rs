@@ -6,7 +6,7 @@ use tessera_analysis::check::visit;
 use tessera_analysis::{BoundProgram, Domain};
 use tessera_ir::half::storage_bits_from_f32;
 use tessera_ir::{ExprKind, Id, Reduction, ReductionPlacement, Stage, Statement};
-use tessera_runtime::reduce::fold;
+use tessera_runtime::reduce::{RowPartials, fold};
 use tessera_runtime::{BackendError, Buffer};
 
 use crate::eval::{Evaluator, ReadObserver};
@@ -39,13 +39,13 @@ struct RowOutput {
 
 impl Interpreter<'_> {
     /// Runs step `t` on `storage`: every stage in order, then the after-step reductions; of
-    /// the reductions, computes those in `due` and returns their values in `due`'s order.
+    /// the reductions, computes those in `due` and returns their row partials in `due`'s order.
     pub(crate) fn run_step(
         &self,
         storage: &mut [Buffer],
         t: u64,
         due: &[Id<Reduction>],
-    ) -> Result<Vec<f64>, BackendError> {
+    ) -> Result<Vec<RowPartials>, BackendError> {
         match self.pool {
             Some(pool) => pool.install(|| self.step(storage, t, due)),
             None => self.step(storage, t, due),
@@ -58,12 +58,12 @@ impl Interpreter<'_> {
         storage: &mut [Buffer],
         t: u64,
         due: &[Id<Reduction>],
-    ) -> Result<Vec<f64>, BackendError> {
+    ) -> Result<Vec<RowPartials>, BackendError> {
         let program = self.bound.program();
-        let mut values = vec![0.0; due.len()];
-        let mut record = |id: Id<Reduction>, value: f64| {
+        let mut values: Vec<Option<RowPartials>> = vec![None; due.len()];
+        let mut record = |id: Id<Reduction>, partials: RowPartials| {
             if let Some(slot) = due.iter().position(|r| *r == id) {
-                values[slot] = value;
+                values[slot] = Some(partials);
             }
         };
         // The values of this step's reductions that later stages read.
@@ -78,26 +78,28 @@ impl Interpreter<'_> {
                 .filter(|r| due.contains(r) || read.contains(r))
                 .collect();
             let stage_values = self.run_stage(storage, stage, t, &reductions, &step_values)?;
-            for (id, value) in reductions.into_iter().zip(stage_values) {
-                step_values[id.index()] = Some(value);
-                record(id, value);
+            for (id, partials) in reductions.into_iter().zip(stage_values) {
+                step_values[id.index()] = Some(partials.value());
+                record(id, partials);
             }
         }
         for (id, reduction) in program.reductions.iter() {
             if matches!(reduction.placement, ReductionPlacement::AfterStep { .. })
                 && due.contains(&id)
             {
-                let value = self.reduce_after_step(storage, id, t)?;
-                record(id, value);
+                let partials = self.reduce_after_step(storage, id, t)?;
+                record(id, partials);
             }
         }
-        Ok(values)
+        (values.into_iter())
+            .map(|v| v.ok_or_else(|| internal("a due reduction not computed")))
+            .collect()
     }
 
     /// Runs `stage` at step `t`: evaluates every point of its domain from the pre-stage values,
     /// then writes its outputs on the domain; `step_values` are the values of the reductions
-    /// earlier stages of the step computed (by reduction index). Returns the values of the
-    /// in-stage `reductions`.
+    /// earlier stages of the step computed (by reduction index). Returns the row partials of
+    /// the in-stage `reductions`.
     fn run_stage(
         &self,
         storage: &mut [Buffer],
@@ -105,7 +107,7 @@ impl Interpreter<'_> {
         t: u64,
         reductions: &[Id<Reduction>],
         step_values: &[Option<f64>],
-    ) -> Result<Vec<f64>, BackendError> {
+    ) -> Result<Vec<RowPartials>, BackendError> {
         let program = self.bound.program();
         let outputs = program.stages[stage].outputs();
         let domain_rows = rows(self.bound.stage_domain(stage));
@@ -122,9 +124,9 @@ impl Interpreter<'_> {
                 .collect::<Result<_, _>>()?
         };
         let values = (0..reductions.len())
-            .map(|k| {
-                let op = program.reductions[reductions[k]].op;
-                fold(op, results.iter().map(|r| r.partials[k]))
+            .map(|k| RowPartials {
+                op: program.reductions[reductions[k]].op,
+                rows: results.iter().map(|r| r.partials[k]).collect(),
             })
             .collect();
         for (row, result) in domain_rows.iter().zip(results) {
@@ -187,13 +189,13 @@ impl Interpreter<'_> {
         Ok(RowOutput { writes, partials })
     }
 
-    /// An after-step reduction over its domain, in the fixed row order.
+    /// An after-step reduction's row partials over its domain.
     fn reduce_after_step(
         &self,
         storage: &[Buffer],
         id: Id<Reduction>,
         t: u64,
-    ) -> Result<f64, BackendError> {
+    ) -> Result<RowPartials, BackendError> {
         let reduction = &self.bound.program().reductions[id];
         let domain: &Domain = &self.bound.reduction_domains[id.index()];
         let evaluator = Evaluator::new(self.bound, self.precision, storage)
@@ -208,7 +210,10 @@ impl Interpreter<'_> {
                 ))
             })
             .collect::<Result<_, BackendError>>()?;
-        Ok(fold(reduction.op, partials))
+        Ok(RowPartials {
+            op: reduction.op,
+            rows: partials,
+        })
     }
 }
 

@@ -10,6 +10,7 @@ use tessera_plan::{DeviceSelection, Plan, PlanError, PlanRequest};
 use crate::buffer::FieldSet;
 use crate::driver::{Observer, RunReport, RunState, drive};
 use crate::memory::MemoryEstimate;
+use crate::reduce::RowPartials;
 use crate::schedule::Pass;
 
 /// Why a backend could not plan, prepare or run a program.
@@ -178,8 +179,9 @@ pub trait Executable: Send {
 /// A run in progress: the backend's side of the schedule driver.
 pub trait ActiveRun {
     /// Runs the pass's steps; at its last step also computes the pass's reductions, whose
-    /// values it returns in the pass's order (in the fixed order of [`crate::reduce`]).
-    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<f64>, BackendError>;
+    /// row partials it returns in the pass's order (the driver combines them in the fixed
+    /// order of [`crate::reduce`]).
+    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError>;
 
     /// Whether the program's `until` condition holds for the latest reduction values (by
     /// reduction index; every value the condition names is present), in exact semantics.
@@ -188,6 +190,10 @@ pub trait ActiveRun {
     /// The fields as the passes so far left them (copied from the device where they live
     /// there).
     fn fields(&mut self) -> Result<&FieldSet, BackendError>;
+
+    /// The fields as the passes so far left them, writable: the next pass starts from them as
+    /// they are then (a distributed run writes the halos it receives here between passes).
+    fn fields_mut(&mut self) -> Result<&mut FieldSet, BackendError>;
 
     /// Ends the run with the results in the fields; returns the device's own timing of the
     /// passes where it has one, and the time spent moving fields.

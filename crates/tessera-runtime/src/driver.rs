@@ -235,16 +235,17 @@ fn run_pass(
     state: &mut RunState,
     report: &mut RunReport,
 ) -> Result<(), BackendError> {
-    let values = run.run_pass(pass)?;
-    if values.len() != pass.reductions.len() {
+    let partials = run.run_pass(pass)?;
+    if partials.len() != pass.reductions.len() {
         return Err(BackendError::Runtime(format!(
-            "internal error: a pass computed {} reduction values, {} were due",
-            values.len(),
+            "internal error: a pass computed {} reductions, {} were due",
+            partials.len(),
             pass.reductions.len()
         )));
     }
     let program = bound.program();
-    for (&reduction, value) in pass.reductions.iter().zip(values) {
+    for (&reduction, rows) in pass.reductions.iter().zip(partials) {
+        let value = rows.value();
         state.latest[reduction.index()] = Some(value);
         report.reductions.push(ReductionRecord {
             step: pass.last_step(),

@@ -51,6 +51,23 @@ pub fn fold(op: ReduceOp, values: impl IntoIterator<Item = f64>) -> f64 {
         .fold(identity(op), |acc, v| combine(op, acc, v))
 }
 
+/// One reduction's row partials from one step: each row accumulated in THE order, the rows
+/// not yet combined (a distributed run combines the rows of every rank).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowPartials {
+    /// The combining operation.
+    pub op: ReduceOp,
+    /// One partial per row of the reduction's points, in ascending lexicographic row order.
+    pub rows: Vec<f64>,
+}
+
+impl RowPartials {
+    /// The reduction's value: the rows combined in order.
+    pub fn value(&self) -> f64 {
+        fold(self.op, self.rows.iter().copied())
+    }
+}
+
 /// Whether a reduction (or a launch) computed every `every` steps is due in step `t` (0-based):
 /// after steps `every - 1`, `2 every - 1`, ...
 pub fn due(every: u64, t: u64) -> bool {

@@ -1,0 +1,250 @@
+//! Every rank of a distribution in one process, as one [`Executable`]: the schedule driver
+//! runs it like any backend's, so reductions, `until`, observers and checkpoints work as in a
+//! single-process run. It is the model of a distributed run (and the tests' way to check one
+//! without MPI): each rank's backend runs its own program on its own fields, the halos move
+//! between the ranks' fields after every pass of at most `T` steps, and the reductions combine
+//! every rank's rows in THE row order.
+
+use tessera_analysis::BoundProgram;
+use tessera_plan::{Plan, PlanRequest};
+use tessera_runtime::reduce::RowPartials;
+use tessera_runtime::{ActiveRun, Backend, BackendError, Executable, FieldSet, Pass, RunTimes};
+
+use crate::exchange::{gather, pack, unpack};
+use crate::{DistributeError, Distribution};
+
+/// A distribution's ranks prepared on one backend, run in this process.
+pub struct InProcessExecutable {
+    distribution: Distribution,
+    global: BoundProgram,
+    executables: Vec<Box<dyn Executable>>,
+    locals: Vec<FieldSet>,
+}
+
+impl InProcessExecutable {
+    /// Plans and prepares every rank's program on `backend` for `request`.
+    pub fn prepare(
+        distribution: Distribution,
+        global: &BoundProgram,
+        backend: &dyn Backend,
+        request: &PlanRequest,
+    ) -> Result<InProcessExecutable, DistributeError> {
+        let executables = (distribution.ranks.iter())
+            .map(|r| {
+                (backend.plan_and_prepare(&r.bound, request))
+                    .map_err(|e| DistributeError::Backend(r.rank, e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let locals = (distribution.ranks.iter())
+            .map(|r| FieldSet::zeros(&r.bound))
+            .collect();
+        Ok(InProcessExecutable {
+            distribution,
+            global: global.clone(),
+            executables,
+            locals,
+        })
+    }
+}
+
+impl Executable for InProcessExecutable {
+    fn program(&self) -> &BoundProgram {
+        &self.global
+    }
+
+    fn plan(&self) -> &Plan {
+        self.executables[0].plan()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} on {} ranks ({}, {} steps between exchanges)",
+            self.executables[0].describe(),
+            self.distribution.ranks.len(),
+            self.distribution.decomposition.describe(),
+            self.distribution.steps_per_exchange
+        )
+    }
+
+    fn start<'a>(
+        &'a mut self,
+        fields: &'a mut FieldSet,
+    ) -> Result<Box<dyn ActiveRun + 'a>, BackendError> {
+        let InProcessExecutable {
+            distribution,
+            executables,
+            locals,
+            ..
+        } = self;
+        let mut runs = Vec::new();
+        for ((rank, executable), local) in executables.iter_mut().enumerate().zip(locals) {
+            *local = distribution.scatter(rank, fields);
+            runs.push(executable.start(local)?);
+        }
+        Ok(Box::new(InProcessRun {
+            distribution,
+            runs,
+            fields,
+            halos_stale: false,
+            scatter_pending: false,
+        }))
+    }
+}
+
+/// A run of every rank in this process.
+struct InProcessRun<'a> {
+    distribution: &'a Distribution,
+    runs: Vec<Box<dyn ActiveRun + 'a>>,
+    fields: &'a mut FieldSet,
+    /// A pass ran since the last exchange.
+    halos_stale: bool,
+    /// The global fields were lent writable: cut them into the ranks again.
+    scatter_pending: bool,
+}
+
+impl InProcessRun<'_> {
+    /// Moves every halo from the rank owning its points.
+    fn exchange(&mut self) -> Result<(), BackendError> {
+        for transfer in &self.distribution.transfers {
+            let message = pack(self.runs[transfer.from].fields()?, &transfer.source);
+            unpack(
+                &message,
+                self.runs[transfer.to].fields_mut()?,
+                &transfer.target,
+            );
+        }
+        self.halos_stale = false;
+        Ok(())
+    }
+
+    /// Cuts the global fields into the ranks' again after they were lent writable.
+    fn scatter_if_changed(&mut self) -> Result<(), BackendError> {
+        if !std::mem::take(&mut self.scatter_pending) {
+            return Ok(());
+        }
+        for (rank, run) in self.runs.iter_mut().enumerate() {
+            let local = self.distribution.scatter(rank, self.fields);
+            let fields = run.fields_mut()?;
+            fields.buffers = local.buffers;
+        }
+        self.halos_stale = false;
+        Ok(())
+    }
+
+    /// The owned points of every rank written into the global fields.
+    fn gather(&mut self) -> Result<(), BackendError> {
+        for (program, run) in self.distribution.ranks.iter().zip(&mut self.runs) {
+            gather(program, run.fields()?, self.fields);
+        }
+        Ok(())
+    }
+
+    /// Every rank's rows of each reduction of a pass, in the global row order.
+    fn combine(
+        &self,
+        pass: &Pass,
+        per_rank: Vec<Vec<RowPartials>>,
+    ) -> Result<Vec<RowPartials>, BackendError> {
+        (pass.reductions.iter().enumerate())
+            .map(|(k, reduction)| {
+                let count = self.distribution.global_rows[reduction.index()];
+                let mut rows: Vec<Option<f64>> = vec![None; count];
+                let mut op = None;
+                for (program, partials) in self.distribution.ranks.iter().zip(&per_rank) {
+                    let local = &partials[k];
+                    op = Some(local.op);
+                    let targets = &program.reduction_rows[reduction.index()];
+                    if targets.len() != local.rows.len() {
+                        return Err(internal(format!(
+                            "rank {} gave {} rows of a reduction of {} rows",
+                            program.rank,
+                            local.rows.len(),
+                            targets.len()
+                        )));
+                    }
+                    for (target, value) in targets.iter().zip(&local.rows) {
+                        if let Some(row) = target {
+                            rows[*row] = Some(*value);
+                        }
+                    }
+                }
+                let rows = rows
+                    .into_iter()
+                    .collect::<Option<Vec<f64>>>()
+                    .ok_or_else(|| internal("a row of a reduction belongs to no rank".into()))?;
+                Ok(RowPartials {
+                    op: op.ok_or_else(|| internal("no ranks".into()))?,
+                    rows,
+                })
+            })
+            .collect()
+    }
+}
+
+/// An internal error of the distribution layer.
+fn internal(what: String) -> BackendError {
+    BackendError::Runtime(format!("internal error: distributed run: {what}"))
+}
+
+impl ActiveRun for InProcessRun<'_> {
+    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
+        self.scatter_if_changed()?;
+        let mut first = pass.first_step;
+        loop {
+            let steps = self
+                .distribution
+                .steps_per_exchange
+                .min(pass.last_step() + 1 - first);
+            let last = first + steps - 1 == pass.last_step();
+            let part = Pass {
+                first_step: first,
+                steps,
+                reductions: if last {
+                    pass.reductions.clone()
+                } else {
+                    Vec::new()
+                },
+            };
+            if self.halos_stale {
+                self.exchange()?;
+            }
+            let per_rank = (self.runs.iter_mut())
+                .map(|run| run.run_pass(&part))
+                .collect::<Result<Vec<_>, _>>()?;
+            self.halos_stale = true;
+            if last {
+                return self.combine(pass, per_rank);
+            }
+            first += steps;
+        }
+    }
+
+    fn until_holds(&mut self, latest: &[Option<f64>]) -> Result<bool, BackendError> {
+        self.runs[0].until_holds(latest)
+    }
+
+    fn fields(&mut self) -> Result<&FieldSet, BackendError> {
+        self.gather()?;
+        Ok(self.fields)
+    }
+
+    fn fields_mut(&mut self) -> Result<&mut FieldSet, BackendError> {
+        self.gather()?;
+        self.scatter_pending = true;
+        Ok(self.fields)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {
+        self.gather()?;
+        let mut times = RunTimes::default();
+        for run in (*self).runs {
+            let rank = run.finish()?;
+            times.transfer += rank.transfer;
+            times.compute = match (times.compute, rank.compute) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        Ok(times)
+    }
+}
