@@ -138,47 +138,6 @@ impl InProcessRun<'_> {
         }
         Ok(())
     }
-
-    /// Every rank's rows of each reduction of a pass, in the global row order.
-    fn combine(
-        &self,
-        pass: &Pass,
-        per_rank: Vec<Vec<RowPartials>>,
-    ) -> Result<Vec<RowPartials>, BackendError> {
-        (pass.reductions.iter().enumerate())
-            .map(|(k, reduction)| {
-                let count = self.distribution.global_rows[reduction.index()];
-                let mut rows: Vec<Option<f64>> = vec![None; count];
-                let mut op = None;
-                for (program, partials) in self.distribution.ranks.iter().zip(&per_rank) {
-                    let local = &partials[k];
-                    op = Some(local.op);
-                    let targets = &program.reduction_rows[reduction.index()];
-                    if targets.len() != local.rows.len() {
-                        return Err(internal(format!(
-                            "rank {} gave {} rows of a reduction of {} rows",
-                            program.rank,
-                            local.rows.len(),
-                            targets.len()
-                        )));
-                    }
-                    for (target, value) in targets.iter().zip(&local.rows) {
-                        if let Some(row) = target {
-                            rows[*row] = Some(*value);
-                        }
-                    }
-                }
-                let rows = rows
-                    .into_iter()
-                    .collect::<Option<Vec<f64>>>()
-                    .ok_or_else(|| internal("a row of a reduction belongs to no rank".into()))?;
-                Ok(RowPartials {
-                    op: op.ok_or_else(|| internal("no ranks".into()))?,
-                    rows,
-                })
-            })
-            .collect()
-    }
 }
 
 /// An internal error of the distribution layer.
@@ -189,34 +148,21 @@ fn internal(what: String) -> BackendError {
 impl ActiveRun for InProcessRun<'_> {
     fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
         self.scatter_if_changed()?;
-        let mut first = pass.first_step;
-        loop {
-            let steps = self
-                .distribution
-                .steps_per_exchange
-                .min(pass.last_step() + 1 - first);
-            let last = first + steps - 1 == pass.last_step();
-            let part = Pass {
-                first_step: first,
-                steps,
-                reductions: if last {
-                    pass.reductions.clone()
-                } else {
-                    Vec::new()
-                },
-            };
+        let mut per_rank = Vec::new();
+        for part in self.distribution.parts(pass) {
             if self.halos_stale {
                 self.exchange()?;
             }
-            let per_rank = (self.runs.iter_mut())
+            per_rank = (self.runs.iter_mut())
                 .map(|run| run.run_pass(&part))
                 .collect::<Result<Vec<_>, _>>()?;
             self.halos_stale = true;
-            if last {
-                return self.combine(pass, per_rank);
-            }
-            first += steps;
         }
+        let owned: Vec<Vec<Vec<f64>>> = (self.distribution.ranks.iter().zip(&per_rank))
+            .map(|(program, partials)| program.owned_values(pass, partials))
+            .collect::<Result<_, _>>()
+            .map_err(internal)?;
+        self.distribution.combine(pass, &owned).map_err(internal)
     }
 
     fn until_holds(&mut self, latest: &[Option<f64>]) -> Result<bool, BackendError> {

@@ -14,7 +14,9 @@ pub mod local;
 pub mod rows;
 
 use tessera_analysis::bind::BoundProgram;
-use tessera_runtime::{BackendError, FieldSet};
+use tessera_ir::ReduceOp;
+use tessera_runtime::reduce::RowPartials;
+use tessera_runtime::{BackendError, FieldSet, Pass};
 
 pub use decompose::Decomposition;
 pub use exchange::Transfer;
@@ -52,6 +54,8 @@ pub struct Distribution {
     pub transfers: Vec<Transfer>,
     /// The number of rows of each reduction on the whole grid.
     pub global_rows: Vec<usize>,
+    /// The operation of each reduction.
+    ops: Vec<ReduceOp>,
     /// Whether boxes reach past the grid's edges (periodic borders on a cut axis).
     periodic: bool,
 }
@@ -75,12 +79,14 @@ impl Distribution {
             .iter()
             .map(rows::row_count)
             .collect();
+        let ops = global.program().reductions.values().map(|r| r.op).collect();
         Ok(Distribution {
             decomposition,
             steps_per_exchange: steps,
             ranks,
             transfers,
             global_rows,
+            ops,
             periodic,
         })
     }
@@ -98,5 +104,45 @@ impl Distribution {
             &mut local,
         );
         local
+    }
+
+    /// A pass cut into parts of at most `T` steps (the halos last that long); the reductions
+    /// go with the last part.
+    pub fn parts(&self, pass: &Pass) -> Vec<Pass> {
+        let mut parts = Vec::new();
+        let mut first = pass.first_step;
+        while first <= pass.last_step() {
+            let steps = self.steps_per_exchange.min(pass.last_step() + 1 - first);
+            let last = first + steps > pass.last_step();
+            parts.push(Pass {
+                first_step: first,
+                steps,
+                reductions: if last {
+                    pass.reductions.clone()
+                } else {
+                    Vec::new()
+                },
+            });
+            first += steps;
+        }
+        parts
+    }
+
+    /// A pass's reductions from every rank's owned row values (by rank, then by the pass's
+    /// reductions), in THE row order.
+    pub fn combine(
+        &self,
+        pass: &Pass,
+        owned: &[Vec<Vec<f64>>],
+    ) -> Result<Vec<RowPartials>, String> {
+        (pass.reductions.iter().enumerate())
+            .map(|(k, reduction)| {
+                let r = reduction.index();
+                let ranks = (self.ranks.iter().zip(owned)).map(|(program, values)| {
+                    (program.reduction_rows[r].as_slice(), values[k].as_slice())
+                });
+                rows::place(self.global_rows[r], self.ops[r], ranks)
+            })
+            .collect()
     }
 }

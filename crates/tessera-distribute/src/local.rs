@@ -25,10 +25,12 @@ use tessera_ir::{
     Arena, BinaryOp, Border, Constant, Expr, ExprKind, Field, Id, Program, Range,
     ReductionPlacement, Region, SizeExpr, Span, Stage,
 };
+use tessera_runtime::Pass;
+use tessera_runtime::reduce::RowPartials;
 
 use crate::DistributeError;
 use crate::decompose::Decomposition;
-use crate::rows::row_targets;
+use crate::rows::{owned_values, row_targets};
 
 /// One rank's share of a distributed run: what it owns, the box it computes, its program.
 #[derive(Clone, Debug)]
@@ -45,6 +47,28 @@ pub struct RankProgram {
     /// Per reduction, where each row of its local domain goes in the global row order
     /// (`None`: a row this rank does not own).
     pub reduction_rows: Vec<Vec<Option<usize>>>,
+}
+
+impl RankProgram {
+    /// The values of the rows this rank owns of each reduction of `pass`, from its backend's
+    /// row partials (in the pass's order).
+    pub fn owned_values(
+        &self,
+        pass: &Pass,
+        partials: &[RowPartials],
+    ) -> Result<Vec<Vec<f64>>, String> {
+        if partials.len() != pass.reductions.len() {
+            return Err(format!(
+                "rank {} computed {} reductions, {} were due",
+                self.rank,
+                partials.len(),
+                pass.reductions.len()
+            ));
+        }
+        (pass.reductions.iter().zip(partials))
+            .map(|(r, p)| owned_values(&self.reduction_rows[r.index()], &p.rows))
+            .collect()
+    }
 }
 
 /// Why a program cannot run distributed as it is (a feature this layer does not have yet).

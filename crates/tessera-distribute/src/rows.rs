@@ -7,6 +7,8 @@
 
 use tessera_analysis::bind::Domain;
 use tessera_analysis::region::Rect;
+use tessera_ir::ReduceOp;
+use tessera_runtime::reduce::RowPartials;
 
 /// Where each row of a rank's local reduction domain goes: the global row index, or `None`
 /// for a row the rank does not own (a halo row) or that the global domain does not have.
@@ -71,4 +73,37 @@ fn global_row(point: &[i64], owned: &Rect, global: &Domain) -> Option<usize> {
         index = index * count + ((p - lo) / stride) as usize;
     }
     Some(index)
+}
+
+/// The values of the rows a rank owns, in its local row order (`targets` from
+/// [`row_targets`]); refused when the backend gave another number of rows.
+pub fn owned_values(targets: &[Option<usize>], rows: &[f64]) -> Result<Vec<f64>, String> {
+    if targets.len() != rows.len() {
+        return Err(format!(
+            "{} row partials for a reduction of {} rows",
+            rows.len(),
+            targets.len()
+        ));
+    }
+    Ok((targets.iter().zip(rows))
+        .filter_map(|(target, value)| target.map(|_| *value))
+        .collect())
+}
+
+/// The global rows of a reduction from every rank's owned values (by rank: its targets and
+/// the values [`owned_values`] kept), in THE row order.
+pub fn place<'a>(
+    count: usize,
+    op: ReduceOp,
+    ranks: impl IntoIterator<Item = (&'a [Option<usize>], &'a [f64])>,
+) -> Result<RowPartials, String> {
+    let mut rows: Vec<Option<f64>> = vec![None; count];
+    for (targets, values) in ranks {
+        for (row, value) in targets.iter().flatten().zip(values) {
+            rows[*row] = Some(*value);
+        }
+    }
+    let rows = rows.into_iter().collect::<Option<Vec<f64>>>();
+    let rows = rows.ok_or_else(|| "a row of a reduction belongs to no rank".to_string())?;
+    Ok(RowPartials { op, rows })
 }

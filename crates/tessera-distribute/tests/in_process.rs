@@ -122,3 +122,22 @@ mod reference {
     use super::reference_matrix;
     tessera_testkit::test_every_program!(reference_matrix);
 }
+
+/// The cpu backend on every rank (its default exact plan, with its own temporal blocking
+/// between exchanges): one layout per program, three steps between exchanges.
+fn cpu_matrix(name: &str) {
+    let case = case(name);
+    let dims = case.bind(0).extents.len();
+    let ranks = match dims {
+        1 | 2 => layouts(dims)[1].clone(),
+        _ => layouts(dims)[3].clone(),
+    };
+    let subject = subject_for(&case, &ranks, 3);
+    let backend = tessera_cpu::CpuBackend::default();
+    check(&subject, &backend, &ranks, 3).unwrap_or_else(|e| panic!("{e}"));
+}
+
+mod cpu {
+    use super::cpu_matrix;
+    tessera_testkit::test_every_program!(cpu_matrix);
+}
