@@ -11,7 +11,7 @@ use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{ActiveRun, Backend, BackendError, Executable, FieldSet, Pass, RunTimes};
 
 use crate::exchange::{gather, pack, unpack};
-use crate::{DistributeError, Distribution};
+use crate::{DistributeError, Distribution, steps_text};
 
 /// A distribution's ranks prepared on one backend, run in this process.
 pub struct InProcessExecutable {
@@ -58,11 +58,11 @@ impl Executable for InProcessExecutable {
 
     fn describe(&self) -> String {
         format!(
-            "{} on {} ranks ({}, {} steps between exchanges)",
+            "{} on {} ranks ({}, exchanges every {})",
             self.executables[0].describe(),
             self.distribution.ranks.len(),
             self.distribution.decomposition.describe(),
-            self.distribution.steps_per_exchange
+            steps_text(self.distribution.steps_per_exchange)
         )
     }
 

@@ -7,6 +7,8 @@
 //! [`InProcessExecutable`] runs every rank in one process (the model of a distributed run,
 //! checked against the single-process reference by the tests).
 
+#[cfg(feature = "mpi")]
+pub mod cluster;
 pub mod decompose;
 pub mod exchange;
 pub mod in_process;
@@ -144,5 +146,13 @@ impl Distribution {
                 rows::place(self.global_rows[r], self.ops[r], ranks)
             })
             .collect()
+    }
+}
+
+/// `1 step`, `3 steps`.
+pub(crate) fn steps_text(steps: u64) -> String {
+    match steps {
+        1 => "1 step".into(),
+        n => format!("{n} steps"),
     }
 }

@@ -343,6 +343,35 @@ pub struct RunArgs {
     /// all (the steps it had done count); `--input` is not allowed beside it.
     #[arg(long, value_name = "DIR", conflicts_with = "inputs")]
     pub restart: Option<PathBuf>,
+    /// Cut the grid into ranks: `2x2` (ranks per axis, slowest first) or a count spread over
+    /// every axis but the fastest. Under `mpirun` one rank per process (the default is the
+    /// job's size); otherwise every rank runs in this process.
+    #[arg(long, value_parser = parse_ranks, value_name = "RANKS")]
+    pub ranks: Option<RanksSpec>,
+    /// With ranks: steps between halo exchanges (the halos are that many steps deep). Default:
+    /// the plan's time tile, or less where the rank boxes are thinner than its halo.
+    #[arg(long, value_parser = at_least_one, value_name = "T")]
+    pub exchange_every: Option<usize>,
+}
+
+/// A `--ranks` value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RanksSpec {
+    /// This many ranks, spread over the axes.
+    Count(usize),
+    /// Ranks per axis, slowest first.
+    PerAxis(Vec<usize>),
+}
+
+/// Parses `--ranks`: `4` or `2x2`.
+fn parse_ranks(text: &str) -> Result<RanksSpec, String> {
+    let counts = (text.split('x'))
+        .map(at_least_one)
+        .collect::<Result<Vec<usize>, String>>()?;
+    match counts.as_slice() {
+        [one] => Ok(RanksSpec::Count(*one)),
+        _ => Ok(RanksSpec::PerAxis(counts)),
+    }
 }
 
 /// `tessera verify`.

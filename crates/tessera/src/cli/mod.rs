@@ -10,6 +10,7 @@ mod bench;
 mod cache;
 mod check;
 mod describe;
+mod distributed;
 mod emit;
 mod explain;
 mod finite;

@@ -15,6 +15,7 @@ use super::args::{FieldFile, RunArgs};
 use super::finite::first_non_finite;
 use super::progress::StepBar;
 use super::reductions::{self, ReductionValue};
+use super::distributed::{self, Role};
 use super::{json, planning};
 
 /// An output to write after the run.
@@ -48,11 +49,16 @@ struct Checkpoints<'s> {
     earlier: Vec<ReductionRecord>,
     /// The first write that failed (the run stops there).
     failed: Option<Error>,
+    /// Whether this process writes them (rank 0 of an MPI job, or the only process).
+    root: bool,
 }
 
 impl Checkpoints<'_> {
     /// Writes the checkpoint of `at` (relative to the run's first step).
     fn write(&mut self, session: &Session, at: &Observation<'_>) -> Flow {
+        if !self.root {
+            return Flow::Continue;
+        }
         let records: Vec<ReductionRecord> =
             self.earlier.iter().chain(at.records).cloned().collect();
         let done = self.first_step + at.done;
@@ -102,6 +108,13 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 /// Runs the program; returns the exit code (1 when `--check-finite` found a bad value).
 pub fn run(args: &RunArgs) -> Result<i32, Error> {
+    let role = Role::of_process()?;
+    run_as(args, &role).map_err(|error| role.on_error(error))
+}
+
+/// Runs the program as `role` (alone, or one rank of an MPI job).
+fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
+    let root = role.is_root();
     let session = args.program.load()?;
     let planned = planning::plan_run(&session, &args.exec)?;
     let outputs = resolve_outputs(&session, args)?;
@@ -116,7 +129,10 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     };
     // Compiling checks the plan against the device: refusals come before any allocation.
     let clock = Instant::now();
-    let mut executable = planned.prepare(&session)?;
+    let mut executable = match distributed::prepare(&session, &planned, args, role)? {
+        Some(executable) => executable,
+        None => planned.prepare(&session)?,
+    };
     let compile = clock.elapsed();
     let clock = Instant::now();
     let (mut fields, mut state, first_step, earlier) = match restart {
@@ -130,7 +146,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let steps = total_steps - first_step;
     let mut observer = RunObserver {
         session: &session,
-        bar: StepBar::new(steps),
+        bar: StepBar::new(if root { steps } else { 0 }),
         check_every: args
             .check_every
             .filter(|_| args.check_finite)
@@ -138,6 +154,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         non_finite: None,
         checked_at: None,
         checkpoints: args.checkpoint.as_deref().map(|dir| Checkpoints {
+            root,
             dir,
             every: args.checkpoint_every.unwrap_or(1) as u64,
             first_step,
@@ -167,6 +184,9 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     report.reductions.splice(0..0, earlier);
     if args.check_finite && non_finite.is_none() && checked_at != Some(report.steps) {
         non_finite = first_non_finite(&session, &fields).map(|what| (what, report.steps));
+    }
+    if !root {
+        return Ok(i32::from(non_finite.is_some()));
     }
     let clock = Instant::now();
     for line in write_outputs(&session, &fields, &outputs)? {

@@ -1,0 +1,317 @@
+//! One rank per process under `mpirun`: the same [`Distribution`] in every process, this
+//! process running its own rank's program on its backend, halos moved by MPI messages after
+//! every pass of at most `T` steps, reduction rows all-gathered so that every rank combines
+//! the same rows in THE row order (and so decides `until` alike, with no broadcast).
+//!
+//! Every process holds the global fields: it reads the inputs or evaluates the initial values
+//! itself, cuts its box out, and gets every rank's owned points back when the fields are read
+//! (an observation point or the end of the run), so that outputs, checkpoints and checks work
+//! as in one process. Rank 0 writes them.
+
+use mpi::Count;
+use mpi::datatype::PartitionMut;
+use mpi::environment::Universe;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use tessera_analysis::BoundProgram;
+use tessera_analysis::region::Rect;
+use tessera_plan::{Plan, PlanRequest};
+use tessera_runtime::reduce::RowPartials;
+use tessera_runtime::{ActiveRun, Backend, BackendError, Executable, FieldSet, Pass, RunTimes};
+
+use crate::exchange::{pack, unpack};
+use crate::{DistributeError, Distribution, steps_text};
+
+/// MPI in this process, from start to the end of the process's run: its rank and the job's
+/// size.
+pub struct MpiProcess {
+    _universe: Universe,
+    rank: usize,
+    size: usize,
+}
+
+impl MpiProcess {
+    /// Whether an MPI launcher (`mpirun`, `mpiexec`, `srun`) started this process.
+    pub fn launched() -> bool {
+        ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some())
+    }
+
+    /// Starts MPI (once per process); `None` when it cannot start.
+    pub fn start() -> Option<MpiProcess> {
+        let universe = mpi::initialize()?;
+        let world = universe.world();
+        let (rank, size) = (world.rank() as usize, world.size() as usize);
+        Some(MpiProcess {
+            _universe: universe,
+            rank,
+            size,
+        })
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of processes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Ends every process of the job with `code` (a rank that fails must not leave the others
+    /// waiting for it).
+    pub fn abort(&self, code: i32) -> ! {
+        SimpleCommunicator::world().abort(code)
+    }
+}
+
+/// This process's rank of a distribution, prepared on one backend.
+pub struct MpiExecutable {
+    distribution: Distribution,
+    global: BoundProgram,
+    rank: usize,
+    executable: Box<dyn Executable>,
+    local: FieldSet,
+}
+
+impl MpiExecutable {
+    /// Plans and prepares rank `rank`'s program on `backend` for `request`.
+    pub fn prepare(
+        distribution: Distribution,
+        global: &BoundProgram,
+        rank: usize,
+        backend: &dyn Backend,
+        request: &PlanRequest,
+    ) -> Result<MpiExecutable, DistributeError> {
+        let program = &distribution.ranks[rank];
+        let executable = (backend.plan_and_prepare(&program.bound, request))
+            .map_err(|e| DistributeError::Backend(rank, e))?;
+        let local = FieldSet::zeros(&program.bound);
+        Ok(MpiExecutable {
+            distribution,
+            global: global.clone(),
+            rank,
+            executable,
+            local,
+        })
+    }
+}
+
+impl Executable for MpiExecutable {
+    fn program(&self) -> &BoundProgram {
+        &self.global
+    }
+
+    fn plan(&self) -> &Plan {
+        self.executable.plan()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} on {} MPI ranks ({}, exchanges every {})",
+            self.executable.describe(),
+            self.distribution.ranks.len(),
+            self.distribution.decomposition.describe(),
+            steps_text(self.distribution.steps_per_exchange)
+        )
+    }
+
+    fn start<'a>(
+        &'a mut self,
+        fields: &'a mut FieldSet,
+    ) -> Result<Box<dyn ActiveRun + 'a>, BackendError> {
+        self.local = self.distribution.scatter(self.rank, fields);
+        let run = self.executable.start(&mut self.local)?;
+        Ok(Box::new(MpiRun {
+            distribution: &self.distribution,
+            rank: self.rank,
+            run,
+            fields,
+            halos_stale: false,
+            scatter_pending: false,
+        }))
+    }
+}
+
+/// This process's rank running, with the others in their processes.
+struct MpiRun<'a> {
+    distribution: &'a Distribution,
+    rank: usize,
+    run: Box<dyn ActiveRun + 'a>,
+    fields: &'a mut FieldSet,
+    halos_stale: bool,
+    scatter_pending: bool,
+}
+
+impl MpiRun<'_> {
+    /// Sends the halos this rank owns to the ranks that need them and receives its own (every
+    /// message tagged with its number in the exchange).
+    fn exchange(&mut self) -> Result<(), BackendError> {
+        let world = SimpleCommunicator::world();
+        let transfers = &self.distribution.transfers;
+        let fields = self.run.fields()?;
+        let sends: Vec<(usize, Vec<u8>)> = (transfers.iter().enumerate())
+            .filter(|(_, t)| t.from == self.rank)
+            .map(|(i, t)| (i, pack(fields, &t.source)))
+            .collect();
+        let mut received: Vec<(usize, Vec<u8>)> = Vec::new();
+        mpi::request::scope(|scope| {
+            let requests: Vec<_> = (sends.iter())
+                .map(|(i, message)| {
+                    let to = world.process_at_rank(transfers[*i].to as i32);
+                    to.immediate_send_with_tag(scope, &message[..], *i as i32)
+                })
+                .collect();
+            for (i, t) in transfers.iter().enumerate() {
+                if t.to == self.rank {
+                    let from = world.process_at_rank(t.from as i32);
+                    received.push((i, from.receive_vec_with_tag::<u8>(i as i32).0));
+                }
+            }
+            for request in requests {
+                request.wait();
+            }
+        });
+        let fields = self.run.fields_mut()?;
+        for (i, message) in received {
+            unpack(&message, fields, &transfers[i].target);
+        }
+        self.halos_stale = false;
+        Ok(())
+    }
+
+    /// Every rank's owned row values of the pass's reductions, by rank.
+    fn all_rows(
+        &self,
+        pass: &Pass,
+        partials: &[RowPartials],
+    ) -> Result<Vec<Vec<Vec<f64>>>, BackendError> {
+        let ranks = &self.distribution.ranks;
+        let mine = ranks[self.rank]
+            .owned_values(pass, partials)
+            .map_err(internal)?;
+        let lengths: Vec<Vec<usize>> = (ranks.iter())
+            .map(|program| {
+                (pass.reductions.iter())
+                    .map(|r| program.reduction_rows[r.index()].iter().flatten().count())
+                    .collect()
+            })
+            .collect();
+        let counts: Vec<usize> = lengths.iter().map(|l| l.iter().sum()).collect();
+        let flat = all_gather(&mine.concat(), &counts)?;
+        let mut at = 0;
+        Ok((lengths.iter())
+            .map(|per_reduction| {
+                (per_reduction.iter())
+                    .map(|&n| {
+                        at += n;
+                        flat[at - n..at].to_vec()
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Every rank's owned points written into this process's global fields.
+    fn gather(&mut self) -> Result<(), BackendError> {
+        let ranks = &self.distribution.ranks;
+        let program = &ranks[self.rank];
+        let frame: Vec<i64> = program.local.lo.iter().map(|l| -l).collect();
+        let mine = pack(self.run.fields()?, &shifted(&program.owned, &frame));
+        let point_bytes: usize = (self.fields.buffers.iter())
+            .map(|b| b.as_bytes().len() / b.len().max(1))
+            .sum();
+        let counts: Vec<usize> = (ranks.iter())
+            .map(|r| r.owned.volume() as usize * point_bytes)
+            .collect();
+        let all = all_gather(&mine, &counts)?;
+        let mut at = 0;
+        for (rank, count) in ranks.iter().zip(&counts) {
+            unpack(&all[at..at + count], self.fields, &rank.owned);
+            at += count;
+        }
+        Ok(())
+    }
+}
+
+/// The box moved by `shift`.
+fn shifted(rect: &Rect, shift: &[i64]) -> Rect {
+    let lo = rect.lo.iter().zip(shift).map(|(l, s)| l + s).collect();
+    let hi = rect.hi.iter().zip(shift).map(|(h, s)| h + s).collect();
+    Rect::new(lo, hi)
+}
+
+/// Every process's `mine` (of `counts[rank]` elements), concatenated by rank, in every process.
+fn all_gather<T: Equivalence + Default + Clone>(
+    mine: &[T],
+    counts: &[usize],
+) -> Result<Vec<T>, BackendError> {
+    let too_big = || internal("a message of more than 2^31 elements".into());
+    let counts: Vec<Count> = (counts.iter())
+        .map(|&c| Count::try_from(c).map_err(|_| too_big()))
+        .collect::<Result<_, _>>()?;
+    let displs: Vec<Count> = (counts.iter())
+        .scan(0, |at, &c| {
+            let start = *at;
+            *at += c;
+            Some(start)
+        })
+        .collect();
+    let total = counts.iter().map(|&c| c as usize).sum();
+    let mut out = vec![T::default(); total];
+    {
+        let mut partition = PartitionMut::new(&mut out[..], counts, &displs[..]);
+        SimpleCommunicator::world().all_gather_varcount_into(mine, &mut partition);
+    }
+    Ok(out)
+}
+
+/// An internal error of the MPI layer.
+fn internal(what: String) -> BackendError {
+    BackendError::Runtime(format!("internal error: MPI run: {what}"))
+}
+
+impl ActiveRun for MpiRun<'_> {
+    fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
+        if std::mem::take(&mut self.scatter_pending) {
+            let local = self.distribution.scatter(self.rank, self.fields);
+            self.run.fields_mut()?.buffers = local.buffers;
+            self.halos_stale = false;
+        }
+        let mut partials = Vec::new();
+        for part in self.distribution.parts(pass) {
+            if self.halos_stale {
+                self.exchange()?;
+            }
+            partials = self.run.run_pass(&part)?;
+            self.halos_stale = true;
+        }
+        if pass.reductions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let owned = self.all_rows(pass, &partials)?;
+        self.distribution.combine(pass, &owned).map_err(internal)
+    }
+
+    fn until_holds(&mut self, latest: &[Option<f64>]) -> Result<bool, BackendError> {
+        self.run.until_holds(latest)
+    }
+
+    fn fields(&mut self) -> Result<&FieldSet, BackendError> {
+        self.gather()?;
+        Ok(self.fields)
+    }
+
+    fn fields_mut(&mut self) -> Result<&mut FieldSet, BackendError> {
+        self.gather()?;
+        self.scatter_pending = true;
+        Ok(self.fields)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {
+        self.gather()?;
+        (*self).run.finish()
+    }
+}

@@ -1,0 +1,169 @@
+//! `--ranks` and `mpirun`: a run on a grid cut into ranks (tessera-distribute). Under an MPI
+//! launcher each process runs one rank and rank 0 writes the outputs; otherwise every rank runs
+//! in this process (the same answer, for trying a decomposition without MPI).
+
+use tessera::{Error, Session};
+use tessera_distribute::local::halo_depths;
+use tessera_distribute::{Decomposition, DistributeError, Distribution, InProcessExecutable};
+use tessera_plan::StepsPerPass;
+use tessera_runtime::Executable;
+
+use super::args::{RanksSpec, RunArgs};
+use super::planning::Planned;
+use super::usage;
+
+/// How this process takes part in a run.
+pub enum Role {
+    /// The whole grid, or every rank of it, in this process.
+    Alone,
+    /// One rank of an MPI job.
+    #[cfg(feature = "mpi")]
+    Mpi(tessera_distribute::cluster::MpiProcess),
+}
+
+impl Role {
+    /// One rank of an MPI job when an MPI launcher started this process (and this build has
+    /// MPI); alone otherwise.
+    pub fn of_process() -> Result<Role, Error> {
+        #[cfg(feature = "mpi")]
+        if tessera_distribute::cluster::MpiProcess::launched() {
+            let process = tessera_distribute::cluster::MpiProcess::start()
+                .ok_or_else(|| usage("MPI did not start in this process"))?;
+            if process.size() > 1 {
+                return Ok(Role::Mpi(process));
+            }
+        }
+        Ok(Role::Alone)
+    }
+
+    /// Whether this process writes the outputs and prints the summary.
+    pub fn is_root(&self) -> bool {
+        match self {
+            Role::Alone => true,
+            #[cfg(feature = "mpi")]
+            Role::Mpi(process) => process.rank() == 0,
+        }
+    }
+
+    /// A failed run's error, to report; under MPI reported here, and the whole job ended
+    /// (the other ranks would wait for this one forever).
+    pub fn on_error(&self, error: Error) -> Error {
+        #[cfg(feature = "mpi")]
+        if let Role::Mpi(process) = self {
+            use std::io::IsTerminal;
+            let text = error.render(std::io::stderr().is_terminal());
+            eprint!("rank {}: {text}", process.rank());
+            process.abort(error.exit_code());
+        }
+        error
+    }
+
+    /// The ranks the job holds (`None` alone).
+    fn job_size(&self) -> Option<usize> {
+        match self {
+            Role::Alone => None,
+            #[cfg(feature = "mpi")]
+            Role::Mpi(process) => Some(process.size()),
+        }
+    }
+}
+
+/// The executable of a distributed run, or `None` for a run of one process on the whole grid.
+pub fn prepare(
+    session: &Session,
+    planned: &Planned,
+    args: &RunArgs,
+    role: &Role,
+) -> Result<Option<Box<dyn Executable>>, Error> {
+    let spec = match (&args.ranks, role.job_size()) {
+        (Some(spec), _) => spec.clone(),
+        (None, Some(size)) => RanksSpec::Count(size),
+        (None, None) => return Ok(None),
+    };
+    if args.exec.plan.is_some() {
+        return Err(usage(
+            "`--plan` holds a plan for the whole grid; a run on ranks plans each rank's box from \
+             the flags: drop `--plan`",
+        ));
+    }
+    let bound = session.bound();
+    let decomposition = decomposition(&bound.extents, &spec).map_err(refused)?;
+    if let Some(size) = role.job_size()
+        && decomposition.rank_count() != size
+    {
+        return Err(usage(format!(
+            "--ranks {} makes {} ranks, but the MPI job has {size} processes",
+            decomposition.describe(),
+            decomposition.rank_count()
+        )));
+    }
+    let distribution = distribution(session, planned, decomposition, args.exchange_every)?;
+    let request = args.exec.request(planned.device.clone());
+    let backend = planned.backend.as_ref();
+    match role {
+        Role::Alone => {
+            let executable = InProcessExecutable::prepare(distribution, bound, backend, &request);
+            Ok(Some(Box::new(executable.map_err(refused)?)))
+        }
+        #[cfg(feature = "mpi")]
+        Role::Mpi(process) => {
+            let executable = tessera_distribute::cluster::MpiExecutable::prepare(
+                distribution,
+                bound,
+                process.rank(),
+                backend,
+                &request,
+            );
+            Ok(Some(Box::new(executable.map_err(refused)?)))
+        }
+    }
+}
+
+/// The decomposition `spec` asks for.
+fn decomposition(extents: &[usize], spec: &RanksSpec) -> Result<Decomposition, DistributeError> {
+    match spec {
+        RanksSpec::Count(count) => Decomposition::automatic(extents, *count),
+        RanksSpec::PerAxis(ranks) => Decomposition::new(extents, ranks),
+    }
+}
+
+/// The layout with `--exchange-every` steps between exchanges, else with the plan's time tile
+/// or the deepest halo the rank boxes hold.
+fn distribution(
+    session: &Session,
+    planned: &Planned,
+    decomposition: Decomposition,
+    exchange_every: Option<usize>,
+) -> Result<Distribution, Error> {
+    let bound = session.bound();
+    let steps = match exchange_every {
+        Some(t) => t as u64,
+        None => {
+            let deepest = match planned.plan.steps_per_pass() {
+                StepsPerPass::AtMost(t) => u64::from(t),
+                StepsPerPass::Any => 1,
+            };
+            (1..=deepest.max(1))
+                .rev()
+                .find(|&t| halo_fits(session, &decomposition, t))
+                .unwrap_or(1)
+        }
+    };
+    Distribution::new(bound, decomposition, steps).map_err(refused)
+}
+
+/// Whether every rank box is at least as thick as the halo `t` steps need.
+fn halo_fits(session: &Session, decomposition: &Decomposition, t: u64) -> bool {
+    let owned = decomposition.owned(0);
+    let depths = halo_depths(session.bound(), &owned, t as usize);
+    (depths.iter().zip(&decomposition.ranks).zip(&decomposition.extents))
+        .all(|((&(below, above), &k), &n)| k == 1 || below.max(above) <= (n / k) as i64)
+}
+
+/// A layout the program or grid cannot have, as the user's error.
+fn refused(error: DistributeError) -> Error {
+    match error {
+        DistributeError::Backend(_, e) => Error::Backend(e),
+        other => usage(other.to_string()),
+    }
+}
