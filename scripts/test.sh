@@ -3,7 +3,8 @@
 # (OpenCL through PoCL on the CPU, CUDA compiled with NVRTC + ptxas without a GPU), and the
 # heavy or instrumented suites (sanitizers, >2^31-cell grid).
 #
-# Installs what the tests need when it is missing: PoCL + the OpenCL ICD loader (apt-get),
+# Installs what the tests need when it is missing: PoCL + the OpenCL ICD loader and OpenMPI
+# (apt-get),
 # NVRTC + ptxas (pip), and maturin, NumPy, pytest and matplotlib for the Python package (pip,
 # into target/python-venv). With CI=true a missing piece is an error, never a silent skip.
 set -euo pipefail
@@ -16,6 +17,10 @@ command -v cc >/dev/null || need_apt+=(gcc)
 [ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || [ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 ] || need_apt+=(ocl-icd-opencl-dev)
 ls /etc/OpenCL/vendors/*pocl* >/dev/null 2>&1 || need_apt+=(pocl-opencl-icd)
 command -v clinfo >/dev/null || need_apt+=(clinfo)
+# MPI for the distributed runs (the `mpi` feature): OpenMPI, and libclang for its bindings.
+command -v mpirun >/dev/null && [ -e /usr/include/x86_64-linux-gnu/openmpi/mpi.h -o -e /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] \
+  || need_apt+=(libopenmpi-dev openmpi-bin)
+ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   say "installing ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then apt_get=(apt-get); else apt_get=(sudo apt-get); fi
@@ -40,6 +45,8 @@ fi
 export TESSERA_CUDA_HOME="$cu"
 export LD_LIBRARY_PATH="$cu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$cu/bin:$PATH"
+# mpirun refuses root without these; the MPI tests run on 2 cores with --oversubscribe.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # A fresh, private kernel cache per run keeps the cache tests honest.
 export TESSERA_CACHE_DIR="${TESSERA_CACHE_DIR:-$(mktemp -d)/tessera-cache}"
 

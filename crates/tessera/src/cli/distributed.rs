@@ -68,6 +68,19 @@ impl Role {
     }
 }
 
+/// Refuses flags a run on ranks cannot take, before anything is read: `--plan` holds a plan
+/// for the whole grid.
+pub fn check_flags(args: &RunArgs, role: &Role) -> Result<(), Error> {
+    let distributed = args.ranks.is_some() || role.job_size().is_some();
+    if distributed && args.exec.plan.is_some() {
+        return Err(usage(
+            "`--plan` holds a plan for the whole grid; a run on ranks plans each rank's box from \
+             the flags: drop `--plan`",
+        ));
+    }
+    Ok(())
+}
+
 /// The executable of a distributed run, or `None` for a run of one process on the whole grid.
 pub fn prepare(
     session: &Session,
@@ -80,12 +93,6 @@ pub fn prepare(
         (None, Some(size)) => RanksSpec::Count(size),
         (None, None) => return Ok(None),
     };
-    if args.exec.plan.is_some() {
-        return Err(usage(
-            "`--plan` holds a plan for the whole grid; a run on ranks plans each rank's box from \
-             the flags: drop `--plan`",
-        ));
-    }
     let bound = session.bound();
     let decomposition = decomposition(&bound.extents, &spec).map_err(refused)?;
     if let Some(size) = role.job_size()
@@ -156,8 +163,11 @@ fn distribution(
 fn halo_fits(session: &Session, decomposition: &Decomposition, t: u64) -> bool {
     let owned = decomposition.owned(0);
     let depths = halo_depths(session.bound(), &owned, t as usize);
-    (depths.iter().zip(&decomposition.ranks).zip(&decomposition.extents))
-        .all(|((&(below, above), &k), &n)| k == 1 || below.max(above) <= (n / k) as i64)
+    (depths
+        .iter()
+        .zip(&decomposition.ranks)
+        .zip(&decomposition.extents))
+    .all(|((&(below, above), &k), &n)| k == 1 || below.max(above) <= (n / k) as i64)
 }
 
 /// A layout the program or grid cannot have, as the user's error.

@@ -12,10 +12,10 @@ use tessera_runtime::{
 };
 
 use super::args::{FieldFile, RunArgs};
+use super::distributed::{self, Role};
 use super::finite::first_non_finite;
 use super::progress::StepBar;
 use super::reductions::{self, ReductionValue};
-use super::distributed::{self, Role};
 use super::{json, planning};
 
 /// An output to write after the run.
@@ -115,6 +115,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
 /// Runs the program as `role` (alone, or one rank of an MPI job).
 fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     let root = role.is_root();
+    distributed::check_flags(args, role)?;
     let session = args.program.load()?;
     let planned = planning::plan_run(&session, &args.exec)?;
     let outputs = resolve_outputs(&session, args)?;

@@ -1,0 +1,305 @@
+//! `tessera run --ranks` and `mpirun -n K tessera run`: a run on a grid cut into ranks writes
+//! the same fields and reduction records as the run of one process, bitwise in exact mode,
+//! with every rank in one process or one rank per MPI process; a checkpoint continues under
+//! another number of ranks; layouts the grid or program cannot have are refused with exit 1;
+//! a killed rank ends the MPI job (no hang) and leaves the last checkpoint intact.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::{assert_user_error, stderr, stdout, tessera};
+
+/// A clamped f64 field with a point source, a mirrored f32 field on a sub-domain, reductions
+/// every 3 and 5 steps, and an `until` that holds after step 57.
+const PROGRAM: &str = "program spread;\nparam N: i64 = 29;\ngrid [N, 21];\n\
+field u: f64 border clamp = sin(0.3 * f64(x)) + cos(0.7 * f64(y)) + 2.0;\n\
+field v: f32 border mirror = f32(x % 5) * 0.25;\n\
+stage a { u = 0.2 * (u + u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1]) + select(x == 4 && y == 17, 0.5, 0.0); }\n\
+stage b over [2..N - 1, 1..20] { v = 0.5 * v + 0.125 * (v[-2, 0] + v[1, 0] + v[0, -1] + v[0, 1]) + f32(t % 3) + f32(u); }\n\
+reduce total = sum(u) every 3;\nreduce peak = max(v) every 5;\nuntil peak > 160.0;\n";
+
+fn program_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("spread.tess"), PROGRAM).unwrap();
+    dir
+}
+
+/// Runs `spread.tess` in `dir` in exact mode with `args`, writing both fields and the
+/// reduction records under `tag`; expects success and returns stdout.
+fn run(dir: &Path, tag: &str, args: &[&str]) -> String {
+    let mut all: Vec<String> = ["run", "spread.tess", "--exact"].map(String::from).to_vec();
+    all.extend(outputs(tag));
+    all.extend(args.iter().map(|a| a.to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let output = tessera(dir, &all);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{all:?}: {}",
+        stderr(&output)
+    );
+    stdout(&output)
+}
+
+/// The output flags that write both fields and the reduction records under `tag`.
+fn outputs(tag: &str) -> Vec<String> {
+    vec![
+        "--output".into(),
+        format!("u={tag}.u.npy"),
+        "--output".into(),
+        format!("v={tag}.v.npy"),
+        "--reductions".into(),
+        format!("{tag}.r.csv"),
+    ]
+}
+
+/// The files written under `tag`.
+fn written(dir: &Path, tag: &str) -> Vec<Vec<u8>> {
+    ["u.npy", "v.npy", "r.csv"]
+        .iter()
+        .map(|name| std::fs::read(dir.join(format!("{tag}.{name}"))).unwrap())
+        .collect()
+}
+
+#[test]
+fn ranks_in_one_process_give_the_single_process_answer() {
+    let dir = program_dir();
+    let path = dir.path();
+    let single = run(path, "one", &["--steps", "80"]);
+    assert!(
+        single.contains("(step 57)") || single.contains("stopped"),
+        "{single}"
+    );
+    let layouts: [&[&str]; 5] = [
+        &["--ranks", "2"],
+        &["--ranks", "3", "--exchange-every", "1"],
+        &["--ranks", "4x1", "--exchange-every", "2"],
+        &["--ranks", "3", "--backend", "reference"],
+        &[
+            "--ranks",
+            "2",
+            "--backend",
+            "cpu",
+            "--strategy",
+            "overlapped",
+            "--time-tile",
+            "3",
+        ],
+    ];
+    for (i, layout) in layouts.iter().enumerate() {
+        let tag = format!("ranks{i}");
+        let mut args = vec!["--steps", "80"];
+        args.extend_from_slice(layout);
+        let summary = run(path, &tag, &args);
+        assert!(summary.contains(" ranks ("), "{layout:?}: {summary}");
+        assert_eq!(written(path, "one"), written(path, &tag), "{layout:?}");
+    }
+}
+
+#[test]
+fn a_checkpoint_continues_under_another_number_of_ranks() {
+    let dir = program_dir();
+    let path = dir.path();
+    run(path, "one", &["--steps", "50"]);
+    let first = [
+        "--steps",
+        "20",
+        "--ranks",
+        "2",
+        "--checkpoint",
+        "ck",
+        "--checkpoint-every",
+        "10",
+    ];
+    run(path, "first", &first);
+    run(
+        path,
+        "rest",
+        &["--steps", "50", "--ranks", "3", "--restart", "ck"],
+    );
+    assert_eq!(written(path, "one"), written(path, "rest"));
+}
+
+#[test]
+fn layouts_the_grid_or_program_cannot_have_are_refused() {
+    let dir = program_dir();
+    let path = dir.path();
+    let refused = |args: &[&str], message: &str| {
+        let mut all = vec!["run", "spread.tess", "--steps", "4"];
+        all.extend_from_slice(args);
+        assert_user_error(&tessera(path, &all), message);
+    };
+    refused(
+        &["--ranks", "40"],
+        "40 ranks along axis 0, which has 29 points",
+    );
+    refused(&["--ranks", "2x2"], "the fastest axis cannot be cut");
+    refused(&["--ranks", "3x1x1"], "3 rank counts for a grid of 2 axes");
+    refused(
+        &["--ranks", "9", "--exchange-every", "6"],
+        "fewer than the halo",
+    );
+    refused(&["--ranks", "0"], "must be at least 1");
+    std::fs::write(path.join("plan.json"), "{}").unwrap();
+    refused(&["--ranks", "2", "--plan", "plan.json"], "drop `--plan`");
+}
+
+/// `mpirun` on the path, or `None` (a failure under `CI=true`, where MPI must be tested).
+#[cfg(feature = "mpi")]
+fn mpirun() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let found = std::env::split_paths(&path)
+        .map(|dir| dir.join("mpirun"))
+        .find(|p| p.is_file());
+    if found.is_none() && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("mpirun is not installed (CI=true: the MPI tests cannot be skipped)");
+    }
+    found
+}
+
+/// `mpirun -n processes tessera ARGS` in `dir`, allowed as root, oversubscribing the cores.
+#[cfg(feature = "mpi")]
+fn mpi_command(mpirun: &Path, dir: &Path, processes: usize, args: &[String]) -> Command {
+    let mut command = Command::new(mpirun);
+    command
+        .current_dir(dir)
+        .args(["--oversubscribe", "-n", &processes.to_string()])
+        .arg(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_mpi_yield_when_idle", "1");
+    command
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_ranks_give_the_single_process_answer() {
+    let Some(mpirun) = mpirun() else { return };
+    let dir = program_dir();
+    let path = dir.path();
+    run(path, "one", &["--steps", "80"]);
+    for processes in [2, 3, 4] {
+        let tag = format!("mpi{processes}");
+        let mut args: Vec<String> = ["run", "spread.tess", "--exact", "--steps", "80"]
+            .map(String::from)
+            .to_vec();
+        args.extend(outputs(&tag));
+        let output: Output = mpi_command(&mpirun, path, processes, &args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{processes}: {}", stderr(&output));
+        let summary = stdout(&output);
+        assert_eq!(summary.lines().count(), 1, "one summary line: {summary}");
+        assert!(
+            summary.contains(&format!("on {processes} MPI ranks")),
+            "{summary}"
+        );
+        assert_eq!(
+            written(path, "one"),
+            written(path, &tag),
+            "{processes} processes"
+        );
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_intact() {
+    let Some(mpirun) = mpirun() else { return };
+    let dir = program_dir();
+    let path = dir.path();
+    let args: Vec<String> = [
+        "run",
+        "spread.tess",
+        "--exact",
+        "--set",
+        "N=600",
+        "--steps",
+        "1000000",
+        "--checkpoint",
+        "ck",
+        "--checkpoint-every",
+        "20",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut job = mpi_command(&mpirun, path, 2, &args).spawn().unwrap();
+    let started = Instant::now();
+    while !path.join("ck/LATEST").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no checkpoint was written"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let rank = ranks_of(job.id())
+        .into_iter()
+        .last()
+        .expect("a rank process");
+    Command::new("kill")
+        .args(["-9", &rank.to_string()])
+        .status()
+        .unwrap();
+    let killed = Instant::now();
+    let status = loop {
+        if let Some(status) = job.try_wait().unwrap() {
+            break status;
+        }
+        if killed.elapsed() > Duration::from_secs(60) {
+            let _ = job.kill();
+            panic!("the job still runs 60 s after a rank was killed");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(!status.success());
+    let latest = std::fs::read_to_string(path.join("ck/LATEST")).unwrap();
+    let done: u64 = (latest.trim().strip_prefix("step-"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("LATEST names {latest:?}"));
+    let steps = (done + 3).to_string();
+    let restarted = tessera(
+        path,
+        &[
+            "run",
+            "spread.tess",
+            "--exact",
+            "--set",
+            "N=600",
+            "--restart",
+            "ck",
+            "--steps",
+            &steps,
+        ],
+    );
+    assert_eq!(restarted.status.code(), Some(0), "{}", stderr(&restarted));
+}
+
+/// The processes `mpirun` (process `parent`) started: its children running `tessera`.
+#[cfg(feature = "mpi")]
+fn ranks_of(parent: u32) -> Vec<u32> {
+    let mut ranks = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let is_tessera = stat.contains("(tessera)");
+        if is_tessera && fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(parent) {
+            ranks.push(pid);
+        }
+    }
+    ranks.sort();
+    ranks
+}
