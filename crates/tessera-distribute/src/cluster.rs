@@ -312,6 +312,6 @@ impl ActiveRun for MpiRun<'_> {
 
     fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {
         self.gather()?;
-        (*self).run.finish()
+        self.run.finish()
     }
 }

@@ -183,7 +183,7 @@ impl ActiveRun for InProcessRun<'_> {
     fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {
         self.gather()?;
         let mut times = RunTimes::default();
-        for run in (*self).runs {
+        for run in self.runs {
             let rank = run.finish()?;
             times.transfer += rank.transfer;
             times.compute = match (times.compute, rank.compute) {
