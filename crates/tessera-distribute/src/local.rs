@@ -92,6 +92,21 @@ pub fn halo_depths(global: &BoundProgram, owned: &Rect, steps: usize) -> Vec<(i6
         .collect()
 }
 
+/// The smallest extents, from `global`'s own, at which each of `ranks` ranks per axis holds
+/// the halo `steps` steps between exchanges need (with an uneven remainder): an axis cut into
+/// `k` ranks needs `k` times the halo.
+pub fn minimum_extents(global: &BoundProgram, ranks: &[usize], steps: u64) -> Vec<usize> {
+    let tile: Vec<i64> = global.extents.iter().map(|&e| e as i64).collect();
+    let owned = Rect::new(vec![0; tile.len()], tile);
+    let depths = halo_depths(global, &owned, steps.max(1) as usize);
+    (global.extents.iter().zip(ranks).zip(&depths))
+        .map(|((&e, &k), &(below, above))| match k {
+            1 => e,
+            _ => e.max(k * below.max(above) as usize + k - 1),
+        })
+        .collect()
+}
+
 /// Whether the program's fields wrap around the grid's edges: `Some(true)` when every border
 /// is periodic, `Some(false)` when none is, `None` when there are no borders at all.
 pub(crate) fn wraps(program: &Program) -> Result<bool, DistributeError> {

@@ -252,8 +252,12 @@ impl<D: GpuDevice> GpuRun<'_, D> {
         Ok(())
     }
 
-    /// Copies every field from the device into the host fields.
+    /// Copies every field from the device into the host fields (unless the host fields,
+    /// lent writable, are newer: they are uploaded at the next pass).
     fn download_fields(&mut self) -> Result<(), BackendError> {
+        if self.upload_pending {
+            return Ok(());
+        }
         let downloads = Instant::now();
         for &(field, id) in &self.field_buffers {
             let allocation = self.bindings[id];

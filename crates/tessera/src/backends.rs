@@ -120,6 +120,20 @@ pub fn device_identity(name: &str, device: &DeviceSelection) -> Result<String, E
     }
 }
 
+/// How many devices `--device` can name for backend `name` (0 for the host backends, which
+/// run on the host itself, and where no device is found).
+pub fn device_count(name: &str) -> usize {
+    match name {
+        #[cfg(feature = "opencl")]
+        "opencl" => tessera_opencl::list_devices().map_or(0, |d| d.len()),
+        #[cfg(feature = "cuda")]
+        "cuda" => (0..1024)
+            .take_while(|i| tessera_cuda::select_device(Some(&i.to_string())).is_ok())
+            .count(),
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,7 +43,9 @@ pub mod verify;
 /// the IR, the runtime's buffers and driver, the field file formats.
 pub use {tessera_io as io, tessera_ir as ir, tessera_runtime as runtime};
 
-pub use backends::{DefaultBackend, backend, backend_names, default_backend, device_identity};
+pub use backends::{
+    DefaultBackend, backend, backend_names, default_backend, device_count, device_identity,
+};
 pub use error::Error;
 pub use session::{FieldRef, Session};
 pub use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanRequest, Strategy, TargetIsa};

@@ -1,7 +1,6 @@
 //! What the distributed tests share: the layouts tried and the cases grown to hold them.
 
-use tessera_analysis::region::Rect;
-use tessera_distribute::local::halo_depths;
+use tessera_distribute::local::minimum_extents;
 use tessera_testkit::Subject;
 use tessera_testkit::corpus::Case;
 
@@ -26,15 +25,7 @@ pub fn layouts(dims: usize) -> Vec<Vec<usize>> {
 /// least the halo `t` steps need (plus an uneven remainder).
 pub fn subject_for(case: &Case, ranks: &[usize], t: u64) -> Subject {
     let bound = case.bind(0);
-    let tile: Vec<i64> = bound.extents.iter().map(|&e| e as i64).collect();
-    let owned = Rect::new(vec![0; tile.len()], tile);
-    let depths = halo_depths(&bound, &owned, t as usize);
-    let extents: Vec<usize> = (bound.extents.iter().zip(ranks).zip(&depths))
-        .map(|((&e, &k), &(below, above))| match k {
-            1 => e,
-            _ => e.max(k * below.max(above) as usize + k - 1),
-        })
-        .collect();
+    let extents = minimum_extents(&bound, ranks, t);
     let bound = match extents == bound.extents {
         true => bound,
         false => case.bind_extents(&extents, &[]),

@@ -2,7 +2,7 @@
 //! launcher each process runs one rank and rank 0 writes the outputs; otherwise every rank runs
 //! in this process (the same answer, for trying a decomposition without MPI).
 
-use tessera::{Error, Session};
+use tessera::{DeviceSelection, Error, Session};
 use tessera_distribute::local::halo_depths;
 use tessera_distribute::{Decomposition, DistributeError, Distribution, InProcessExecutable};
 use tessera_plan::StepsPerPass;
@@ -105,7 +105,7 @@ pub fn prepare(
         )));
     }
     let distribution = distribution(session, planned, decomposition, args.exchange_every)?;
-    let request = args.exec.request(planned.device.clone());
+    let request = args.exec.request(rank_device(planned, role));
     let backend = planned.backend.as_ref();
     match role {
         Role::Alone => {
@@ -123,6 +123,27 @@ pub fn prepare(
             );
             Ok(Some(Box::new(executable.map_err(refused)?)))
         }
+    }
+}
+
+/// The device of this process's rank: the one `--device` names, else under MPI one device per
+/// rank of a node (the node-local rank modulo the devices there).
+fn rank_device(planned: &Planned, role: &Role) -> DeviceSelection {
+    let local_rank = [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "SLURM_LOCALID",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok());
+    match (&planned.device, role.job_size(), local_rank) {
+        (DeviceSelection::Default, Some(_), Some(local)) => {
+            match tessera::device_count(planned.name) {
+                0 => DeviceSelection::Default,
+                devices => DeviceSelection::Named((local % devices).to_string()),
+            }
+        }
+        (device, _, _) => device.clone(),
     }
 }
 
