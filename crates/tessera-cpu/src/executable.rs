@@ -7,6 +7,7 @@ use std::ffi::{c_int, c_void};
 use std::time::Duration;
 
 use tessera_analysis::BoundProgram;
+use tessera_analysis::region::Rect;
 use tessera_analysis::tiling::tile_regions;
 use tessera_codegen::cpu::layout::{
     WriteMode, partial_layout, partial_len, push_tile_record, tile_record_len, updated_fields,
@@ -15,6 +16,7 @@ use tessera_codegen::cpu::layout::{
 use tessera_jit::{CompiledLibrary, JitError};
 use tessera_plan::Plan;
 use tessera_plan::cpu::{CpuLayout, CpuPlan, CpuStrategy, tile_cores, tile_hull};
+use tessera_runtime::boxes::{box_rows, element_width};
 use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{ActiveRun, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes};
 
@@ -495,6 +497,47 @@ impl ActiveRun for CpuRun<'_> {
         self.copy_back();
         self.spare_stale = true;
         Ok(self.fields)
+    }
+
+    fn read_box(&mut self, rect: &Rect) -> Result<Vec<u8>, BackendError> {
+        let mut out = Vec::new();
+        for (field, buffer) in self.fields.buffers.iter().enumerate() {
+            let width = element_width(buffer);
+            // SAFETY: `current[field]` points to a live buffer of the grid's size of this
+            // field's elements (the user's or the spare one, both `buffer.len()` long).
+            let data = unsafe {
+                std::slice::from_raw_parts(self.current[field].cast::<u8>(), buffer.len() * width)
+            };
+            for (offset, len) in box_rows(rect, &self.fields.shape, width) {
+                out.extend_from_slice(&data[offset..offset + len]);
+            }
+        }
+        Ok(out)
+    }
+
+    fn write_box(&mut self, rect: &Rect, bytes: &[u8]) -> Result<(), BackendError> {
+        let mut at = 0;
+        for (field, buffer) in self.fields.buffers.iter().enumerate() {
+            let width = element_width(buffer);
+            let rows = box_rows(rect, &self.fields.shape, width);
+            // Both sets: they must agree outside the written domains.
+            for set in [&self.current, &self.other] {
+                let pointer = set[field].cast::<u8>();
+                if pointer.is_null() {
+                    continue;
+                }
+                // SAFETY: as in `read_box`; no other reference to these buffers is live while
+                // the run holds them.
+                let data = unsafe { std::slice::from_raw_parts_mut(pointer, buffer.len() * width) };
+                let mut from = at;
+                for &(offset, len) in &rows {
+                    data[offset..offset + len].copy_from_slice(&bytes[from..from + len]);
+                    from += len;
+                }
+            }
+            at += rows.iter().map(|(_, len)| len).sum::<usize>();
+        }
+        Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {

@@ -16,10 +16,10 @@ use mpi::traits::*;
 use tessera_analysis::BoundProgram;
 use tessera_analysis::region::Rect;
 use tessera_plan::{Plan, PlanRequest};
+use tessera_runtime::boxes::unpack_box;
 use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{ActiveRun, Backend, BackendError, Executable, FieldSet, Pass, RunTimes};
 
-use crate::exchange::{pack, unpack};
 use crate::{DistributeError, Distribution, steps_text};
 
 /// MPI in this process, from start to the end of the process's run: its rank and the job's
@@ -151,11 +151,10 @@ impl MpiRun<'_> {
     fn exchange(&mut self) -> Result<(), BackendError> {
         let world = SimpleCommunicator::world();
         let transfers = &self.distribution.transfers;
-        let fields = self.run.fields()?;
         let sends: Vec<(usize, Vec<u8>)> = (transfers.iter().enumerate())
             .filter(|(_, t)| t.from == self.rank)
-            .map(|(i, t)| (i, pack(fields, &t.source)))
-            .collect();
+            .map(|(i, t)| Ok((i, self.run.read_box(&t.source)?)))
+            .collect::<Result<_, BackendError>>()?;
         let mut received: Vec<(usize, Vec<u8>)> = Vec::new();
         mpi::request::scope(|scope| {
             let requests: Vec<_> = (sends.iter())
@@ -174,9 +173,8 @@ impl MpiRun<'_> {
                 request.wait();
             }
         });
-        let fields = self.run.fields_mut()?;
         for (i, message) in received {
-            unpack(&message, fields, &transfers[i].target);
+            self.run.write_box(&transfers[i].target, &message)?;
         }
         self.halos_stale = false;
         Ok(())
@@ -219,7 +217,7 @@ impl MpiRun<'_> {
         let ranks = &self.distribution.ranks;
         let program = &ranks[self.rank];
         let frame: Vec<i64> = program.local.lo.iter().map(|l| -l).collect();
-        let mine = pack(self.run.fields()?, &shifted(&program.owned, &frame));
+        let mine = self.run.read_box(&shifted(&program.owned, &frame))?;
         let point_bytes: usize = (self.fields.buffers.iter())
             .map(|b| b.as_bytes().len() / b.len().max(1))
             .sum();
@@ -229,7 +227,7 @@ impl MpiRun<'_> {
         let all = all_gather(&mine, &counts)?;
         let mut at = 0;
         for (rank, count) in ranks.iter().zip(&counts) {
-            unpack(&all[at..at + count], self.fields, &rank.owned);
+            unpack_box(&all[at..at + count], self.fields, &rank.owned);
             at += count;
         }
         Ok(())

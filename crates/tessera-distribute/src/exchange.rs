@@ -2,6 +2,7 @@
 //! the copies of boxes between arrays (scatter, gather, halo) that every transport shares.
 
 use tessera_analysis::region::Rect;
+use tessera_runtime::boxes::{box_rows, element_width};
 use tessera_runtime::{Buffer, FieldSet};
 
 use crate::decompose::Decomposition;
@@ -102,78 +103,17 @@ pub fn copy_box(
     to_shape: &[usize],
     target_lo: &[i64],
 ) {
-    if source.is_empty() {
-        return;
-    }
     let width = element_width(from);
-    let dims = source.dims();
-    let row = source.len(dims - 1) as usize * width;
-    let rows: Vec<Vec<i64>> = row_starts(source);
-    for start in rows {
-        let at: Vec<i64> = (0..dims)
-            .map(|a| start[a] - source.lo[a] + target_lo[a])
-            .collect();
-        let s = Rect::linear_index(&start, from_shape) * width;
-        let t = Rect::linear_index(&at, to_shape) * width;
-        to.as_bytes_mut()[t..t + row].copy_from_slice(&from.as_bytes()[s..s + row]);
+    let target = shifted(
+        source,
+        &(0..source.dims())
+            .map(|a| target_lo[a] - source.lo[a])
+            .collect::<Vec<_>>(),
+    );
+    let rows = box_rows(source, from_shape, width).into_iter();
+    for ((s, len), (t, _)) in rows.zip(box_rows(&target, to_shape, width)) {
+        to.as_bytes_mut()[t..t + len].copy_from_slice(&from.as_bytes()[s..s + len]);
     }
-}
-
-/// The first point of every row of a box (rows along the fastest axis), in order.
-fn row_starts(rect: &Rect) -> Vec<Vec<i64>> {
-    let dims = rect.dims();
-    let mut starts = vec![Vec::new()];
-    for a in 0..dims {
-        let range: Vec<i64> = match a + 1 == dims {
-            true => vec![rect.lo[a]],
-            false => (rect.lo[a]..rect.hi[a]).collect(),
-        };
-        starts = (starts.iter())
-            .flat_map(|p| {
-                range.iter().map(move |&i| {
-                    let mut q = p.clone();
-                    q.push(i);
-                    q
-                })
-            })
-            .collect();
-    }
-    starts
-}
-
-/// The bytes of the box `rect` of every field, field after field, row after row: one
-/// message of an exchange.
-pub fn pack(fields: &FieldSet, rect: &Rect) -> Vec<u8> {
-    let mut out = Vec::new();
-    for buffer in &fields.buffers {
-        let width = element_width(buffer);
-        let row = rect.len(rect.dims() - 1) as usize * width;
-        for start in row_starts(rect) {
-            let s = Rect::linear_index(&start, &fields.shape) * width;
-            out.extend_from_slice(&buffer.as_bytes()[s..s + row]);
-        }
-    }
-    out
-}
-
-/// Writes a message made by [`pack`] (of a box of the same size) into the box `rect`.
-pub fn unpack(message: &[u8], fields: &mut FieldSet, rect: &Rect) {
-    let mut at = 0;
-    let shape = fields.shape.clone();
-    for buffer in &mut fields.buffers {
-        let width = element_width(buffer);
-        let row = rect.len(rect.dims() - 1) as usize * width;
-        for start in row_starts(rect) {
-            let t = Rect::linear_index(&start, &shape) * width;
-            buffer.as_bytes_mut()[t..t + row].copy_from_slice(&message[at..at + row]);
-            at += row;
-        }
-    }
-}
-
-/// Bytes per element of a buffer.
-fn element_width(buffer: &Buffer) -> usize {
-    buffer.as_bytes().len() / buffer.len().max(1)
 }
 
 /// A rank's local fields cut from the global ones: every point of the box from its image.

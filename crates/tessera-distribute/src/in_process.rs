@@ -10,7 +10,7 @@ use tessera_plan::{Plan, PlanRequest};
 use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{ActiveRun, Backend, BackendError, Executable, FieldSet, Pass, RunTimes};
 
-use crate::exchange::{gather, pack, unpack};
+use crate::exchange::gather;
 use crate::{DistributeError, Distribution, steps_text};
 
 /// A distribution's ranks prepared on one backend, run in this process.
@@ -106,12 +106,8 @@ impl InProcessRun<'_> {
     /// Moves every halo from the rank owning its points.
     fn exchange(&mut self) -> Result<(), BackendError> {
         for transfer in &self.distribution.transfers {
-            let message = pack(self.runs[transfer.from].fields()?, &transfer.source);
-            unpack(
-                &message,
-                self.runs[transfer.to].fields_mut()?,
-                &transfer.target,
-            );
+            let message = self.runs[transfer.from].read_box(&transfer.source)?;
+            self.runs[transfer.to].write_box(&transfer.target, &message)?;
         }
         self.halos_stale = false;
         Ok(())

@@ -5,8 +5,10 @@
 use std::time::Duration;
 
 use tessera_analysis::BoundProgram;
+use tessera_analysis::region::Rect;
 use tessera_plan::{DeviceSelection, Plan, PlanError, PlanRequest};
 
+use crate::boxes::{pack_box, unpack_box};
 use crate::buffer::FieldSet;
 use crate::driver::{Observer, RunReport, RunState, drive};
 use crate::memory::MemoryEstimate;
@@ -194,6 +196,19 @@ pub trait ActiveRun {
     /// The fields as the passes so far left them, writable: the next pass starts from them as
     /// they are then (a distributed run writes the halos it receives here between passes).
     fn fields_mut(&mut self) -> Result<&mut FieldSet, BackendError>;
+
+    /// The bytes of the box `rect` of every field as the passes so far left them (the layout
+    /// of [`crate::boxes::pack_box`]): a halo a distributed run sends.
+    fn read_box(&mut self, rect: &Rect) -> Result<Vec<u8>, BackendError> {
+        Ok(pack_box(self.fields()?, rect))
+    }
+
+    /// Writes bytes of [`ActiveRun::read_box`]'s layout into the box `rect` of every field; the
+    /// next pass starts from them (a halo a distributed run receives).
+    fn write_box(&mut self, rect: &Rect, bytes: &[u8]) -> Result<(), BackendError> {
+        unpack_box(bytes, self.fields_mut()?, rect);
+        Ok(())
+    }
 
     /// Ends the run with the results in the fields; returns the device's own timing of the
     /// passes where it has one, and the time spent moving fields.

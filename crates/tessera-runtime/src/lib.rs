@@ -6,6 +6,7 @@
 //! with concrete sizes and parameter values.
 
 pub mod backend;
+pub mod boxes;
 pub mod buffer;
 pub mod driver;
 pub mod memory;
