@@ -658,6 +658,7 @@ mod tests {
             shape: vec![2, 3],
             buffers: vec![Buffer::from(u.to_vec()), Buffer::from(k.to_vec())],
             tables: Vec::new(),
+            receiver_points: Vec::new(),
         }
     }
 
