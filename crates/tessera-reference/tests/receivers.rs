@@ -12,7 +12,10 @@ use tessera_runtime::{Backend, Buffer};
 
 /// `u = u + x + 10 y + 1` (i64) on a 3x4 grid, with receivers `a` (two fixed points, every 2
 /// steps) and `b` (points given with the run, every step).
-fn counting() -> (tessera_analysis::BoundProgram, tessera_ir::Id<tessera_ir::Field>) {
+fn counting() -> (
+    tessera_analysis::BoundProgram,
+    tessera_ir::Id<tessera_ir::Field>,
+) {
     let mut b = ProgramBuilder::new("count");
     b.grid(extents(&[3, 4]));
     let u = b.field("u", ScalarType::I64);
@@ -27,7 +30,12 @@ fn counting() -> (tessera_analysis::BoundProgram, tessera_ir::Id<tessera_ir::Fie
     let sum = bin(&mut b, BinaryOp::Add, sum, one);
     s.assign(u, sum);
     b.finish_stage(s);
-    b.receiver("a", u, ReceiverPoints::Fixed(vec![vec![0, 0], vec![2, 3]]), 2);
+    b.receiver(
+        "a",
+        u,
+        ReceiverPoints::Fixed(vec![vec![0, 0], vec![2, 3]]),
+        2,
+    );
     b.receiver("b", u, ReceiverPoints::Input, 1);
     (bound(b.finish()), u)
 }
@@ -62,7 +70,15 @@ fn receivers_record_the_fields_values_at_their_points_after_their_steps() {
         .collect();
     assert_eq!(
         order,
-        [(0, "b"), (1, "a"), (1, "b"), (2, "b"), (3, "a"), (3, "b"), (4, "b")]
+        [
+            (0, "b"),
+            (1, "a"),
+            (1, "b"),
+            (2, "b"),
+            (3, "a"),
+            (3, "b"),
+            (4, "b")
+        ]
     );
 }
 
@@ -109,7 +125,9 @@ fn a_written_point_outside_the_grid_is_a_bind_error() {
     let errors = tessera_analysis::bind(std::sync::Arc::new(checked), &[]).unwrap_err();
     assert_eq!(errors[0].code, "E0270");
     assert!(
-        errors[0].message.contains("`r` has point 1 at [-1] outside the grid [5]"),
+        errors[0]
+            .message
+            .contains("`r` has point 1 at [-1] outside the grid [5]"),
         "{}",
         errors[0].message
     );
@@ -136,5 +154,8 @@ fn f64_accuracy_mode_records_in_the_fields_type() {
     };
     let mut exe = ReferenceBackend.plan_and_prepare(&p, &request).unwrap();
     let report = exe.run(&mut f, 0, 2, &mut ()).unwrap();
-    assert_eq!(report.receivers[1].values, Buffer::from(vec![(1.0f64 / 9.0) as f32]));
+    assert_eq!(
+        report.receivers[1].values,
+        Buffer::from(vec![(1.0f64 / 9.0) as f32])
+    );
 }

@@ -30,8 +30,7 @@ pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
     }
     fields.receiver_points = (program.receivers.values())
         .map(|r| {
-            (r.points == ReceiverPoints::Input)
-                .then(|| random_points(&mut rng, &bound.extents))
+            (r.points == ReceiverPoints::Input).then(|| random_points(&mut rng, &bound.extents))
         })
         .collect();
     for buffer in fields.buffers.iter_mut().chain(&mut fields.tables) {

@@ -117,19 +117,27 @@ impl<'a> Lowerer<'a> {
         {
             if let Resolved::Global(Global::Const(index)) = self.resolve(path, Use::top(item))? {
                 let def = &self.consts[index];
-                if def.ty.is_none_or(|ty| ty.is_integer()) {
-                    return Some((&def.decl.value, def.item));
+                match def.ty {
+                    Some(ty) if !ty.is_integer() => {
+                        let message = format!(
+                            "the constant `{}` holds {ty} values, not integers",
+                            path.text()
+                        );
+                        self.points_error(
+                            "E0070",
+                            name,
+                            expr.span,
+                            message,
+                            self.dims.unwrap_or(2),
+                        );
+                        return None;
+                    }
+                    _ => return Some((&def.decl.value, def.item)),
                 }
             }
         }
-        let dims = self.dims.unwrap_or(2);
-        self.points_error(
-            "E0070",
-            name,
-            expr.span,
-            "the points are not an integer array".to_string(),
-            dims,
-        );
+        let message = "the points are not an integer array".to_string();
+        self.points_error("E0070", name, expr.span, message, self.dims.unwrap_or(2));
         None
     }
 
