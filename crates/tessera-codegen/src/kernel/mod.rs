@@ -448,7 +448,8 @@ pub struct ReceiverGather {
     /// The receiver.
     pub receiver: Id<Receiver>,
     /// The gather's launch: arguments (the field's current buffer, the points, the values,
-    /// [`LaunchArg::Count`]) and block; its grid is `[ceil(n / block), 1, 1]` for `n` points.
+    /// [`LaunchArg::Count`]) and block; the runtime sets its grid to `[ceil(n / block), 1,
+    /// 1]` for `n` points (one block here).
     pub launch: Launch,
     /// The buffer of the points' linear indices.
     pub points: BufferId,

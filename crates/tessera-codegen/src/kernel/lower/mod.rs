@@ -283,7 +283,7 @@ impl Lowering<'_> {
         let kernel = gather::kernel(self.ctx, receiver);
         let launch = Launch {
             kernel: kernel.name.clone(),
-            grid: [0, 1, 1],
+            grid: [1, 1, 1],
             block: kernel.block,
             args: vec![
                 LaunchArg::Buffer(self.buffer_of(r.field, false)),
