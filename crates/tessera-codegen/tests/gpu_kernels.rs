@@ -469,7 +469,11 @@ fn kernels_reading_a_table_take_its_buffer_read_only_and_index_it_at_their_step(
 fn each_receiver_gets_a_gather_kernel_over_its_points_and_no_step_launch() {
     for strategy in [GpuStrategy::Naive, GpuStrategy::Overlapped] {
         let gpu = GpuPlan {
-            time_tile: if strategy == GpuStrategy::Overlapped { 3 } else { 1 },
+            time_tile: if strategy == GpuStrategy::Overlapped {
+                3
+            } else {
+                1
+            },
             ..plan(strategy, [8, 4, 1], 1)
         };
         let program = lowered("receivers2d", &[29, 43], &gpu);

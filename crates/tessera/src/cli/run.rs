@@ -127,20 +127,20 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     if let Some(path) = &args.reductions {
         files::check_destination(path)?;
     }
-    let inputs = resolve_inputs(&session, &args.start.inputs)?;
     let total_steps = args.start.steps(&session);
-    let restart = match &args.restart {
-        Some(dir) => Some(restart_from(dir, &session, total_steps)?),
-        None => None,
+    // A restart takes its fields, tables and receivers' points from the checkpoint.
+    let start = match &args.restart {
+        Some(dir) => Start::Restart(restart_from(dir, &session, total_steps)?),
+        None => Start::Fresh(resolve_inputs(&session, &args.start.inputs)?),
     };
     // Compiling checks the plan against the device: refusals come before any allocation.
     let clock = Instant::now();
     let mut executable = planned.prepare(&session)?;
     let compile = clock.elapsed();
     let clock = Instant::now();
-    let (mut fields, mut state, first_step, earlier, earlier_recordings) = match restart {
-        Some(c) => (c.fields, c.state, c.steps_done, c.records, c.recordings),
-        None => {
+    let (mut fields, mut state, first_step, earlier, earlier_recordings) = match start {
+        Start::Restart(c) => (c.fields, c.state, c.steps_done, c.records, c.recordings),
+        Start::Fresh(inputs) => {
             let fields = read_inputs(&session, &inputs)?;
             let state = RunState::new(session.program());
             (fields, state, 0, Vec::new(), Vec::new())
@@ -247,6 +247,13 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         }
         None => Ok(0),
     }
+}
+
+/// Where a run starts: a checkpoint (fields, tables and receivers' points included), or the
+/// `--input` files and the declared initial values.
+enum Start<'a> {
+    Restart(checkpoint::Checkpoint),
+    Fresh(Inputs<'a>),
 }
 
 /// What the `--input` files fill: fields, the program's input tables (by table index) and
