@@ -46,5 +46,5 @@ def test_missing_or_bad_points_are_refused_naming_the_receiver():
         program.run(steps=1, inputs={"b": np.array([[1.0, 2.0]])})
     with pytest.raises(ValueError, match="the receiver `a` records at the points the program gives"):
         program.run(steps=1, inputs={"a": np.array([[1, 2]]), "b": np.array([[1, 2]])})
-    with pytest.raises(tessera.RunError, match=r"point 0 at \[3, 0\] outside the grid \[3, 4\]"):
+    with pytest.raises(ValueError, match=r"point 0 at \[3, 0\] outside the grid \[3, 4\]"):
         program.run(steps=1, inputs={"b": np.array([[3, 0]])})
