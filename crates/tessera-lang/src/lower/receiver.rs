@@ -114,27 +114,18 @@ impl<'a> Lowerer<'a> {
         if let ExprKind::Name(path) = &expr.kind
             && path.indices.is_empty()
             && path.member.is_none()
+            && let Resolved::Global(Global::Const(index)) = self.resolve(path, Use::top(item))?
         {
-            if let Resolved::Global(Global::Const(index)) = self.resolve(path, Use::top(item))? {
-                let def = &self.consts[index];
-                match def.ty {
-                    Some(ty) if !ty.is_integer() => {
-                        let message = format!(
-                            "the constant `{}` holds {ty} values, not integers",
-                            path.text()
-                        );
-                        self.points_error(
-                            "E0070",
-                            name,
-                            expr.span,
-                            message,
-                            self.dims.unwrap_or(2),
-                        );
-                        return None;
-                    }
-                    _ => return Some((&def.decl.value, def.item)),
-                }
-            }
+            let def = &self.consts[index];
+            let Some(ty) = def.ty.filter(|ty| !ty.is_integer()) else {
+                return Some((&def.decl.value, def.item));
+            };
+            let message = format!(
+                "the constant `{}` holds {ty} values, not integers",
+                path.text()
+            );
+            self.points_error("E0070", name, expr.span, message, self.dims.unwrap_or(2));
+            return None;
         }
         let message = "the points are not an integer array".to_string();
         self.points_error("E0070", name, expr.span, message, self.dims.unwrap_or(2));
