@@ -464,3 +464,45 @@ fn kernels_reading_a_table_take_its_buffer_read_only_and_index_it_at_their_step(
         }
     }
 }
+
+#[test]
+fn each_receiver_gets_a_gather_kernel_over_its_points_and_no_step_launch() {
+    for strategy in [GpuStrategy::Naive, GpuStrategy::Overlapped] {
+        let gpu = GpuPlan {
+            time_tile: if strategy == GpuStrategy::Overlapped {
+                3
+            } else {
+                1
+            },
+            ..plan(strategy, [8, 4, 1], 1)
+        };
+        let program = lowered("receivers2d", &[29, 43], &gpu);
+        assert_eq!(program.host.receivers.len(), 3);
+        for gather in &program.host.receivers {
+            let kernel = program.kernel(&gather.launch.kernel).unwrap();
+            assert_eq!(kernel.strategy, "gather");
+            let receiver = &program.checked.program().receivers[gather.receiver];
+            let field = program.host.field_buffer(receiver.field).unwrap();
+            assert_eq!(
+                gather.launch.args,
+                [
+                    LaunchArg::Buffer(field),
+                    LaunchArg::Buffer(gather.points),
+                    LaunchArg::Buffer(gather.values),
+                    LaunchArg::Count
+                ]
+            );
+            assert_eq!(
+                program.host.buffers[gather.points.0].role,
+                BufferRole::ReceiverPoints {
+                    receiver: gather.receiver
+                }
+            );
+            assert!(program.host.launches().all(|l| l.kernel != kernel.name));
+        }
+        if strategy == GpuStrategy::Naive {
+            insta::assert_snapshot!("gpu_receivers2d_naive_cuda", print_cuda(&program));
+            insta::assert_snapshot!("gpu_receivers2d_naive_opencl", print_opencl(&program));
+        }
+    }
+}

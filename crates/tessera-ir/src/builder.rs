@@ -19,8 +19,8 @@
 use crate::arena::Id;
 use crate::expr::{BinaryOp, Expr, ExprId, ExprKind, MathFn, UnaryOp};
 use crate::program::{
-    Border, Field, FieldGroup, Local, Param, Program, ReduceOp, Reduction, ReductionPlacement,
-    Region, SizeExpr, Stage, Statement, StopCondition, Table,
+    Border, Field, FieldGroup, Local, Param, Program, Receiver, ReceiverPoints, ReduceOp,
+    Reduction, ReductionPlacement, Region, SizeExpr, Stage, Statement, StopCondition, Table,
 };
 use crate::span::Span;
 use crate::types::{Constant, ScalarType};
@@ -283,6 +283,23 @@ impl ProgramBuilder {
             op,
             value,
             placement: ReductionPlacement::AfterStep { region },
+            every,
+            span: Span::NONE,
+        })
+    }
+
+    /// Declares a receiver: `field`'s values at `points`, recorded every `every` steps.
+    pub fn receiver(
+        &mut self,
+        name: impl Into<String>,
+        field: Id<Field>,
+        points: ReceiverPoints,
+        every: u64,
+    ) -> Id<Receiver> {
+        self.program.receivers.alloc(Receiver {
+            name: name.into(),
+            field,
+            points,
             every,
             span: Span::NONE,
         })

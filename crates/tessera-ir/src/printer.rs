@@ -5,7 +5,8 @@ use std::fmt::Write;
 use crate::arena::Id;
 use crate::expr::{ExprId, ExprKind, UnaryOp};
 use crate::program::{
-    Border, Field, Program, Range, ReductionPlacement, Region, SizeExpr, Stage, Statement,
+    Border, Field, Program, Range, Receiver, ReceiverPoints, ReductionPlacement, Region, SizeExpr,
+    Stage, Statement,
 };
 use crate::types::Constant;
 
@@ -88,10 +89,35 @@ pub fn print_program(program: &Program) -> String {
             writeln!(out, " every {};", reduction.every).unwrap();
         }
     }
+    for receiver in program.receivers.values() {
+        writeln!(out, "{}", receiver_text(program, receiver)).unwrap();
+    }
     if let Some(until) = &program.until {
         writeln!(out, "until {};", p.expr(until.condition, 0)).unwrap();
     }
     out
+}
+
+/// `receiver NAME = FIELD at POINTS every K;`.
+fn receiver_text(program: &Program, receiver: &Receiver) -> String {
+    let points = match &receiver.points {
+        ReceiverPoints::Fixed(points) => {
+            let points: Vec<String> = (points.iter())
+                .map(|p| {
+                    let coords: Vec<String> = p.iter().map(i64::to_string).collect();
+                    format!("[{}]", coords.join(", "))
+                })
+                .collect();
+            format!("[{}]", points.join(", "))
+        }
+        ReceiverPoints::Input => "input".to_string(),
+    };
+    format!(
+        "receiver {} = {} at {points} every {};",
+        receiver.name,
+        program.field_text(receiver.field),
+        receiver.every
+    )
 }
 
 /// `t`, `t + k` or `t - k`: the index of a table read at `offset` from the step.
@@ -139,11 +165,7 @@ impl Printer<'_> {
 
     /// How a use names a field: `u`, `E.ex` or `f[3]`.
     fn field_ref(&self, id: Id<Field>) -> String {
-        let field = &self.program.fields[id];
-        match field.group {
-            Some((group, index)) => self.program.groups[group].component_text(index),
-            None => field.name.clone(),
-        }
+        self.program.field_text(id)
     }
 
     fn stage(&self, out: &mut String, id: Id<Stage>, stage: &Stage) {

@@ -30,6 +30,8 @@ pub struct Program {
     pub stages: Arena<Stage>,
     /// Reductions reported during the run.
     pub reductions: Arena<Reduction>,
+    /// Receivers: a field's values at fixed points, recorded every K steps.
+    pub receivers: Arena<Receiver>,
     /// Optional stop condition, evaluated whenever a reduction it reads is computed.
     pub until: Option<StopCondition>,
     /// Default step count (`steps 100;`), used when the run gives none.
@@ -50,6 +52,7 @@ impl Program {
             exprs: Arena::new(),
             stages: Arena::new(),
             reductions: Arena::new(),
+            receivers: Arena::new(),
             until: None,
             default_steps: None,
         }
@@ -95,6 +98,23 @@ impl Program {
             .iter()
             .find(|(_, r)| r.name == name)
             .map(|(id, _)| id)
+    }
+
+    /// Finds a receiver by name.
+    pub fn receiver_by_name(&self, name: &str) -> Option<Id<Receiver>> {
+        self.receivers
+            .iter()
+            .find(|(_, r)| r.name == name)
+            .map(|(id, _)| id)
+    }
+
+    /// How a use names field `id`: `u`, `E.ex`, or `f[3]` for an element of an array field.
+    pub fn field_text(&self, id: Id<Field>) -> String {
+        let field = &self.fields[id];
+        match field.group {
+            Some((group, index)) => self.groups[group].component_text(index),
+            None => field.name.clone(),
+        }
     }
 
     /// Names of the coordinate variables for this dimension, slowest first (`["z", "y", "x"]` in 3D).
@@ -424,6 +444,31 @@ pub struct Reduction {
     /// Stage-internal or after the step.
     pub placement: ReductionPlacement,
     /// Computed in the steps `t` with `(t + 1) % every == 0`.
+    pub every: u64,
+    /// Declaration site.
+    pub span: Span,
+}
+
+/// Where a receiver's points come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReceiverPoints {
+    /// Written in the program: one coordinate per axis for each point, slowest axis first.
+    Fixed(Vec<Vec<i64>>),
+    /// Given with each run (`--input NAME=points.npy`: integers of shape `(n, dims)`).
+    Input,
+}
+
+/// A receiver such as `receiver seis = u at [[4, 10], [4, 20]] every 2;`: the values of one
+/// scalar field at fixed points, recorded after the steps `t` with `(t + 1) % every == 0`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Receiver {
+    /// Name as written; names the recorded time series.
+    pub name: String,
+    /// The field sampled (a scalar field or one component).
+    pub field: Id<Field>,
+    /// The points sampled.
+    pub points: ReceiverPoints,
+    /// Recorded after the steps `t` with `(t + 1) % every == 0`.
     pub every: u64,
     /// Declaration site.
     pub span: Span,

@@ -5,9 +5,10 @@
 use std::time::Duration;
 
 use tessera_analysis::BoundProgram;
+use tessera_ir::{Id, Receiver};
 use tessera_plan::{DeviceSelection, Plan, PlanError, PlanRequest};
 
-use crate::buffer::FieldSet;
+use crate::buffer::{Buffer, FieldSet};
 use crate::driver::{Observer, RunReport, RunState, drive};
 use crate::memory::MemoryEstimate;
 use crate::schedule::Pass;
@@ -188,6 +189,11 @@ pub trait ActiveRun {
     /// The fields as the passes so far left them (copied from the device where they live
     /// there).
     fn fields(&mut self) -> Result<&FieldSet, BackendError>;
+
+    /// The current values of `receiver`'s field at the linear indices `points` (row-major,
+    /// in the grid; the same `points` at every call of a run), without copying the whole
+    /// field: the backend reads those elements where the field lives.
+    fn sample(&mut self, receiver: Id<Receiver>, points: &[usize]) -> Result<Buffer, BackendError>;
 
     /// Ends the run with the results in the fields; returns the device's own timing of the
     /// passes where it has one, and the time spent moving fields.

@@ -272,6 +272,14 @@ pub fn test_programs() -> Vec<Case> {
             10,
         ),
         test_case(
+            "receivers2d",
+            sizes(
+                &["NY", "NX", "real"],
+                &[&["29", "43", "f32"], &["33", "47", "f64"]],
+            ),
+            24,
+        ),
+        test_case(
             "acoustic2d_select",
             sizes(
                 &["NY", "NX", "real"],

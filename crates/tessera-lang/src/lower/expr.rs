@@ -192,7 +192,11 @@ impl Lowerer<'_> {
                 return None;
             }
             other @ Resolved::Global(
-                Global::Group(_) | Global::Stage | Global::Const(_) | Global::Function(_),
+                Global::Group(_)
+                | Global::Stage
+                | Global::Receiver
+                | Global::Const(_)
+                | Global::Function(_),
             ) => {
                 self.not_a_value(path, other);
                 return None;
@@ -219,7 +223,7 @@ impl Lowerer<'_> {
             Resolved::Global(Global::Function(_)) => {
                 format!("call the function: `{}(...)`", path.text())
             }
-            _ => "stages are not values; use a field, parameter or local".to_string(),
+            _ => "stages and receivers are not values; use a field, parameter or local".to_string(),
         };
         self.error(
             Diagnostic::error(

@@ -315,6 +315,7 @@ impl Lowerer<'_> {
             Resolved::Global(
                 Global::Reduction(_)
                 | Global::Stage
+                | Global::Receiver
                 | Global::Const(_)
                 | Global::Function(_)
                 | Global::Table(_),
