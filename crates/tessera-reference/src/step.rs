@@ -107,6 +107,11 @@ impl Interpreter<'_> {
         step_values: &[Option<f64>],
     ) -> Result<Vec<f64>, BackendError> {
         let program = self.bound.program();
+        if let Some(axis) = program.stages[stage].scan_axis() {
+            // A stage with a scan has no in-stage reduction (the checker's E0282).
+            self.run_scan_stage(storage, stage, t, step_values, axis)?;
+            return Ok(Vec::new());
+        }
         let outputs = program.stages[stage].outputs();
         let domain_rows = rows(self.bound.stage_domain(stage));
         let results: Vec<RowOutput> = {

@@ -9,6 +9,7 @@
 mod array;
 mod expr;
 mod inline;
+mod scan;
 mod scope;
 mod stage;
 mod table;

@@ -1,0 +1,180 @@
+//! Stages with a scan: each line of the stage's domain along the scan axis walked from its low
+//! end, the running value combined one point at a time (THE order every backend follows).
+
+use std::collections::HashMap;
+
+use tessera_ir::{ExprKind, Field, Id, Scan, Stage, Statement};
+use tessera_runtime::{BackendError, Buffer};
+
+use crate::eval::Evaluator;
+use crate::ops;
+use crate::rows::{Row, rows};
+use crate::step::{Interpreter, write_row};
+use crate::value::{Column, Value, internal};
+
+/// One scan of a stage as the interpreter runs it.
+struct LineScan {
+    /// The field written.
+    field: Id<Field>,
+    /// Its operation, axis and exclusiveness.
+    scan: Scan,
+    /// The checked running value `combine(acc, operand)` (below any rounding to storage).
+    running: tessera_ir::ExprId,
+    /// The scanned operand.
+    operand: tessera_ir::ExprId,
+}
+
+impl Interpreter<'_> {
+    /// Runs `stage`, which has scans along `axis`, at step `t` from the pre-stage values:
+    /// the rows of its domain in lexicographic order (so each line's points come in ascending
+    /// order along `axis`), each scan's running value carried from point to point of its line.
+    pub(crate) fn run_scan_stage(
+        &self,
+        storage: &mut [Buffer],
+        stage: Id<Stage>,
+        t: u64,
+        step_values: &[Option<f64>],
+        axis: usize,
+    ) -> Result<(), BackendError> {
+        let program = self.bound.program();
+        let outputs = program.stages[stage].outputs();
+        let domain_rows = rows(self.bound.stage_domain(stage));
+        let fast = program.dims() - 1;
+        let mut results = Vec::with_capacity(domain_rows.len());
+        {
+            let evaluator = Evaluator::new(self.bound, self.precision, storage)
+                .with_tables(self.tables)
+                .in_stage(stage)
+                .at_step(t)
+                .with_reduction_values(step_values)
+                .observed_by(self.observer);
+            // The running values of the lines along a slower axis, by the row's other indices.
+            let mut carried: HashMap<(Id<Field>, Vec<i64>), Column> = HashMap::new();
+            for row in &domain_rows {
+                let mut carry = |scan: &LineScan, operand: &Column| {
+                    if axis == fast {
+                        return self.scan_row(&evaluator, scan, operand);
+                    }
+                    let mut line = row.prefix.clone();
+                    line.remove(axis);
+                    let start = match carried.remove(&(scan.field, line.clone())) {
+                        Some(acc) => acc,
+                        None => self.identity(&evaluator, scan, row.len),
+                    };
+                    let next = combine(program, scan.running, &start, operand)?;
+                    carried.insert((scan.field, line), next.clone());
+                    Ok(if scan.scan.exclusive { start } else { next })
+                };
+                results.push(self.scan_stage_row(&evaluator, stage, &outputs, row, &mut carry)?);
+            }
+        }
+        for (row, writes) in domain_rows.iter().zip(results) {
+            for (field, column) in outputs.iter().zip(writes) {
+                write_row(
+                    &mut storage[field.index()],
+                    row,
+                    &self.bound.extents,
+                    &column,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The outputs of `stage` on `row`; `carry` turns a scan's operand values into the values
+    /// it writes.
+    fn scan_stage_row(
+        &self,
+        evaluator: &Evaluator,
+        stage: Id<Stage>,
+        outputs: &[Id<Field>],
+        row: &Row,
+        carry: &mut dyn FnMut(&LineScan, &Column) -> Result<Column, BackendError>,
+    ) -> Result<Vec<Column>, BackendError> {
+        let program = self.bound.program();
+        let body = &program.stages[stage];
+        let mut locals: Vec<Option<Column>> = vec![None; body.locals.len()];
+        let mut writes: Vec<Option<Column>> = vec![None; outputs.len()];
+        for statement in &body.body {
+            match statement {
+                Statement::Let { local, value } => {
+                    locals[local.index()] = Some(evaluator.eval(row, &locals, *value)?);
+                }
+                Statement::Assign {
+                    field, value, scan, ..
+                } => {
+                    let column = match scan {
+                        None => evaluator.eval(row, &locals, *value)?,
+                        Some(scan) => {
+                            let scan = LineScan {
+                                field: *field,
+                                scan: *scan,
+                                running: Scan::running(program, *value),
+                                operand: Scan::operand(program, *value),
+                            };
+                            let operand = evaluator.eval(row, &locals, scan.operand)?;
+                            self.stored(*field, carry(&scan, &operand)?)?
+                        }
+                    };
+                    let slot = (outputs.iter().position(|f| f == field))
+                        .ok_or_else(|| internal("an output not in `outputs`"))?;
+                    writes[slot] = Some(column);
+                }
+            }
+        }
+        (writes.into_iter())
+            .map(|w| w.ok_or_else(|| internal("an output never assigned")))
+            .collect()
+    }
+
+    /// The values a scan along the fastest axis writes on one row, from its operand's values.
+    fn scan_row(
+        &self,
+        evaluator: &Evaluator,
+        scan: &LineScan,
+        operand: &Column,
+    ) -> Result<Column, BackendError> {
+        let program = self.bound.program();
+        let mut acc = self.identity(evaluator, scan, 1);
+        let mut written = Vec::with_capacity(operand.len());
+        for k in 0..operand.len() {
+            let next = combine(program, scan.running, &acc, &operand.element(k))?;
+            written.push(if scan.scan.exclusive {
+                std::mem::replace(&mut acc, next)
+            } else {
+                acc = next;
+                acc.clone()
+            });
+        }
+        Column::concat(&written, operand.ty())
+    }
+
+    /// `len` copies of the scan's identity in the type its running value is evaluated in.
+    fn identity(&self, evaluator: &Evaluator, scan: &LineScan, len: usize) -> Column {
+        let ty = evaluator.ty(scan.running);
+        Column::splat(Value::from_constant(scan.scan.identity(ty), ty), len)
+    }
+
+    /// A scan's values as `field` stores them: rounded to its storage type, if it has one.
+    fn stored(&self, field: Id<Field>, values: Column) -> Result<Column, BackendError> {
+        match self.precision.ty(self.bound.program().fields[field].ty) {
+            stored if stored.is_storage_only() => ops::round_to_storage(values, stored),
+            _ => Ok(values),
+        }
+    }
+}
+
+/// `running`'s combination (`+`, `min` or `max`) of the accumulated values `acc` with the
+/// operand values `operand`, point by point.
+fn combine(
+    program: &tessera_ir::Program,
+    running: tessera_ir::ExprId,
+    acc: &Column,
+    operand: &Column,
+) -> Result<Column, BackendError> {
+    match &program.exprs[running].kind {
+        ExprKind::Binary(op, ..) => ops::binary(*op, acc, operand),
+        ExprKind::Call(function, _) => ops::call(*function, &[acc.clone(), operand.clone()]),
+        _ => Err(internal("a scan's value is not a combination")),
+    }
+}
