@@ -1,7 +1,6 @@
 //! Scans: `F = scan(op, e, axis);` and `F = scan(op, e, axis, exclusive);` as the whole
 //! right-hand side of an assignment.
 
-use tessera_ir::diagnostic::did_you_mean;
 use tessera_ir::{Diagnostic, ReduceOp, Scan, Span};
 
 use super::Lowerer;
@@ -78,10 +77,10 @@ impl Lowerer<'_> {
             return Some(axis);
         }
         let written = name.map_or_else(|| "this".to_string(), |n| format!("`{}`", n.name));
-        let help = match name.and_then(|n| did_you_mean(&n.name, names.iter().copied())) {
-            Some(s) => format!("did you mean `{s}`?"),
-            None => format!("the grid's axes are {}", quoted(&names)),
-        };
+        let help = format!(
+            "the grid's axes are {}, named by their coordinates",
+            quoted(&names)
+        );
         self.error(
             Diagnostic::error(
                 "E0081",
