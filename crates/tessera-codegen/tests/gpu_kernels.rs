@@ -324,7 +324,7 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[usize], GpuPlan); 8] = [
+    let cases: [(&str, &[usize], GpuPlan); 9] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
@@ -349,6 +349,8 @@ fn generated_sources_are_snapshotted() {
             &[21, 19],
             plan(GpuStrategy::Naive, [32, 8, 1], 1),
         ),
+        // Scans: one thread per line under every strategy, the running values carried.
+        ("scan2d", &[19, 37], plan(GpuStrategy::Tiled, [32, 8, 1], 1)),
         // Two steps per launch: interior and edge copies, ping-pong arrays, in-place stages.
         (
             "tv2d",
