@@ -271,6 +271,7 @@ pub fn test_programs() -> Vec<Case> {
             ),
             10,
         ),
+        test_case("scan1d", sizes(&["N"], &[&["41"], &["2"], &["97"]]), 3),
         test_case(
             "scan2d",
             sizes(
