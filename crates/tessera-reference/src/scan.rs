@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use tessera_ir::{ExprKind, Field, Id, Scan, Stage, Statement};
+use tessera_ir::{ExprKind, Field, Id, Scan, Stage};
 use tessera_runtime::{BackendError, Buffer};
 
 use crate::eval::Evaluator;
@@ -12,8 +12,12 @@ use crate::rows::{Row, rows};
 use crate::step::{Interpreter, write_row};
 use crate::value::{Column, Value, internal};
 
+/// Turns a scan's operand values on a row into the values the scan writes there, carrying the
+/// running values of its lines from row to row (or point to point along a row).
+pub(crate) type Carry<'c> = dyn FnMut(&LineScan, &Column) -> Result<Column, BackendError> + 'c;
+
 /// One scan of a stage as the interpreter runs it.
-struct LineScan {
+pub(crate) struct LineScan {
     /// The field written.
     field: Id<Field>,
     /// Its operation, axis and exclusiveness.
@@ -22,6 +26,23 @@ struct LineScan {
     running: tessera_ir::ExprId,
     /// The scanned operand.
     operand: tessera_ir::ExprId,
+}
+
+impl LineScan {
+    /// The scan of `field` by the checked assigned `value`.
+    pub(crate) fn new(
+        program: &tessera_ir::Program,
+        field: Id<Field>,
+        scan: Scan,
+        value: tessera_ir::ExprId,
+    ) -> LineScan {
+        LineScan {
+            field,
+            scan,
+            running: Scan::running(program, value),
+            operand: Scan::operand(program, value),
+        }
+    }
 }
 
 impl Interpreter<'_> {
@@ -65,7 +86,10 @@ impl Interpreter<'_> {
                     carried.insert((scan.field, line), next.clone());
                     Ok(if scan.scan.exclusive { start } else { next })
                 };
-                results.push(self.scan_stage_row(&evaluator, stage, &outputs, row, &mut carry)?);
+                results.push(
+                    self.row_writes(&evaluator, stage, &outputs, row, &mut carry)?
+                        .0,
+                );
             }
         }
         for (row, writes) in domain_rows.iter().zip(results) {
@@ -81,50 +105,18 @@ impl Interpreter<'_> {
         Ok(())
     }
 
-    /// The outputs of `stage` on `row`; `carry` turns a scan's operand values into the values
-    /// it writes.
-    fn scan_stage_row(
+    /// The values `line`'s field gets on `row`: its operand evaluated there, turned by `carry`
+    /// into the values the scan writes, rounded to the field's storage type.
+    pub(crate) fn scanned(
         &self,
         evaluator: &Evaluator,
-        stage: Id<Stage>,
-        outputs: &[Id<Field>],
         row: &Row,
-        carry: &mut dyn FnMut(&LineScan, &Column) -> Result<Column, BackendError>,
-    ) -> Result<Vec<Column>, BackendError> {
-        let program = self.bound.program();
-        let body = &program.stages[stage];
-        let mut locals: Vec<Option<Column>> = vec![None; body.locals.len()];
-        let mut writes: Vec<Option<Column>> = vec![None; outputs.len()];
-        for statement in &body.body {
-            match statement {
-                Statement::Let { local, value } => {
-                    locals[local.index()] = Some(evaluator.eval(row, &locals, *value)?);
-                }
-                Statement::Assign {
-                    field, value, scan, ..
-                } => {
-                    let column = match scan {
-                        None => evaluator.eval(row, &locals, *value)?,
-                        Some(scan) => {
-                            let scan = LineScan {
-                                field: *field,
-                                scan: *scan,
-                                running: Scan::running(program, *value),
-                                operand: Scan::operand(program, *value),
-                            };
-                            let operand = evaluator.eval(row, &locals, scan.operand)?;
-                            self.stored(*field, carry(&scan, &operand)?)?
-                        }
-                    };
-                    let slot = (outputs.iter().position(|f| f == field))
-                        .ok_or_else(|| internal("an output not in `outputs`"))?;
-                    writes[slot] = Some(column);
-                }
-            }
-        }
-        (writes.into_iter())
-            .map(|w| w.ok_or_else(|| internal("an output never assigned")))
-            .collect()
+        locals: &[Option<Column>],
+        line: &LineScan,
+        carry: &mut Carry,
+    ) -> Result<Column, BackendError> {
+        let operand = evaluator.eval(row, locals, line.operand)?;
+        self.stored(line.field, carry(line, &operand)?)
     }
 
     /// The values a scan along the fastest axis writes on one row, from its operand's values.

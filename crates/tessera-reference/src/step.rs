@@ -12,6 +12,7 @@ use tessera_runtime::{BackendError, Buffer};
 use crate::eval::{Evaluator, ReadObserver};
 use crate::precision::Precision;
 use crate::rows::{Row, rows};
+use crate::scan::{Carry, LineScan};
 use crate::value::{Column, Element, internal, with_element_type};
 
 /// What a run evaluates with: the program, the precision and an optional read observer.
@@ -155,26 +156,8 @@ impl Interpreter<'_> {
         row: &Row,
     ) -> Result<RowOutput, BackendError> {
         let program = self.bound.program();
-        let body = &program.stages[stage];
-        let mut locals: Vec<Option<Column>> = vec![None; body.locals.len()];
-        let mut writes: Vec<Option<Column>> = vec![None; outputs.len()];
-        for statement in &body.body {
-            match statement {
-                Statement::Let { local, value } => {
-                    let column = evaluator.eval(row, &locals, *value)?;
-                    locals[local.index()] = Some(column);
-                }
-                Statement::Assign { field, value, .. } => {
-                    let column = evaluator.eval(row, &locals, *value)?;
-                    let slot = outputs
-                        .iter()
-                        .position(|f| f == field)
-                        .ok_or_else(|| internal("an output not in `outputs`"))?;
-                    // The last assignment to a field wins; every one of them read pre-stage values.
-                    writes[slot] = Some(column);
-                }
-            }
-        }
+        let mut no_scan = |_: &LineScan, _: &Column| Err(internal("a scan in a stage without one"));
+        let (writes, locals) = self.row_writes(evaluator, stage, outputs, row, &mut no_scan)?;
         let partials = reductions
             .iter()
             .map(|r| {
@@ -185,11 +168,52 @@ impl Interpreter<'_> {
                 ))
             })
             .collect::<Result<_, BackendError>>()?;
+        Ok(RowOutput { writes, partials })
+    }
+
+    /// The values `stage`'s statements write on `row` (in `outputs` order), and its locals
+    /// there; a scan's values come from its operand's through `carry` (see [`Carry`]).
+    pub(crate) fn row_writes(
+        &self,
+        evaluator: &Evaluator,
+        stage: Id<Stage>,
+        outputs: &[Id<tessera_ir::Field>],
+        row: &Row,
+        carry: &mut Carry,
+    ) -> Result<(Vec<Column>, Vec<Option<Column>>), BackendError> {
+        let body = &self.bound.program().stages[stage];
+        let mut locals: Vec<Option<Column>> = vec![None; body.locals.len()];
+        let mut writes: Vec<Option<Column>> = vec![None; outputs.len()];
+        for statement in &body.body {
+            match statement {
+                Statement::Let { local, value } => {
+                    let column = evaluator.eval(row, &locals, *value)?;
+                    locals[local.index()] = Some(column);
+                }
+                Statement::Assign {
+                    field, value, scan, ..
+                } => {
+                    let column = match scan {
+                        None => evaluator.eval(row, &locals, *value)?,
+                        Some(scan) => {
+                            let line = LineScan::new(self.bound.program(), *field, *scan, *value);
+                            self.scanned(evaluator, row, &locals, &line, carry)?
+                        }
+                    };
+                    let slot = outputs
+                        .iter()
+                        .position(|f| f == field)
+                        .ok_or_else(|| internal("an output not in `outputs`"))?;
+                    // The last assignment to a field wins; every one of them read pre-stage values.
+                    writes[slot] = Some(column);
+                }
+            }
+        }
         let writes = writes
             .into_iter()
             .map(|w| w.ok_or_else(|| internal("an output never assigned")))
             .collect::<Result<_, _>>()?;
-        Ok(RowOutput { writes, partials })
+        Ok((writes, locals))
     }
 
     /// An after-step reduction over its domain, in the fixed row order.

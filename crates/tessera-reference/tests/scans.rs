@@ -3,8 +3,9 @@
 mod common;
 
 use common::*;
+use tessera_analysis::BoundProgram;
 use tessera_ir::builder::ProgramBuilder;
-use tessera_ir::{ReduceOp, ScalarType, Scan};
+use tessera_ir::{Field, Id, ReduceOp, Region, ScalarType, Scan};
 
 fn scan(op: ReduceOp, axis: usize, exclusive: bool) -> Scan {
     Scan {
@@ -14,17 +15,34 @@ fn scan(op: ReduceOp, axis: usize, exclusive: bool) -> Scan {
     }
 }
 
+/// A program on a grid of `extents` with a field `u` of `ty` and one stage (over `region`)
+/// scanning `u` read at `offset` into a field `c` of `ty` (`u` itself when `in_place`).
+fn scanned(
+    extents_: &[i64],
+    ty: ScalarType,
+    how: Scan,
+    offset: &[i32],
+    region_: Option<Region>,
+    in_place: bool,
+) -> (BoundProgram, Id<Field>, Id<Field>) {
+    let mut b = ProgramBuilder::new("scans");
+    b.grid(extents(extents_));
+    let u = b.field("u", ty);
+    let c = if in_place { u } else { b.field("c", ty) };
+    let mut s = b.stage("scan");
+    if let Some(region_) = region_ {
+        s.over(region_);
+    }
+    let read = b.read(u, offset);
+    s.scan(c, how, read);
+    b.finish_stage(s);
+    (bound(b.finish()), u, c)
+}
+
 #[test]
 fn an_inclusive_sum_along_x_is_each_rows_cumulative_sum() {
-    let mut b = ProgramBuilder::new("rows");
-    b.grid(extents(&[2, 4]));
-    let u = b.field("u", ScalarType::F64);
-    let c = b.field("c", ScalarType::F64);
-    let mut s = b.stage("along_x");
-    let here = b.read(u, &[0, 0]);
-    s.scan(c, scan(ReduceOp::Sum, 1, false), here);
-    b.finish_stage(s);
-    let p = bound(b.finish());
+    let sum = scan(ReduceOp::Sum, 1, false);
+    let (p, u, c) = scanned(&[2, 4], ScalarType::F64, sum, &[0, 0], None, false);
     let mut f = init(&p);
     set(&mut f, u, &[1.0, 2.0, 3.0, 4.0, -1.0, 0.5, 0.25, 8.0]);
     run(&p, &mut f, 1);
@@ -36,16 +54,9 @@ fn an_inclusive_sum_along_x_is_each_rows_cumulative_sum() {
 
 #[test]
 fn an_exclusive_max_along_y_covers_the_region_and_starts_from_the_identity() {
-    let mut b = ProgramBuilder::new("columns");
-    b.grid(extents(&[4, 3]));
-    let u = b.field("u", ScalarType::F64);
-    let c = b.field("c", ScalarType::F64);
-    let mut s = b.stage("down");
-    s.over(region(&[(1, 4, 1), (0, 3, 2)]));
-    let above = b.read(u, &[-1, 0]);
-    s.scan(c, scan(ReduceOp::Max, 0, true), above);
-    b.finish_stage(s);
-    let p = bound(b.finish());
+    let max = scan(ReduceOp::Max, 0, true);
+    let over = region(&[(1, 4, 1), (0, 3, 2)]);
+    let (p, u, c) = scanned(&[4, 3], ScalarType::F64, max, &[-1, 0], Some(over), false);
     let mut f = init(&p);
     set(
         &mut f,
@@ -66,14 +77,8 @@ fn an_exclusive_max_along_y_covers_the_region_and_starts_from_the_identity() {
 
 #[test]
 fn a_scan_of_its_own_field_reads_the_values_before_the_stage() {
-    let mut b = ProgramBuilder::new("in_place");
-    b.grid(extents(&[5]));
-    let u = b.field("u", ScalarType::I32);
-    let mut s = b.stage("cumulate");
-    let here = b.read(u, &[0]);
-    s.scan(u, scan(ReduceOp::Sum, 0, false), here);
-    b.finish_stage(s);
-    let p = bound(b.finish());
+    let sum = scan(ReduceOp::Sum, 0, false);
+    let (p, u, _) = scanned(&[5], ScalarType::I32, sum, &[0], None, true);
     let mut f = init(&p);
     set(&mut f, u, &[1.0, 2.0, 3.0, 4.0, 5.0]);
     run(&p, &mut f, 2);
@@ -83,15 +88,8 @@ fn a_scan_of_its_own_field_reads_the_values_before_the_stage() {
 
 #[test]
 fn a_float_sum_starts_from_negative_zero_so_one_value_is_kept_bit_for_bit() {
-    let mut b = ProgramBuilder::new("signs");
-    b.grid(extents(&[3, 1]));
-    let u = b.field("u", ScalarType::F32);
-    let c = b.field("c", ScalarType::F32);
-    let mut s = b.stage("along_x");
-    let here = b.read(u, &[0, 0]);
-    s.scan(c, scan(ReduceOp::Sum, 1, false), here);
-    b.finish_stage(s);
-    let p = bound(b.finish());
+    let sum = scan(ReduceOp::Sum, 1, false);
+    let (p, u, c) = scanned(&[3, 1], ScalarType::F32, sum, &[0, 0], None, false);
     let mut f = init(&p);
     set(&mut f, u, &[-0.0, 0.0, -2.5]);
     run(&p, &mut f, 1);
