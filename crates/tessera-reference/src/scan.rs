@@ -9,7 +9,7 @@ use tessera_runtime::{BackendError, Buffer};
 use crate::eval::Evaluator;
 use crate::ops;
 use crate::rows::{Row, rows};
-use crate::step::{Interpreter, write_row};
+use crate::step::Interpreter;
 use crate::value::{Column, Value, internal};
 
 /// Turns a scan's operand values on a row into the values the scan writes there, carrying the
@@ -63,12 +63,7 @@ impl Interpreter<'_> {
         let fast = program.dims() - 1;
         let mut results = Vec::with_capacity(domain_rows.len());
         {
-            let evaluator = Evaluator::new(self.bound, self.precision, storage)
-                .with_tables(self.tables)
-                .in_stage(stage)
-                .at_step(t)
-                .with_reduction_values(step_values)
-                .observed_by(self.observer);
+            let evaluator = self.stage_evaluator(storage, stage, t, step_values);
             // The running values of the lines along a slower axis, by the row's other indices.
             let mut carried: HashMap<(Id<Field>, Vec<i64>), Column> = HashMap::new();
             for row in &domain_rows {
@@ -92,16 +87,7 @@ impl Interpreter<'_> {
                 );
             }
         }
-        for (row, writes) in domain_rows.iter().zip(results) {
-            for (field, column) in outputs.iter().zip(writes) {
-                write_row(
-                    &mut storage[field.index()],
-                    row,
-                    &self.bound.extents,
-                    &column,
-                )?;
-            }
-        }
+        self.write_rows(storage, &outputs, &domain_rows, results.into_iter())?;
         Ok(())
     }
 

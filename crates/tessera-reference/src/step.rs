@@ -116,12 +116,7 @@ impl Interpreter<'_> {
         let outputs = program.stages[stage].outputs();
         let domain_rows = rows(self.bound.stage_domain(stage));
         let results: Vec<RowOutput> = {
-            let evaluator = Evaluator::new(self.bound, self.precision, storage)
-                .with_tables(self.tables)
-                .in_stage(stage)
-                .at_step(t)
-                .with_reduction_values(step_values)
-                .observed_by(self.observer);
+            let evaluator = self.stage_evaluator(storage, stage, t, step_values);
             domain_rows
                 .par_iter()
                 .map(|row| self.stage_row(&evaluator, stage, &outputs, reductions, row))
@@ -133,8 +128,38 @@ impl Interpreter<'_> {
                 fold(op, results.iter().map(|r| r.partials[k]))
             })
             .collect();
-        for (row, result) in domain_rows.iter().zip(results) {
-            for (field, column) in outputs.iter().zip(result.writes) {
+        let writes = results.into_iter().map(|r| r.writes);
+        self.write_rows(storage, &outputs, &domain_rows, writes)?;
+        Ok(values)
+    }
+
+    /// The evaluator of `stage` at step `t` on `storage`, reading the values `step_values` of
+    /// the reductions of earlier stages.
+    pub(crate) fn stage_evaluator<'s>(
+        &'s self,
+        storage: &'s [Buffer],
+        stage: Id<Stage>,
+        t: u64,
+        step_values: &'s [Option<f64>],
+    ) -> Evaluator<'s> {
+        Evaluator::new(self.bound, self.precision, storage)
+            .with_tables(self.tables)
+            .in_stage(stage)
+            .at_step(t)
+            .with_reduction_values(step_values)
+            .observed_by(self.observer)
+    }
+
+    /// Writes each row's values of `outputs` (in their order) to `storage`.
+    pub(crate) fn write_rows(
+        &self,
+        storage: &mut [Buffer],
+        outputs: &[Id<tessera_ir::Field>],
+        rows: &[Row],
+        writes: impl Iterator<Item = Vec<Column>>,
+    ) -> Result<(), BackendError> {
+        for (row, columns) in rows.iter().zip(writes) {
+            for (field, column) in outputs.iter().zip(columns) {
                 write_row(
                     &mut storage[field.index()],
                     row,
@@ -143,7 +168,7 @@ impl Interpreter<'_> {
                 )?;
             }
         }
-        Ok(values)
+        Ok(())
     }
 
     /// Evaluates `stage`'s statements and due reductions at every point of `row`.
