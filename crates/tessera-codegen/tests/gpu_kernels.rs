@@ -466,3 +466,36 @@ fn kernels_reading_a_table_take_its_buffer_read_only_and_index_it_at_their_step(
         }
     }
 }
+
+#[test]
+fn scan_stages_run_one_thread_per_line_under_every_strategy_and_refuse_fused_steps() {
+    let bound = bound("scan2d", &[19, 37]);
+    for strategy in [
+        GpuStrategy::Naive,
+        GpuStrategy::Tiled,
+        GpuStrategy::Streaming,
+    ] {
+        let program = lower(&bound, &plan(strategy, [32, 8, 1], 1)).expect("lowers");
+        let along_y = (program.kernels.iter())
+            .find(|k| k.name.contains("_s1_along_y_"))
+            .expect("the along_y kernel");
+        // One thread per column: 37 lines in blocks of 32 threads.
+        assert_eq!((along_y.strategy, along_y.block), ("lines", [32, 1, 1]));
+        let launch = (program.host.step.iter())
+            .find_map(|op| match op {
+                HostOp::Launch(l) if l.kernel == along_y.name => Some(l.grid),
+                _ => None,
+            })
+            .expect("its launch");
+        assert_eq!(launch, [2, 1, 1]);
+        let noted = (program.notes.iter()).any(|n| n.contains("stage `along_y` scans along y"));
+        assert_eq!(noted, strategy != GpuStrategy::Naive, "{:?}", program.notes);
+    }
+    let error = lower(&bound, &GpuPlan::new(GpuStrategy::Overlapped)).unwrap_err();
+    assert!(
+        error.to_string().contains(
+            "stage `along_x` scans along x: each of its points depends on the whole line before it"
+        ),
+        "{error}"
+    );
+}
