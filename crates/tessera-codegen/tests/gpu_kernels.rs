@@ -324,7 +324,7 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[usize], GpuPlan); 8] = [
+    let cases: [(&str, &[usize], GpuPlan); 9] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
@@ -349,6 +349,8 @@ fn generated_sources_are_snapshotted() {
             &[21, 19],
             plan(GpuStrategy::Naive, [32, 8, 1], 1),
         ),
+        // Scans: one thread per line under every strategy, the running values carried.
+        ("scan2d", &[19, 37], plan(GpuStrategy::Tiled, [32, 8, 1], 1)),
         // Two steps per launch: interior and edge copies, ping-pong arrays, in-place stages.
         (
             "tv2d",
@@ -505,4 +507,37 @@ fn each_receiver_gets_a_gather_kernel_over_its_points_and_no_step_launch() {
             insta::assert_snapshot!("gpu_receivers2d_naive_opencl", print_opencl(&program));
         }
     }
+}
+
+#[test]
+fn scan_stages_run_one_thread_per_line_under_every_strategy_and_refuse_fused_steps() {
+    let bound = bound("scan2d", &[19, 37]);
+    for strategy in [
+        GpuStrategy::Naive,
+        GpuStrategy::Tiled,
+        GpuStrategy::Streaming,
+    ] {
+        let program = lower(&bound, &plan(strategy, [32, 8, 1], 1)).expect("lowers");
+        let along_y = (program.kernels.iter())
+            .find(|k| k.name.contains("_s1_along_y_"))
+            .expect("the along_y kernel");
+        // One thread per column: 37 lines in blocks of 32 threads.
+        assert_eq!((along_y.strategy, along_y.block), ("lines", [32, 1, 1]));
+        let launch = (program.host.step.iter())
+            .find_map(|op| match op {
+                HostOp::Launch(l) if l.kernel == along_y.name => Some(l.grid),
+                _ => None,
+            })
+            .expect("its launch");
+        assert_eq!(launch, [2, 1, 1]);
+        let noted = (program.notes.iter()).any(|n| n.contains("stage `along_y` scans along y"));
+        assert_eq!(noted, strategy != GpuStrategy::Naive, "{:?}", program.notes);
+    }
+    let error = lower(&bound, &GpuPlan::new(GpuStrategy::Overlapped)).unwrap_err();
+    assert!(
+        error.to_string().contains(
+            "stage `along_x` scans along x: each of its points depends on the whole line before it"
+        ),
+        "{error}"
+    );
 }

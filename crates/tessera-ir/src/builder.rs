@@ -20,7 +20,7 @@ use crate::arena::Id;
 use crate::expr::{BinaryOp, Expr, ExprId, ExprKind, MathFn, UnaryOp};
 use crate::program::{
     Border, Field, FieldGroup, Local, Param, Program, Receiver, ReceiverPoints, ReduceOp,
-    Reduction, ReductionPlacement, Region, SizeExpr, Stage, Statement, StopCondition, Table,
+    Reduction, ReductionPlacement, Region, Scan, SizeExpr, Stage, Statement, StopCondition, Table,
 };
 use crate::span::Span;
 use crate::types::{Constant, ScalarType};
@@ -338,6 +338,18 @@ impl StageBuilder {
             field,
             value,
             span: Span::NONE,
+            scan: None,
+        });
+        self
+    }
+
+    /// Assigns to `field` the scan of `value` (see [`Scan`]).
+    pub fn scan(&mut self, field: Id<Field>, scan: Scan, value: ExprId) -> &mut Self {
+        self.stage.body.push(Statement::Assign {
+            field,
+            value,
+            span: Span::NONE,
+            scan: Some(scan),
         });
         self
     }

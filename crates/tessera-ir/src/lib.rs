@@ -23,7 +23,7 @@ pub use expr::{BinaryOp, Expr, ExprId, ExprKind, MathFn, UnaryOp};
 pub use printer::{print_expr, print_program};
 pub use program::{
     Border, Field, FieldGroup, Local, Param, Program, Range, Receiver, ReceiverPoints, ReduceOp,
-    Reduction, ReductionPlacement, Region, SizeExpr, SizeOp, Stage, Statement, StopCondition,
+    Reduction, ReductionPlacement, Region, Scan, SizeExpr, SizeOp, Stage, Statement, StopCondition,
     Table, axis_names,
 };
 pub use span::Span;

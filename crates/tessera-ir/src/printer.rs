@@ -5,8 +5,8 @@ use std::fmt::Write;
 use crate::arena::Id;
 use crate::expr::{ExprId, ExprKind, UnaryOp};
 use crate::program::{
-    Border, Field, Program, Range, Receiver, ReceiverPoints, ReductionPlacement, Region, SizeExpr,
-    Stage, Statement,
+    Border, Field, Program, Range, Receiver, ReceiverPoints, ReductionPlacement, Region, Scan,
+    SizeExpr, Stage, Statement,
 };
 use crate::types::Constant;
 
@@ -195,11 +195,31 @@ impl Printer<'_> {
                     p.expr(*value, 0)
                 )
                 .unwrap(),
-                Statement::Assign { field, value, .. } => writeln!(
+                Statement::Assign {
+                    field,
+                    value,
+                    scan: None,
+                    ..
+                } => writeln!(
                     out,
                     "    {} = {};",
                     self.field_ref(*field),
                     p.expr(*value, 0)
+                )
+                .unwrap(),
+                Statement::Assign {
+                    field,
+                    value,
+                    scan: Some(scan),
+                    ..
+                } => writeln!(
+                    out,
+                    "    {} = scan({}, {}, {}{});",
+                    self.field_ref(*field),
+                    scan.op.name(),
+                    p.expr(Scan::operand(self.program, *value), 0),
+                    self.program.axis_names()[scan.axis],
+                    if scan.exclusive { ", exclusive" } else { "" }
                 )
                 .unwrap(),
             }
@@ -297,6 +317,7 @@ impl Printer<'_> {
                 None => format!("local#{}", local.index()),
             },
             ExprKind::ReductionValue(r) => program.reductions[*r].name.clone(),
+            ExprKind::ScanAccumulator(f) => format!("scan#{}", self.field_ref(*f)),
             ExprKind::Unary(op, operand) => {
                 let inner = match (&program.exprs[*operand].kind, op) {
                     // `-1.0` parses as a literal, so a negated literal needs parentheses.

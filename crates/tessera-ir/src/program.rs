@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use crate::arena::{Arena, Id};
-use crate::expr::{Expr, ExprId};
+use crate::expr::{Expr, ExprId, ExprKind};
 use crate::span::Span;
 use crate::types::{Constant, ScalarType};
 
@@ -349,11 +349,74 @@ pub enum Statement {
     Assign {
         /// The field written.
         field: Id<Field>,
-        /// The new value.
+        /// The new value; for a scan, the scanned operand as written, and once checked the
+        /// running value `combine(ScanAccumulator, operand)` (see [`Scan`]).
         value: ExprId,
         /// Where the assignment was written.
         span: Span,
+        /// `Some` for `field = scan(op, value, axis);`: the field gets the prefix combination of
+        /// `value` along the axis instead of `value` itself.
+        scan: Option<Scan>,
     },
+}
+
+/// A scan (prefix sum, max or min) along one axis: `c = scan(sum, e, x);` gives each point the
+/// combination of `e` at the stage's points of its line (the points sharing every other index)
+/// up to and including it (`exclusive`: before it), combined one point at a time from the
+/// region's low end in the field's arithmetic type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scan {
+    /// The combining operation: `+`, or the language's `min`/`max` functions.
+    pub op: ReduceOp,
+    /// The axis scanned (0 = slowest).
+    pub axis: usize,
+    /// Whether a point's own value is left out (it gets the combination of the points before it).
+    pub exclusive: bool,
+}
+
+impl Scan {
+    /// The value a line's combination starts from, in `ty` (an arithmetic type): `-0.0` or 0
+    /// for sums (so that one value sums to itself, bit for bit), the largest or smallest value
+    /// of the type (infinities for floats) for `min` and `max`.
+    pub fn identity(self, ty: ScalarType) -> Constant {
+        let float = ty.is_float();
+        match (self.op, ty) {
+            (ReduceOp::Sum, _) if float => Constant::Float(-0.0),
+            (ReduceOp::Sum, _) => Constant::Int(0),
+            (ReduceOp::Min, _) if float => Constant::Float(f64::INFINITY),
+            (ReduceOp::Max, _) if float => Constant::Float(f64::NEG_INFINITY),
+            (ReduceOp::Min, ScalarType::U8) => Constant::Int(i64::from(u8::MAX)),
+            (ReduceOp::Min, ScalarType::I32) => Constant::Int(i64::from(i32::MAX)),
+            (ReduceOp::Min, _) => Constant::Int(i64::MAX),
+            (ReduceOp::Max, ScalarType::U8) => Constant::Int(0),
+            (ReduceOp::Max, ScalarType::I32) => Constant::Int(i64::from(i32::MIN)),
+            (ReduceOp::Max, _) => Constant::Int(i64::MIN),
+        }
+    }
+
+    /// The running value in a checked scan's assigned `value`: below the rounding to a storage
+    /// type (`f16`, `bf16`), if any; `value` itself otherwise.
+    pub fn running(program: &Program, value: ExprId) -> ExprId {
+        match program.exprs[value].kind {
+            ExprKind::Cast(ty, inner) if ty.is_storage_only() => inner,
+            _ => value,
+        }
+    }
+
+    /// The scanned operand of a scan's assigned `value`: the operand the running value
+    /// combines with the accumulator once checked, `value` itself before.
+    pub fn operand(program: &Program, value: ExprId) -> ExprId {
+        let running = Scan::running(program, value);
+        let (acc, operand) = match &program.exprs[running].kind {
+            ExprKind::Binary(_, acc, operand) => (*acc, *operand),
+            ExprKind::Call(_, args) if args.len() == 2 => (args[0], args[1]),
+            _ => return value,
+        };
+        match program.exprs[acc].kind {
+            ExprKind::ScanAccumulator(_) => operand,
+            _ => value,
+        }
+    }
 }
 
 /// A stencil stage: writes one or more fields over a region from values of before the stage.
@@ -386,6 +449,26 @@ impl Stage {
             }
         }
         out
+    }
+
+    /// The scans of this stage (`(field, scan)`, in statement order).
+    pub fn scans(&self) -> Vec<(Id<Field>, Scan)> {
+        (self.body.iter())
+            .filter_map(|statement| match statement {
+                Statement::Assign {
+                    field,
+                    scan: Some(scan),
+                    ..
+                } => Some((*field, *scan)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The axis this stage scans along, if it has a scan (every scan of a stage shares one
+    /// axis: the checker refuses others).
+    pub fn scan_axis(&self) -> Option<usize> {
+        self.scans().first().map(|(_, scan)| scan.axis)
     }
 
     /// The border that applies to reads of `field` in this stage.

@@ -1010,3 +1010,41 @@ fn receivers_name_a_scalar_field_and_its_points() {
     assert_eq!(element.every, 2);
     assert_eq!(receiver("given").points, ReceiverPoints::Input);
 }
+
+#[test]
+fn scans_along_an_axis_with_their_operation_and_exclusiveness() {
+    let p = program("scans");
+    let scans: Vec<Vec<(String, tessera_ir::Scan)>> = (p.stages.values())
+        .map(|stage| {
+            (stage.scans().into_iter())
+                .map(|(field, scan)| (p.fields[field].name.clone(), scan))
+                .collect()
+        })
+        .collect();
+    let scan = |op, axis, exclusive| tessera_ir::Scan {
+        op,
+        axis,
+        exclusive,
+    };
+    assert_eq!(
+        scans,
+        vec![
+            vec![("rows".to_string(), scan(ReduceOp::Sum, 1, false))],
+            vec![
+                ("peak".to_string(), scan(ReduceOp::Max, 0, true)),
+                ("n".to_string(), scan(ReduceOp::Min, 0, false)),
+            ],
+        ]
+    );
+    // The operand as written (a function inlined, a local read); checking adds the running value.
+    let operand = statement_value(&p, 0, 1);
+    assert!(matches!(
+        kind(&p, operand),
+        ExprKind::Binary(BinaryOp::Mul, ..)
+    ));
+    assert_eq!(
+        reads(&p, statement_value(&p, 1, 0)),
+        [("u".to_string(), vec![-1, 0])]
+    );
+    assert_eq!(p.stages.values().nth(1).unwrap().scan_axis(), Some(0));
+}

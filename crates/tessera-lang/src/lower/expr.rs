@@ -458,6 +458,7 @@ impl Lowerer<'_> {
     pub(super) fn is_builtin_call(&self, name: &str) -> bool {
         MathFn::from_name(name).is_some()
             || name == "select"
+            || name == super::scan::SCAN
             || CONVERSIONS.iter().any(|t| t.name() == name)
             || self.aliases.get(name).is_some()
     }
@@ -471,7 +472,10 @@ impl Lowerer<'_> {
         span: Span,
         at: Use,
     ) -> Option<Callee> {
-        let (callee, arity) = if let Some(f) = MathFn::from_name(name) {
+        let (callee, arity) = if name == super::scan::SCAN {
+            self.misplaced_scan(span);
+            return None;
+        } else if let Some(f) = MathFn::from_name(name) {
             (Callee::Math(f), f.arity())
         } else if name == "select" {
             (Callee::Select, 3)

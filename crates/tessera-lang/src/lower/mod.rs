@@ -10,6 +10,7 @@ mod array;
 mod expr;
 mod inline;
 mod receiver;
+mod scan;
 mod scope;
 mod stage;
 mod table;

@@ -13,6 +13,7 @@ mod gather;
 mod naive;
 pub(super) mod overlapped;
 mod reduction;
+mod scan;
 mod streaming;
 mod tile;
 mod tiled;
@@ -347,7 +348,7 @@ impl Lowering<'_> {
 }
 
 /// Lowers one stage by the plan's strategy, or by the naive one where the strategy does not
-/// apply (with a note saying why).
+/// apply (with a note saying why); a stage with a scan by its line kernel under every strategy.
 fn stage_kernel(
     ctx: &Ctx,
     stage: Id<Stage>,
@@ -355,6 +356,15 @@ fn stage_kernel(
     notes: &mut Vec<String>,
 ) -> (super::Kernel, [u64; 3]) {
     let name = &ctx.bound.program().stages[stage].name;
+    if let Some(axis) = ctx.bound.program().stages[stage].scan_axis() {
+        if ctx.plan.strategy != GpuStrategy::Naive {
+            notes.push(format!(
+                "stage `{name}` scans along {}: it runs one thread per line whatever the strategy",
+                ctx.axis_names()[axis]
+            ));
+        }
+        return scan::kernel(ctx, stage, io, axis);
+    }
     let refusal = match ctx.plan.strategy {
         GpuStrategy::Naive => None,
         GpuStrategy::Tiled | GpuStrategy::Overlapped => match tiled::kernel(ctx, stage, io) {
