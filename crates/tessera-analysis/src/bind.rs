@@ -396,6 +396,7 @@ pub fn bind(
             }
         }
     }
+    errors.extend(crate::receivers::points_outside_grid(program, &extents));
     if !errors.is_empty() {
         return Err(errors);
     }

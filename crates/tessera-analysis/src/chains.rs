@@ -68,10 +68,14 @@ impl SumChain {
 }
 
 /// The sum chains of `stage` with at least `min_terms` terms, in statement order (a chain
-/// nested in another chain's head comes before it).
+/// nested in another chain's head comes before it); none in a stage with a scan, which runs
+/// its lines point by point as written.
 pub fn sum_chains(checked: &CheckedProgram, stage: Id<Stage>, min_terms: usize) -> Vec<SumChain> {
     let finder = ChainFinder { checked, min_terms };
     let mut chains = Vec::new();
+    if checked.program().stages[stage].scan_axis().is_some() {
+        return chains;
+    }
     for (statement, s) in checked.program().stages[stage].body.iter().enumerate() {
         let value = match s {
             Statement::Let { value, .. } | Statement::Assign { value, .. } => *value,

@@ -22,8 +22,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use tessera_ir::{
     Arena, BinaryOp, Constant, Diagnostic, Expr, ExprId, ExprKind, Field, Id, Local, MathFn,
-    Program, Range, Reduction, ReductionPlacement, Region, ScalarType, SizeExpr, Span, Stage,
-    Statement, UnaryOp,
+    Program, Range, ReduceOp, Reduction, ReductionPlacement, Region, ScalarType, Scan, SizeExpr,
+    Span, Stage, Statement, UnaryOp,
 };
 
 use crate::footprint::Footprint;
@@ -160,6 +160,7 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
     }
     let in_stage_reductions = in_stage_reductions(program);
     for ((stage_id, stage), reductions) in program.stages.iter().zip(&in_stage_reductions) {
+        checker.check_scans(stage, reductions);
         let mut scope = Scope::stage(stage_id, stage);
         let mut body = Vec::new();
         for statement in &stage.body {
@@ -172,7 +173,12 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
                         });
                     }
                 }
-                Statement::Assign { field, value, span } => {
+                Statement::Assign {
+                    field,
+                    value,
+                    span,
+                    scan,
+                } => {
                     let target = &program.fields[*field];
                     if target.readonly {
                         checker.error(
@@ -191,16 +197,17 @@ pub fn check(program: &Program) -> Result<CheckedProgram, Vec<Diagnostic>> {
                             )),
                         );
                     }
-                    if let Some(value) = checker.lower_stored(
-                        &mut scope,
-                        *value,
-                        target.ty,
-                        &format!("the value assigned to `{}`", target.name),
-                    ) {
+                    let what = format!("the value assigned to `{}`", target.name);
+                    let value = match scan {
+                        None => checker.lower_stored(&mut scope, *value, target.ty, &what),
+                        Some(scan) => checker.lower_scan(&mut scope, *field, *scan, *value, &what),
+                    };
+                    if let Some(value) = value {
                         body.push(Statement::Assign {
                             field: *field,
                             value,
                             span: *span,
+                            scan: *scan,
                         });
                     }
                 }
@@ -355,6 +362,7 @@ pub fn visit(program: &Program, root: ExprId, f: &mut dyn FnMut(&Expr)) {
         | ExprKind::Step
         | ExprKind::TableRead { .. }
         | ExprKind::Local(_)
+        | ExprKind::ScanAccumulator(_)
         | ExprKind::ReductionValue(_) => {}
     }
 }
@@ -703,6 +711,101 @@ impl<'p> Checker<'p> {
         Some(self.narrow(value, stored))
     }
 
+    /// A stage's scans run along one axis (E0280), each scanned field is assigned once
+    /// (E0281), and the stage has no in-stage reduction (E0282).
+    fn check_scans(&mut self, stage: &Stage, reductions: &[Id<Reduction>]) {
+        let program = self.program;
+        let scans: Vec<(Id<Field>, Scan, Span)> = (stage.body.iter())
+            .filter_map(|statement| match statement {
+                Statement::Assign {
+                    field,
+                    span,
+                    scan: Some(scan),
+                    ..
+                } => Some((*field, *scan, *span)),
+                _ => None,
+            })
+            .collect();
+        let Some(&(_, first, first_span)) = scans.first() else {
+            return;
+        };
+        let axes = program.axis_names();
+        for &(_, scan, span) in &scans[1..] {
+            if scan.axis != first.axis {
+                self.error(
+                    Diagnostic::error(
+                        "E0280",
+                        format!(
+                            "stage `{}` scans along `{}` and along `{}`",
+                            stage.name, axes[first.axis], axes[scan.axis]
+                        ),
+                    )
+                    .with_primary(span, format!("a scan along `{}`", axes[scan.axis]))
+                    .with_secondary(first_span, format!("a scan along `{}`", axes[first.axis]))
+                    .with_help("a stage walks its lines along one axis: put each scan axis in a stage of its own"),
+                );
+            }
+        }
+        for &(field, _, span) in &scans {
+            let assignments = (stage.body.iter())
+                .filter(|s| matches!(s, Statement::Assign { field: f, .. } if *f == field))
+                .count();
+            if assignments > 1 {
+                self.error(
+                    Diagnostic::error(
+                        "E0281",
+                        format!(
+                            "stage `{}` assigns the scanned field `{}` more than once",
+                            stage.name, program.fields[field].name
+                        ),
+                    )
+                    .with_primary(span, "the scan")
+                    .with_help("a scanned field gets the scan's value: assign it only there"),
+                );
+            }
+        }
+        if let Some(&reduction) = reductions.first() {
+            let r = &program.reductions[reduction];
+            self.error(
+                Diagnostic::error(
+                    "E0282",
+                    format!(
+                        "stage `{}` has a scan and the in-stage reduction `{}`",
+                        stage.name, r.name
+                    ),
+                )
+                .with_primary(r.span, "an in-stage reduction")
+                .with_secondary(first_span, "a scan")
+                .with_help("compute the reduction in another stage of the step"),
+            );
+        }
+    }
+
+    /// The value of `field = scan(op, value, axis);`: the running value `combine(acc, value)`
+    /// in the field's arithmetic type (`acc`: the [`ExprKind::ScanAccumulator`] of `field`;
+    /// `combine`: `+`, or the `min`/`max` functions), rounded to the field's storage type.
+    fn lower_scan(
+        &mut self,
+        scope: &mut Scope,
+        field: Id<Field>,
+        scan: Scan,
+        value: ExprId,
+        what: &str,
+    ) -> Option<ExprId> {
+        let stored = self.program.fields[field].ty;
+        let ty = stored.arithmetic_type();
+        let operand = self.lower_coerced(scope, value, ty, what)?;
+        let span = self.out[operand].span;
+        let acc = self.emit(ExprKind::ScanAccumulator(field), ty, span);
+        let combined = match scan.op {
+            ReduceOp::Sum => ExprKind::Binary(BinaryOp::Add, acc, operand),
+            ReduceOp::Max => ExprKind::Call(MathFn::Max, vec![acc, operand]),
+            ReduceOp::Min => ExprKind::Call(MathFn::Min, vec![acc, operand]),
+        };
+        let running = self.emit(combined, ty, span);
+        Some(self.narrow(running, stored))
+    }
+
     /// `value` (of `stored`'s arithmetic type) rounded to the storage type `stored`, if it is
     /// one: an explicit `Cast` node.
     fn narrow(&mut self, value: ExprId, stored: ScalarType) -> ExprId {
@@ -894,6 +997,9 @@ impl<'p> Checker<'p> {
                 Some(Typed(f.ty.arithmetic_type()))
             }
             ExprKind::Param(p) => Some(Typed(program.params[*p].ty)),
+            ExprKind::ScanAccumulator(field) => {
+                Some(Typed(program.fields[*field].ty.arithmetic_type()))
+            }
             ExprKind::Coord(axis) => {
                 if !scope.allow_coords || *axis >= program.dims() {
                     self.error(
@@ -1140,6 +1246,7 @@ impl<'p> Checker<'p> {
             ExprKind::Param(_)
             | ExprKind::Coord(_)
             | ExprKind::Step
+            | ExprKind::ScanAccumulator(_)
             | ExprKind::TableRead { .. } => self.emit(expr.kind.clone(), ty, span),
             ExprKind::ReductionValue(_) => {
                 let value = self.emit(expr.kind.clone(), ScalarType::F64, span);

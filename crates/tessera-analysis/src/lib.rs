@@ -7,6 +7,7 @@
 //!   growth by a footprint), and Holewinski's backward region growth through stages and steps;
 //! - [`deps`]: the stage dependency graph;
 //! - [`linear`]: stages that are constant-coefficient linear combinations of reads;
+//! - [`receivers`]: receivers' points as linear indices on a concrete grid;
 //! - [`bind`]: a checked program plus parameter values gives a [`BoundProgram`] with concrete
 //!   extents and regions, checked against the grid (reads leaving it, sizes, overflow).
 //!
@@ -18,6 +19,7 @@ pub mod check;
 pub mod deps;
 pub mod footprint;
 pub mod linear;
+pub mod receivers;
 pub mod region;
 pub mod tables;
 pub mod tiling;
@@ -27,6 +29,7 @@ pub use chains::{ChainStart, ChainTerm, SumChain, sum_chains};
 pub use check::{CheckedProgram, FieldRole, check};
 pub use footprint::Footprint;
 pub use linear::{LinearForm, LinearTerm, linear_form};
+pub use receivers::{PointOutside, coords_text, linear_indices};
 pub use region::Rect;
 pub use tables::{stage_tables, table_reach, table_shortfall};
 pub use tiling::{TileRegions, local_tile_regions, tile_regions};

@@ -34,11 +34,16 @@ pub struct LinearTerm {
 }
 
 /// The linear form of `stage`, if it writes one field with a linear floating-point expression
-/// of reads, literals and parameters (through `let`s, `+`, `-`, `*` and `/` by constants).
+/// of reads, literals and parameters (through `let`s, `+`, `-`, `*` and `/` by constants);
+/// never for a stage with a scan.
 pub fn linear_form(bound: &BoundProgram, stage: Id<Stage>) -> Option<LinearForm> {
     let program = bound.program();
     let body = &program.stages[stage].body;
     let outputs = program.stages[stage].outputs();
+    // A scan's value at a point depends on its whole line before it.
+    if program.stages[stage].scan_axis().is_some() {
+        return None;
+    }
     let [output] = outputs.as_slice() else {
         return None;
     };

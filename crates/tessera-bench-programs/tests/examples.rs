@@ -160,3 +160,29 @@ fn canny_finds_the_outlines() {
         "the disc's right rim is an edge"
     );
 }
+
+#[test]
+fn integral_box_is_the_mean_of_each_box() {
+    const R: usize = 4;
+    let img = shapes_png();
+    let outcome =
+        example("integral_box", &[]).run(vec![("img", Buffer::U8(img.clone().into()))], 1);
+    let Buffer::U8(out) = outcome.buffer("out") else {
+        panic!("out is u8")
+    };
+    for y in 0..HEIGHT {
+        for x in 0..WIDTH {
+            let inside = (R + 1..HEIGHT - R).contains(&y) && (R + 1..WIDTH - R).contains(&x);
+            let expected = if inside {
+                let row = |j: usize| -> u64 {
+                    (x - R..=x + R).map(|i| u64::from(img[j * WIDTH + i])).sum()
+                };
+                let total: u64 = (y - R..=y + R).map(row).sum();
+                (total as f64 / ((2 * R + 1) * (2 * R + 1)) as f64 + 0.5).floor() as u8
+            } else {
+                img[y * WIDTH + x]
+            };
+            assert_eq!(out[y * WIDTH + x], expected, "pixel ({y}, {x})");
+        }
+    }
+}

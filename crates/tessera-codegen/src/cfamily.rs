@@ -24,7 +24,7 @@ use tessera_analysis::CheckedProgram;
 use tessera_ir::half::storage_bits_from_f32;
 use tessera_ir::{
     BinaryOp, Constant, ExprId, ExprKind, Field, Id, Local, MathFn, Param, Reduction, ScalarType,
-    Stage, Statement, Table, UnaryOp,
+    Scan, Stage, Statement, Table, UnaryOp,
 };
 
 /// The target language of the printer.
@@ -88,6 +88,11 @@ pub trait ReadRenderer {
     }
     /// The latest value of a reduction (only in `until` conditions), as a `double` expression.
     fn reduction_value(&mut self, reduction: Id<Reduction>) -> String;
+    /// The running value of the scan writing `field` ([`scan_accumulator`]), declared by
+    /// [`scan_accumulators`] before each line.
+    fn scan_accumulator(&mut self, field: Id<Field>) -> String {
+        scan_accumulator(field)
+    }
     /// The type a `let` of the scalar type `scalar` is declared with (vector bodies override
     /// it).
     fn let_type(&self, scalar: &'static str) -> String {
@@ -442,6 +447,7 @@ impl ExprPrinter<'_> {
             ExprKind::TableRead { table, offset } => self.leaves.table(*table, *offset),
             ExprKind::Local(local) => self.leaves.local(*local),
             ExprKind::ReductionValue(r) => self.leaves.reduction_value(*r),
+            ExprKind::ScanAccumulator(f) => self.leaves.scan_accumulator(*f),
             ExprKind::Unary(op, a) => {
                 let a = self.print(*a);
                 match op {
@@ -587,6 +593,12 @@ pub struct PrintedStage {
     pub outputs: Vec<(Id<Field>, String)>,
     /// Per in-stage reduction of this stage, its value converted to `double`.
     pub reductions: Vec<(Id<Reduction>, String)>,
+    /// Per scan, its running value at the point, `const TYPE ts_scan_next<f> = ...;` (after the
+    /// `let`s; the outputs read it).
+    pub scan_steps: Vec<String>,
+    /// Per scan, the running value carried to the line's next point, `ts_scan<f> =
+    /// ts_scan_next<f>;` (after the outputs are computed).
+    pub scan_carries: Vec<String>,
 }
 
 /// Prints the body of `stage` with `math`: `let`s, output values and in-stage reductions.
@@ -640,6 +652,7 @@ fn print_stage_with(
     };
     let mut lets = Vec::new();
     let mut outputs: Vec<(Id<Field>, String)> = Vec::new();
+    let (mut scan_steps, mut scan_carries) = (Vec::new(), Vec::new());
     for statement in &program.stages[stage].body {
         match statement {
             Statement::Let { local, value } => {
@@ -647,6 +660,27 @@ fn print_stage_with(
                 let name = leaves.local(*local);
                 let value = print(*value, leaves);
                 lets.push(format!("const {ty} {name} = {value};"));
+            }
+            Statement::Assign {
+                field,
+                value,
+                scan: Some(scan),
+                ..
+            } => {
+                let running = Scan::running(program, *value);
+                let ty = leaves.let_type(dialect.scalar_type(checked.ty(running)));
+                let next = format!("ts_scan_next{}", field.index());
+                let acc = leaves.scan_accumulator(*field);
+                scan_steps.push(format!("const {ty} {next} = {};", print(running, leaves)));
+                scan_carries.push(format!("{acc} = {next};"));
+                let written = if scan.exclusive { acc } else { next };
+                let stored = checked.program().fields[*field].ty;
+                let value = if stored.is_storage_only() {
+                    format!("ts_{}_to_{stored}({written})", checked.ty(running))
+                } else {
+                    written
+                };
+                outputs.push((*field, value));
             }
             Statement::Assign { field, value, .. } => {
                 let value = print(*value, leaves);
@@ -671,7 +705,36 @@ fn print_stage_with(
         lets,
         outputs,
         reductions,
+        scan_steps,
+        scan_carries,
     }
+}
+
+/// The C name of the running value of the scan writing `field`.
+pub fn scan_accumulator(field: Id<Field>) -> String {
+    format!("ts_scan{}", field.index())
+}
+
+/// The declarations of the running values of `stage`'s scans, each set to its scan's identity
+/// (`float ts_scan3 = -0.0f;`): printed before each line of the stage, whose points are then
+/// evaluated in ascending order along the scan axis.
+pub fn scan_accumulators(
+    dialect: Dialect,
+    checked: &CheckedProgram,
+    stage: Id<Stage>,
+) -> Vec<String> {
+    let program = checked.program();
+    (program.stages[stage].scans().into_iter())
+        .map(|(field, scan)| {
+            let ty = program.fields[field].ty.arithmetic_type();
+            format!(
+                "{} {} = {};",
+                dialect.scalar_type(ty),
+                scan_accumulator(field),
+                dialect.literal(scan.identity(ty), ty)
+            )
+        })
+        .collect()
 }
 
 /// `(t0 + t1 + ... + tn)`: a left-to-right chain, which the compiler contracts into one

@@ -113,6 +113,14 @@ fn naive_source() {
     insta::assert_snapshot!(emit(&program(&[8, 10]), "naive", None, None));
 }
 
+/// Stages with scans walk their lines along the scan axis, split over threads, whatever the
+/// strategy's tiles (`blocked` here).
+#[test]
+fn scan_stages_walk_their_lines() {
+    let bound = tessera_testkit::case("scan3d").bind(0);
+    insta::assert_snapshot!(emit(&bound, "blocked", Some(vec![2, 2, 4]), None));
+}
+
 #[test]
 fn overlapped_source() {
     insta::assert_snapshot!(emit(

@@ -324,7 +324,7 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[usize], GpuPlan); 8] = [
+    let cases: [(&str, &[usize], GpuPlan); 9] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
@@ -349,6 +349,8 @@ fn generated_sources_are_snapshotted() {
             &[21, 19],
             plan(GpuStrategy::Naive, [32, 8, 1], 1),
         ),
+        // Scans: one thread per line under every strategy, the running values carried.
+        ("scan2d", &[19, 37], plan(GpuStrategy::Tiled, [32, 8, 1], 1)),
         // Two steps per launch: interior and edge copies, ping-pong arrays, in-place stages.
         (
             "tv2d",
@@ -463,4 +465,79 @@ fn kernels_reading_a_table_take_its_buffer_read_only_and_index_it_at_their_step(
             );
         }
     }
+}
+
+#[test]
+fn each_receiver_gets_a_gather_kernel_over_its_points_and_no_step_launch() {
+    for strategy in [GpuStrategy::Naive, GpuStrategy::Overlapped] {
+        let gpu = GpuPlan {
+            time_tile: if strategy == GpuStrategy::Overlapped {
+                3
+            } else {
+                1
+            },
+            ..plan(strategy, [8, 4, 1], 1)
+        };
+        let program = lowered("receivers2d", &[29, 43], &gpu);
+        assert_eq!(program.host.receivers.len(), 3);
+        for gather in &program.host.receivers {
+            let kernel = program.kernel(&gather.launch.kernel).unwrap();
+            assert_eq!(kernel.strategy, "gather");
+            let receiver = &program.checked.program().receivers[gather.receiver];
+            let field = program.host.field_buffer(receiver.field).unwrap();
+            assert_eq!(
+                gather.launch.args,
+                [
+                    LaunchArg::Buffer(field),
+                    LaunchArg::Buffer(gather.points),
+                    LaunchArg::Buffer(gather.values),
+                    LaunchArg::Count
+                ]
+            );
+            assert_eq!(
+                program.host.buffers[gather.points.0].role,
+                BufferRole::ReceiverPoints {
+                    receiver: gather.receiver
+                }
+            );
+            assert!(program.host.launches().all(|l| l.kernel != kernel.name));
+        }
+        if strategy == GpuStrategy::Naive {
+            insta::assert_snapshot!("gpu_receivers2d_naive_cuda", print_cuda(&program));
+            insta::assert_snapshot!("gpu_receivers2d_naive_opencl", print_opencl(&program));
+        }
+    }
+}
+
+#[test]
+fn scan_stages_run_one_thread_per_line_under_every_strategy_and_refuse_fused_steps() {
+    let bound = bound("scan2d", &[19, 37]);
+    for strategy in [
+        GpuStrategy::Naive,
+        GpuStrategy::Tiled,
+        GpuStrategy::Streaming,
+    ] {
+        let program = lower(&bound, &plan(strategy, [32, 8, 1], 1)).expect("lowers");
+        let along_y = (program.kernels.iter())
+            .find(|k| k.name.contains("_s1_along_y_"))
+            .expect("the along_y kernel");
+        // One thread per column: 37 lines in blocks of 32 threads.
+        assert_eq!((along_y.strategy, along_y.block), ("lines", [32, 1, 1]));
+        let launch = (program.host.step.iter())
+            .find_map(|op| match op {
+                HostOp::Launch(l) if l.kernel == along_y.name => Some(l.grid),
+                _ => None,
+            })
+            .expect("its launch");
+        assert_eq!(launch, [2, 1, 1]);
+        let noted = (program.notes.iter()).any(|n| n.contains("stage `along_y` scans along y"));
+        assert_eq!(noted, strategy != GpuStrategy::Naive, "{:?}", program.notes);
+    }
+    let error = lower(&bound, &GpuPlan::new(GpuStrategy::Overlapped)).unwrap_err();
+    assert!(
+        error.to_string().contains(
+            "stage `along_x` scans along x: each of its points depends on the whole line before it"
+        ),
+        "{error}"
+    );
 }

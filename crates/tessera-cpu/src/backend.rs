@@ -103,12 +103,17 @@ impl Backend for CpuBackend {
         let cpu = cpu_plan_of(program, plan)?;
         let layout = cpu.layout(program);
         let mut lines: Vec<String> = (program.program().stages.values().zip(&cpu.stages))
-            .map(|(stage, form)| {
-                format!(
+            .map(|(stage, form)| match stage.scan_axis() {
+                Some(axis) => format!(
+                    "stage {}: each line along {} walked in order by one thread (a scan)",
+                    stage.name,
+                    program.program().axis_names()[axis]
+                ),
+                None => format!(
                     "stage {}: interior rows by {}",
                     stage.name,
                     stage_form(form)
-                )
+                ),
             })
             .collect();
         if !layout.scratch_extents.is_empty() {

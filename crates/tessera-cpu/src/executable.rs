@@ -13,12 +13,15 @@ use tessera_codegen::cpu::layout::{
     WriteMode, partial_layout, partial_len, push_tile_record, tile_record_len, updated_fields,
     write_mode,
 };
+use tessera_ir::{Id, Receiver};
 use tessera_jit::{CompiledLibrary, JitError};
 use tessera_plan::Plan;
 use tessera_plan::cpu::{CpuLayout, CpuPlan, CpuStrategy, tile_cores, tile_hull};
 use tessera_runtime::boxes::{box_rows, element_width};
 use tessera_runtime::reduce::RowPartials;
-use tessera_runtime::{ActiveRun, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes};
+use tessera_runtime::{
+    ActiveRun, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes, gather_bytes,
+};
 
 type RunFn = unsafe extern "C" fn(*const *mut c_void, *const *mut c_void, i64, i64, c_int) -> c_int;
 type StepReduceFn = unsafe extern "C" fn(
@@ -538,6 +541,22 @@ impl ActiveRun for CpuRun<'_> {
             at += rows.iter().map(|(_, len)| len).sum::<usize>();
         }
         Ok(())
+    }
+
+    fn sample(&mut self, receiver: Id<Receiver>, points: &[usize]) -> Result<Buffer, BackendError> {
+        let bound = &self.executable.bound;
+        let field = bound.program().receivers[receiver].field.index();
+        let ty = self.fields.buffers[field].ty();
+        // SAFETY: the current set's pointer of a field addresses a live buffer of the grid's
+        // size of that field's type (the user's buffer or its spare), not written while this
+        // slice lives.
+        let current = unsafe {
+            std::slice::from_raw_parts(
+                self.current[field].cast::<u8>().cast_const(),
+                bound.cell_count() * ty.size_bytes(),
+            )
+        };
+        Ok(gather_bytes(ty, current, points))
     }
 
     fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {

@@ -35,6 +35,7 @@ fn u8_field_of_two_to_the_31_plus_17_points() {
             (0..N).map(|i| (i % 251) as u8).collect::<Vec<_>>().into(),
         )],
         tables: Vec::new(),
+        receiver_points: Vec::new(),
     };
     let options = PlanRequest {
         strategy: Some(Strategy::Parallel),

@@ -15,12 +15,15 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use tessera_analysis::BoundProgram;
 use tessera_analysis::region::Rect;
+use tessera_ir::{Id, Receiver};
 use tessera_plan::{Plan, PlanRequest};
 use tessera_runtime::boxes::unpack_box;
 use tessera_runtime::reduce::RowPartials;
-use tessera_runtime::{ActiveRun, Backend, BackendError, Executable, FieldSet, Pass, RunTimes};
+use tessera_runtime::{
+    ActiveRun, Backend, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes, gather_bytes,
+};
 
-use crate::{DistributeError, Distribution, steps_text};
+use crate::{DistributeError, Distribution, field_bytes, steps_text};
 
 /// MPI in this process, from start to the end of the process's run: its rank and the job's
 /// size.
@@ -125,6 +128,7 @@ impl Executable for MpiExecutable {
         self.local = self.distribution.scatter(self.rank, fields);
         let run = self.executable.start(&mut self.local)?;
         Ok(Box::new(MpiRun {
+            global: &self.global,
             distribution: &self.distribution,
             rank: self.rank,
             run,
@@ -137,6 +141,7 @@ impl Executable for MpiExecutable {
 
 /// This process's rank running, with the others in their processes.
 struct MpiRun<'a> {
+    global: &'a BoundProgram,
     distribution: &'a Distribution,
     rank: usize,
     run: Box<dyn ActiveRun + 'a>,
@@ -295,6 +300,43 @@ impl ActiveRun for MpiRun<'_> {
 
     fn until_holds(&mut self, latest: &[Option<f64>]) -> Result<bool, BackendError> {
         self.run.until_holds(latest)
+    }
+
+    fn sample(&mut self, receiver: Id<Receiver>, points: &[usize]) -> Result<Buffer, BackendError> {
+        let field = self.global.program().receivers[receiver].field;
+        let ty = self.global.program().fields[field].ty;
+        let width = ty.size_bytes();
+        let located: Vec<(usize, Rect)> = points
+            .iter()
+            .map(|&p| self.distribution.locate(p))
+            .collect();
+        let mut mine = Vec::new();
+        for (_, at) in located.iter().filter(|(rank, _)| *rank == self.rank) {
+            let bytes = self.run.read_box(at)?;
+            mine.extend_from_slice(field_bytes(self.global, field, &bytes));
+        }
+        let counts: Vec<usize> = (0..self.distribution.ranks.len())
+            .map(|r| located.iter().filter(|(rank, _)| *rank == r).count() * width)
+            .collect();
+        let all = all_gather(&mine, &counts)?;
+        // Each rank's values are in point order: take them back in the order of the points.
+        let mut next: Vec<usize> = (counts.iter())
+            .scan(0, |at, &c| {
+                let start = *at;
+                *at += c;
+                Some(start)
+            })
+            .collect();
+        let mut values = Vec::with_capacity(points.len() * width);
+        for (rank, _) in &located {
+            values.extend_from_slice(&all[next[*rank]..next[*rank] + width]);
+            next[*rank] += width;
+        }
+        Ok(gather_bytes(
+            ty,
+            &values,
+            &(0..points.len()).collect::<Vec<_>>(),
+        ))
     }
 
     fn fields(&mut self) -> Result<&FieldSet, BackendError> {

@@ -6,12 +6,15 @@
 //! every rank's rows in THE row order.
 
 use tessera_analysis::BoundProgram;
+use tessera_ir::{Id, Receiver};
 use tessera_plan::{Plan, PlanRequest};
 use tessera_runtime::reduce::RowPartials;
-use tessera_runtime::{ActiveRun, Backend, BackendError, Executable, FieldSet, Pass, RunTimes};
+use tessera_runtime::{
+    ActiveRun, Backend, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes, gather_bytes,
+};
 
 use crate::exchange::gather;
-use crate::{DistributeError, Distribution, steps_text};
+use crate::{DistributeError, Distribution, field_bytes, steps_text};
 
 /// A distribution's ranks prepared on one backend, run in this process.
 pub struct InProcessExecutable {
@@ -72,6 +75,7 @@ impl Executable for InProcessExecutable {
     ) -> Result<Box<dyn ActiveRun + 'a>, BackendError> {
         let InProcessExecutable {
             distribution,
+            global,
             executables,
             locals,
             ..
@@ -82,6 +86,7 @@ impl Executable for InProcessExecutable {
             runs.push(executable.start(local)?);
         }
         Ok(Box::new(InProcessRun {
+            global,
             distribution,
             runs,
             fields,
@@ -93,6 +98,7 @@ impl Executable for InProcessExecutable {
 
 /// A run of every rank in this process.
 struct InProcessRun<'a> {
+    global: &'a BoundProgram,
     distribution: &'a Distribution,
     runs: Vec<Box<dyn ActiveRun + 'a>>,
     fields: &'a mut FieldSet,
@@ -163,6 +169,22 @@ impl ActiveRun for InProcessRun<'_> {
 
     fn until_holds(&mut self, latest: &[Option<f64>]) -> Result<bool, BackendError> {
         self.runs[0].until_holds(latest)
+    }
+
+    fn sample(&mut self, receiver: Id<Receiver>, points: &[usize]) -> Result<Buffer, BackendError> {
+        let field = self.global.program().receivers[receiver].field;
+        let mut values = Vec::new();
+        for &point in points {
+            let (rank, at) = self.distribution.locate(point);
+            let bytes = self.runs[rank].read_box(&at)?;
+            values.extend_from_slice(field_bytes(self.global, field, &bytes));
+        }
+        let ty = self.global.program().fields[field].ty;
+        Ok(gather_bytes(
+            ty,
+            &values,
+            &(0..points.len()).collect::<Vec<_>>(),
+        ))
     }
 
     fn fields(&mut self) -> Result<&FieldSet, BackendError> {

@@ -16,7 +16,8 @@ pub mod local;
 pub mod rows;
 
 use tessera_analysis::bind::BoundProgram;
-use tessera_ir::ReduceOp;
+use tessera_analysis::region::Rect;
+use tessera_ir::{Field, Id, ReduceOp};
 use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{BackendError, FieldSet, Pass};
 
@@ -147,6 +148,35 @@ impl Distribution {
             })
             .collect()
     }
+
+    /// Where the grid point at row-major index `point` lives: the rank owning it and the point
+    /// as a one-point box of that rank's local frame.
+    pub fn locate(&self, point: usize) -> (usize, Rect) {
+        let extents = &self.decomposition.extents;
+        let mut rest = point;
+        let mut coords = vec![0i64; extents.len()];
+        for a in (0..extents.len()).rev() {
+            coords[a] = (rest % extents[a]) as i64;
+            rest /= extents[a];
+        }
+        let rank = self.decomposition.owner(&coords);
+        let lo: Vec<i64> = (coords.iter().zip(&self.ranks[rank].local.lo))
+            .map(|(c, l)| c - l)
+            .collect();
+        let hi = lo.iter().map(|l| l + 1).collect();
+        (rank, Rect::new(lo, hi))
+    }
+}
+
+/// The bytes of field `field` in the bytes of a one-point box of every field of `global`
+/// (the layout of `ActiveRun::read_box`).
+pub fn field_bytes<'b>(global: &BoundProgram, field: Id<Field>, point: &'b [u8]) -> &'b [u8] {
+    let fields = &global.program().fields;
+    let offset: usize = (fields.iter())
+        .take_while(|(id, _)| *id != field)
+        .map(|(_, f)| f.ty.size_bytes())
+        .sum();
+    &point[offset..offset + fields[field].ty.size_bytes()]
 }
 
 /// `1 step`, `3 steps`.

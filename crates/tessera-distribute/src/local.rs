@@ -143,6 +143,15 @@ pub fn rank_program(
             "reductions need whole rows in each rank: the fastest axis cannot be cut".into(),
         ));
     }
+    for stage in program.stages.values() {
+        if let Some(axis) = stage.scan_axis().filter(|&a| decomposition.ranks[a] > 1) {
+            return Err(unsupported(format!(
+                "a scan along a cut axis (stage `{}`, axis {}): cut the other axes",
+                stage.name,
+                program.axis_names()[axis]
+            )));
+        }
+    }
     let periodic = wraps(program)?;
     let owned = decomposition.owned(rank);
     let depths = halo_depths(global, &owned, steps.max(1));
@@ -215,6 +224,8 @@ fn local_program(
     periodic: bool,
 ) -> Result<Program, DistributeError> {
     let mut program = global.program().clone();
+    // Receivers record from the global run (`Distribution::locate`), not from each rank's.
+    program.receivers = Arena::new();
     program.extents = (0..local.dims())
         .map(|a| SizeExpr::Const(local.len(a)))
         .collect();

@@ -197,6 +197,9 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
                 BufferRole::Next { .. } => "spare buffers",
                 BufferRole::Partials { .. } => "reduction partials",
                 BufferRole::Table { .. } => "input tables",
+                BufferRole::ReceiverPoints { .. } | BufferRole::ReceiverValues { .. } => {
+                    "receivers"
+                }
             };
             let bytes = (buffer.len * buffer.ty.size_bytes()) as u64;
             match estimate.device.iter_mut().find(|p| p.what == what) {

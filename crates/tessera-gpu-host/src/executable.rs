@@ -2,15 +2,17 @@
 //! ([`GpuRun`]) upload the fields, run the schedule's passes (a fused pass at once, others
 //! step by step) through the host program, and download the fields, transfers timed apart from the device's loop.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{BufferRole, GpuPlan, KernelProgram};
+use tessera_codegen::kernel::{BufferRole, GpuPlan, KernelProgram, LaunchArg, ReceiverGather};
+use tessera_ir::{Id, Receiver, ScalarType};
 use tessera_plan::Plan;
 use tessera_runtime::reduce::RowPartials;
-use tessera_runtime::{ActiveRun, BackendError, Executable, FieldSet, Pass, RunTimes};
+use tessera_runtime::{ActiveRun, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes};
 
-use crate::device::GpuDevice;
+use crate::device::{BoundArg, GpuDevice};
 use crate::host::{run_fused_pass, run_host_start, run_host_step};
 use crate::plan::lower_for_device;
 
@@ -21,9 +23,10 @@ pub struct GpuExecutable<D> {
     program: KernelProgram,
     device: D,
     allocated: bool,
-    /// Per input table: its allocation and that allocation's capacity in bytes (grown when a
-    /// run brings a longer table).
-    tables: Vec<(usize, usize)>,
+    /// Per buffer whose length comes with the run (input tables, receivers' points and
+    /// values), by buffer id: its allocation and that allocation's capacity in bytes (a new
+    /// one when a run needs more).
+    run_sized: HashMap<usize, (usize, usize)>,
     compile_time: Duration,
 }
 
@@ -71,7 +74,7 @@ impl<D: GpuDevice> GpuExecutable<D> {
             program,
             device,
             allocated: false,
-            tables: Vec::new(),
+            run_sized: HashMap::new(),
             compile_time,
         })
     }
@@ -122,20 +125,34 @@ impl<D: GpuDevice> GpuExecutable<D> {
         Ok(())
     }
 
-    /// Allocates every buffer of the host program, once per executable (an input table's
-    /// one element, until a run brings its values).
+    /// Allocates every buffer of the host program, once per executable (one element of a
+    /// buffer whose length comes with the run, until a run brings its values).
     fn allocate(&mut self) -> Result<(), BackendError> {
         if !self.allocated {
-            for decl in &self.program.host.buffers {
+            for (id, decl) in self.program.host.buffers.iter().enumerate() {
                 let bytes = decl.len.max(1) * decl.ty.size_bytes();
                 let allocation = self.device.allocate(&decl.name, bytes)?;
-                if let BufferRole::Table { .. } = decl.role {
-                    self.tables.push((allocation, bytes));
+                if decl.len == 0 {
+                    self.run_sized.insert(id, (allocation, bytes));
                 }
             }
             self.allocated = true;
         }
         Ok(())
+    }
+
+    /// An allocation of at least `bytes` bytes for buffer `id`, whose length comes with the
+    /// run: the one it has when it is large enough, else a new one.
+    fn run_sized_allocation(&mut self, id: usize, bytes: usize) -> Result<usize, BackendError> {
+        match self.run_sized.get(&id) {
+            Some(&(allocation, capacity)) if capacity >= bytes => Ok(allocation),
+            _ => {
+                let name = &self.program.host.buffers[id].name;
+                let allocation = self.device.allocate(name, bytes)?;
+                self.run_sized.insert(id, (allocation, bytes));
+                Ok(allocation)
+            }
+        }
     }
 
     /// Uploads the run's input tables, each into an allocation large enough for it (a new one
@@ -150,19 +167,39 @@ impl<D: GpuDevice> GpuExecutable<D> {
                 BufferRole::Table { table } => Some((table.index(), id)),
                 _ => None,
             });
-        for ((table, id), slot) in table_buffers.zip(&mut self.tables) {
+        let table_buffers: Vec<(usize, usize)> = table_buffers.collect();
+        for (table, id) in table_buffers {
             let data = (fields.tables.get(table))
                 .ok_or_else(|| {
                     BackendError::InvalidOptions("an input table is missing from the run".into())
                 })?
                 .as_bytes();
-            if data.len() > slot.1 {
-                let name = &self.program.host.buffers[id].name;
-                *slot = (self.device.allocate(name, data.len())?, data.len());
-            }
-            self.device.upload(slot.0, data)?;
-            bindings[id] = slot.0;
+            let allocation = self.run_sized_allocation(id, data.len())?;
+            self.device.upload(allocation, data)?;
+            bindings[id] = allocation;
         }
+        Ok(())
+    }
+
+    /// Uploads a receiver's points (linear indices in the index type) and binds its points
+    /// and values buffers to allocations large enough for them.
+    fn upload_points(
+        &mut self,
+        gather: &ReceiverGather,
+        points: &[usize],
+        bindings: &mut [usize],
+    ) -> Result<(), BackendError> {
+        // The lowering's index type holds every linear index of the grid.
+        let indices: Buffer = match self.program.index_ty {
+            ScalarType::I32 => (points.iter().map(|&p| p as i32).collect::<Vec<_>>()).into(),
+            _ => (points.iter().map(|&p| p as i64).collect::<Vec<_>>()).into(),
+        };
+        let allocation = self.run_sized_allocation(gather.points.0, indices.as_bytes().len())?;
+        self.device.upload(allocation, indices.as_bytes())?;
+        bindings[gather.points.0] = allocation;
+        let field = &self.bound.program().receivers[gather.receiver].field;
+        let bytes = points.len() * self.bound.program().fields[*field].ty.size_bytes();
+        bindings[gather.values.0] = self.run_sized_allocation(gather.values.0, bytes)?;
         Ok(())
     }
 }
@@ -212,6 +249,7 @@ impl<D: GpuDevice> Executable for GpuExecutable<D> {
             fields,
             transfer,
             upload_pending: false,
+            points_uploaded: Vec::new(),
         }))
     }
 }
@@ -228,6 +266,8 @@ pub struct GpuRun<'a, D> {
     transfer: Duration,
     /// The fields were lent writable: upload them before the next pass.
     upload_pending: bool,
+    /// The receivers whose points are on the device for this run.
+    points_uploaded: Vec<Id<Receiver>>,
 }
 
 impl<D: GpuDevice> GpuRun<'_, D> {
@@ -267,6 +307,29 @@ impl<D: GpuDevice> GpuRun<'_, D> {
         }
         self.transfer += downloads.elapsed();
         Ok(())
+    }
+
+    /// Launches `gather` over its `n` points (uploaded) and reads the values back.
+    fn gather(&mut self, gather: &ReceiverGather, n: usize) -> Result<Buffer, BackendError> {
+        let ty = self.executable.program.host.buffers[gather.values.0].ty;
+        let mut values = Buffer::zeros(ty, n);
+        if n == 0 {
+            return Ok(values);
+        }
+        let count = i64::try_from(n)
+            .map_err(|_| BackendError::InvalidOptions(format!("{n} receiver points")))?;
+        let args = (gather.launch.args.iter())
+            .map(|arg| match arg {
+                LaunchArg::Buffer(id) => BoundArg::Allocation(self.bindings[id.0]),
+                _ => BoundArg::Int(count),
+            })
+            .collect::<Vec<_>>();
+        let mut launch = gather.launch.clone();
+        launch.grid[0] = (n as u64).div_ceil(u64::from(launch.block[0]));
+        let device = &mut self.executable.device;
+        device.launch(&launch, &args)?;
+        device.download(self.bindings[gather.values.0], values.as_bytes_mut())?;
+        Ok(values)
     }
 }
 
@@ -326,6 +389,24 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
         self.download_fields()?;
         self.upload_pending = true;
         Ok(self.fields)
+    }
+
+    fn sample(&mut self, receiver: Id<Receiver>, points: &[usize]) -> Result<Buffer, BackendError> {
+        let gather = (self.executable.program.host.receivers.iter())
+            .find(|g| g.receiver == receiver)
+            .cloned()
+            .ok_or_else(|| {
+                BackendError::Runtime(format!(
+                    "internal error: receiver {} has no gather kernel",
+                    receiver.index()
+                ))
+            })?;
+        if !self.points_uploaded.contains(&receiver) {
+            self.executable
+                .upload_points(&gather, points, &mut self.bindings)?;
+            self.points_uploaded.push(receiver);
+        }
+        self.gather(&gather, points.len())
     }
 
     fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {

@@ -70,6 +70,10 @@ fn run_ops(
                         LaunchArg::Step => Ok(BoundArg::Int(step)),
                         LaunchArg::Steps => Ok(BoundArg::Int(count)),
                         LaunchArg::ReductionValue(r) => step_value(&values, *r, t),
+                        LaunchArg::Count => Err(BackendError::Runtime(format!(
+                            "internal error: the launch of `{}` in a step takes a count",
+                            launch.kernel
+                        ))),
                     })
                     .collect::<Result<Vec<BoundArg>, BackendError>>()?;
                 device.launch(launch, &args)?;

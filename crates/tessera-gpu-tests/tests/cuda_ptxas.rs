@@ -27,9 +27,11 @@ struct Module {
     kernels: Vec<(String, u32, usize)>,
 }
 
-/// Each kernel of `program` with the resource model's registers per thread and shared bytes.
+/// Each kernel of `program` (receivers' gathers included) with the resource model's
+/// registers per thread and shared bytes.
 fn modelled(program: &KernelProgram) -> Vec<(String, u32, usize)> {
-    let mut kernels: Vec<(String, u32, usize)> = (program.host.launches())
+    let gathers = program.host.receivers.iter().map(|g| &g.launch);
+    let mut kernels: Vec<(String, u32, usize)> = (program.host.launches().chain(gathers))
         .filter_map(|launch| {
             let kernel = program.kernel(&launch.kernel)?;
             let model = kernel_resources(kernel, launch);

@@ -23,6 +23,8 @@ pub mod vti;
 
 pub use atomic::write_text;
 pub use error::IoError;
-pub use npy::{read_npy, read_npy_components, read_npy_table, write_npy, write_npy_components};
+pub use npy::{
+    read_npy, read_npy_components, read_npy_points, read_npy_table, write_npy, write_npy_components,
+};
 pub use picture::{PngSummary, ValueRange, check_png, read_png, write_png};
 pub use vti::{VtiArray, check_vti, write_vti};

@@ -38,6 +38,34 @@ pub fn read_npy_table(path: &Path, table: &str, ty: ScalarType) -> Result<Buffer
     read_array(path, format!("table `{table}`"), ty, None, expected)
 }
 
+/// Reads `path` as the points of the receiver `receiver` on a grid of `dims` axes: an integer
+/// array (`int64`, `int32` or `uint8`) of shape `(n, dims)`, one row per point, coordinates
+/// slowest axis first; anything else is an error naming both.
+pub fn read_npy_points(path: &Path, receiver: &str, dims: usize) -> Result<Vec<Vec<i64>>, IoError> {
+    let file = File::open(path).map_err(|source| IoError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let header = Header::from_reader(&mut BufReader::new(file))
+        .map_err(|e| malformed(path, e.to_string()))?;
+    let descr = (header.type_descriptor.as_string().cloned())
+        .unwrap_or_else(|| header.type_descriptor.to_string());
+    let ty = scalar_type_of(&descr)
+        .filter(|t| t.is_integer())
+        .unwrap_or(ScalarType::I64);
+    let rows = header.shape.first().copied().unwrap_or(0);
+    let expected = format!("is an integer array of shape (n, {dims}): one row per point");
+    let target = format!("receiver `{receiver}`");
+    let values = read_array(path, target, ty, Some(&[rows, dims]), expected)?;
+    let coords: Vec<i64> = match values {
+        Buffer::I64(v) => v.to_vec(),
+        Buffer::I32(v) => v.iter().map(|&c| i64::from(c)).collect(),
+        Buffer::U8(v) => v.iter().map(|&c| i64::from(c)).collect(),
+        other => unreachable!("an integer array was read as {}", other.ty()),
+    };
+    Ok(coords.chunks(dims.max(1)).map(<[i64]>::to_vec).collect())
+}
+
 /// Reads `path` as the components of `field`, of element types `types`, on a grid of `shape`:
 /// one component as [`read_npy`] does, several from one array of shape `shape + [k]` (`k`
 /// components, element `[.., c]` of component `c`), which needs one element type for all.

@@ -19,8 +19,8 @@
 use crate::arena::Id;
 use crate::expr::{BinaryOp, Expr, ExprId, ExprKind, MathFn, UnaryOp};
 use crate::program::{
-    Border, Field, FieldGroup, Local, Param, Program, ReduceOp, Reduction, ReductionPlacement,
-    Region, SizeExpr, Stage, Statement, StopCondition, Table,
+    Border, Field, FieldGroup, Local, Param, Program, Receiver, ReceiverPoints, ReduceOp,
+    Reduction, ReductionPlacement, Region, Scan, SizeExpr, Stage, Statement, StopCondition, Table,
 };
 use crate::span::Span;
 use crate::types::{Constant, ScalarType};
@@ -288,6 +288,23 @@ impl ProgramBuilder {
         })
     }
 
+    /// Declares a receiver: `field`'s values at `points`, recorded every `every` steps.
+    pub fn receiver(
+        &mut self,
+        name: impl Into<String>,
+        field: Id<Field>,
+        points: ReceiverPoints,
+        every: u64,
+    ) -> Id<Receiver> {
+        self.program.receivers.alloc(Receiver {
+            name: name.into(),
+            field,
+            points,
+            every,
+            span: Span::NONE,
+        })
+    }
+
     /// Sets the stop condition.
     pub fn until(&mut self, condition: ExprId) {
         self.program.until = Some(StopCondition {
@@ -321,6 +338,18 @@ impl StageBuilder {
             field,
             value,
             span: Span::NONE,
+            scan: None,
+        });
+        self
+    }
+
+    /// Assigns to `field` the scan of `value` (see [`Scan`]).
+    pub fn scan(&mut self, field: Id<Field>, scan: Scan, value: ExprId) -> &mut Self {
+        self.stage.body.push(Statement::Assign {
+            field,
+            value,
+            span: Span::NONE,
+            scan: Some(scan),
         });
         self
     }

@@ -44,6 +44,10 @@ pub enum ExprKind {
     },
     /// A `let` binding of the enclosing stage.
     Local(Id<Local>),
+    /// The running value of the scan assigning this field in the enclosing stage: the
+    /// combination of the points of the line before the current one (the scan's identity at
+    /// the first). Only checking creates it, in the value of a scan's assignment.
+    ScanAccumulator(Id<Field>),
     /// The latest value of a reduction (only in stop conditions), as `f64`.
     ReductionValue(Id<Reduction>),
     /// A unary operation.

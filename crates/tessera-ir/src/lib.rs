@@ -22,9 +22,9 @@ pub use diagnostic::{Diagnostic, Label, Severity};
 pub use expr::{BinaryOp, Expr, ExprId, ExprKind, MathFn, UnaryOp};
 pub use printer::{print_expr, print_program};
 pub use program::{
-    Border, Field, FieldGroup, Local, Param, Program, Range, ReduceOp, Reduction,
-    ReductionPlacement, Region, SizeExpr, SizeOp, Stage, Statement, StopCondition, Table,
-    axis_names,
+    Border, Field, FieldGroup, Local, Param, Program, Range, Receiver, ReceiverPoints, ReduceOp,
+    Reduction, ReductionPlacement, Region, Scan, SizeExpr, SizeOp, Stage, Statement, StopCondition,
+    Table, axis_names,
 };
 pub use span::Span;
 pub use types::{Constant, ScalarType};

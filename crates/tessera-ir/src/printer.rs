@@ -5,7 +5,8 @@ use std::fmt::Write;
 use crate::arena::Id;
 use crate::expr::{ExprId, ExprKind, UnaryOp};
 use crate::program::{
-    Border, Field, Program, Range, ReductionPlacement, Region, SizeExpr, Stage, Statement,
+    Border, Field, Program, Range, Receiver, ReceiverPoints, ReductionPlacement, Region, Scan,
+    SizeExpr, Stage, Statement,
 };
 use crate::types::Constant;
 
@@ -88,10 +89,35 @@ pub fn print_program(program: &Program) -> String {
             writeln!(out, " every {};", reduction.every).unwrap();
         }
     }
+    for receiver in program.receivers.values() {
+        writeln!(out, "{}", receiver_text(program, receiver)).unwrap();
+    }
     if let Some(until) = &program.until {
         writeln!(out, "until {};", p.expr(until.condition, 0)).unwrap();
     }
     out
+}
+
+/// `receiver NAME = FIELD at POINTS every K;`.
+fn receiver_text(program: &Program, receiver: &Receiver) -> String {
+    let points = match &receiver.points {
+        ReceiverPoints::Fixed(points) => {
+            let points: Vec<String> = (points.iter())
+                .map(|p| {
+                    let coords: Vec<String> = p.iter().map(i64::to_string).collect();
+                    format!("[{}]", coords.join(", "))
+                })
+                .collect();
+            format!("[{}]", points.join(", "))
+        }
+        ReceiverPoints::Input => "input".to_string(),
+    };
+    format!(
+        "receiver {} = {} at {points} every {};",
+        receiver.name,
+        program.field_text(receiver.field),
+        receiver.every
+    )
 }
 
 /// `t`, `t + k` or `t - k`: the index of a table read at `offset` from the step.
@@ -139,11 +165,7 @@ impl Printer<'_> {
 
     /// How a use names a field: `u`, `E.ex` or `f[3]`.
     fn field_ref(&self, id: Id<Field>) -> String {
-        let field = &self.program.fields[id];
-        match field.group {
-            Some((group, index)) => self.program.groups[group].component_text(index),
-            None => field.name.clone(),
-        }
+        self.program.field_text(id)
     }
 
     fn stage(&self, out: &mut String, id: Id<Stage>, stage: &Stage) {
@@ -173,11 +195,31 @@ impl Printer<'_> {
                     p.expr(*value, 0)
                 )
                 .unwrap(),
-                Statement::Assign { field, value, .. } => writeln!(
+                Statement::Assign {
+                    field,
+                    value,
+                    scan: None,
+                    ..
+                } => writeln!(
                     out,
                     "    {} = {};",
                     self.field_ref(*field),
                     p.expr(*value, 0)
+                )
+                .unwrap(),
+                Statement::Assign {
+                    field,
+                    value,
+                    scan: Some(scan),
+                    ..
+                } => writeln!(
+                    out,
+                    "    {} = scan({}, {}, {}{});",
+                    self.field_ref(*field),
+                    scan.op.name(),
+                    p.expr(Scan::operand(self.program, *value), 0),
+                    self.program.axis_names()[scan.axis],
+                    if scan.exclusive { ", exclusive" } else { "" }
                 )
                 .unwrap(),
             }
@@ -275,6 +317,7 @@ impl Printer<'_> {
                 None => format!("local#{}", local.index()),
             },
             ExprKind::ReductionValue(r) => program.reductions[*r].name.clone(),
+            ExprKind::ScanAccumulator(f) => format!("scan#{}", self.field_ref(*f)),
             ExprKind::Unary(op, operand) => {
                 let inner = match (&program.exprs[*operand].kind, op) {
                     // `-1.0` parses as a literal, so a negated literal needs parentheses.

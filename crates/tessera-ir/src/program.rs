@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use crate::arena::{Arena, Id};
-use crate::expr::{Expr, ExprId};
+use crate::expr::{Expr, ExprId, ExprKind};
 use crate::span::Span;
 use crate::types::{Constant, ScalarType};
 
@@ -30,6 +30,8 @@ pub struct Program {
     pub stages: Arena<Stage>,
     /// Reductions reported during the run.
     pub reductions: Arena<Reduction>,
+    /// Receivers: a field's values at fixed points, recorded every K steps.
+    pub receivers: Arena<Receiver>,
     /// Optional stop condition, evaluated whenever a reduction it reads is computed.
     pub until: Option<StopCondition>,
     /// Default step count (`steps 100;`), used when the run gives none.
@@ -50,6 +52,7 @@ impl Program {
             exprs: Arena::new(),
             stages: Arena::new(),
             reductions: Arena::new(),
+            receivers: Arena::new(),
             until: None,
             default_steps: None,
         }
@@ -95,6 +98,23 @@ impl Program {
             .iter()
             .find(|(_, r)| r.name == name)
             .map(|(id, _)| id)
+    }
+
+    /// Finds a receiver by name.
+    pub fn receiver_by_name(&self, name: &str) -> Option<Id<Receiver>> {
+        self.receivers
+            .iter()
+            .find(|(_, r)| r.name == name)
+            .map(|(id, _)| id)
+    }
+
+    /// How a use names field `id`: `u`, `E.ex`, or `f[3]` for an element of an array field.
+    pub fn field_text(&self, id: Id<Field>) -> String {
+        let field = &self.fields[id];
+        match field.group {
+            Some((group, index)) => self.groups[group].component_text(index),
+            None => field.name.clone(),
+        }
     }
 
     /// Names of the coordinate variables for this dimension, slowest first (`["z", "y", "x"]` in 3D).
@@ -329,11 +349,74 @@ pub enum Statement {
     Assign {
         /// The field written.
         field: Id<Field>,
-        /// The new value.
+        /// The new value; for a scan, the scanned operand as written, and once checked the
+        /// running value `combine(ScanAccumulator, operand)` (see [`Scan`]).
         value: ExprId,
         /// Where the assignment was written.
         span: Span,
+        /// `Some` for `field = scan(op, value, axis);`: the field gets the prefix combination of
+        /// `value` along the axis instead of `value` itself.
+        scan: Option<Scan>,
     },
+}
+
+/// A scan (prefix sum, max or min) along one axis: `c = scan(sum, e, x);` gives each point the
+/// combination of `e` at the stage's points of its line (the points sharing every other index)
+/// up to and including it (`exclusive`: before it), combined one point at a time from the
+/// region's low end in the field's arithmetic type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scan {
+    /// The combining operation: `+`, or the language's `min`/`max` functions.
+    pub op: ReduceOp,
+    /// The axis scanned (0 = slowest).
+    pub axis: usize,
+    /// Whether a point's own value is left out (it gets the combination of the points before it).
+    pub exclusive: bool,
+}
+
+impl Scan {
+    /// The value a line's combination starts from, in `ty` (an arithmetic type): `-0.0` or 0
+    /// for sums (so that one value sums to itself, bit for bit), the largest or smallest value
+    /// of the type (infinities for floats) for `min` and `max`.
+    pub fn identity(self, ty: ScalarType) -> Constant {
+        let float = ty.is_float();
+        match (self.op, ty) {
+            (ReduceOp::Sum, _) if float => Constant::Float(-0.0),
+            (ReduceOp::Sum, _) => Constant::Int(0),
+            (ReduceOp::Min, _) if float => Constant::Float(f64::INFINITY),
+            (ReduceOp::Max, _) if float => Constant::Float(f64::NEG_INFINITY),
+            (ReduceOp::Min, ScalarType::U8) => Constant::Int(i64::from(u8::MAX)),
+            (ReduceOp::Min, ScalarType::I32) => Constant::Int(i64::from(i32::MAX)),
+            (ReduceOp::Min, _) => Constant::Int(i64::MAX),
+            (ReduceOp::Max, ScalarType::U8) => Constant::Int(0),
+            (ReduceOp::Max, ScalarType::I32) => Constant::Int(i64::from(i32::MIN)),
+            (ReduceOp::Max, _) => Constant::Int(i64::MIN),
+        }
+    }
+
+    /// The running value in a checked scan's assigned `value`: below the rounding to a storage
+    /// type (`f16`, `bf16`), if any; `value` itself otherwise.
+    pub fn running(program: &Program, value: ExprId) -> ExprId {
+        match program.exprs[value].kind {
+            ExprKind::Cast(ty, inner) if ty.is_storage_only() => inner,
+            _ => value,
+        }
+    }
+
+    /// The scanned operand of a scan's assigned `value`: the operand the running value
+    /// combines with the accumulator once checked, `value` itself before.
+    pub fn operand(program: &Program, value: ExprId) -> ExprId {
+        let running = Scan::running(program, value);
+        let (acc, operand) = match &program.exprs[running].kind {
+            ExprKind::Binary(_, acc, operand) => (*acc, *operand),
+            ExprKind::Call(_, args) if args.len() == 2 => (args[0], args[1]),
+            _ => return value,
+        };
+        match program.exprs[acc].kind {
+            ExprKind::ScanAccumulator(_) => operand,
+            _ => value,
+        }
+    }
 }
 
 /// A stencil stage: writes one or more fields over a region from values of before the stage.
@@ -366,6 +449,26 @@ impl Stage {
             }
         }
         out
+    }
+
+    /// The scans of this stage (`(field, scan)`, in statement order).
+    pub fn scans(&self) -> Vec<(Id<Field>, Scan)> {
+        (self.body.iter())
+            .filter_map(|statement| match statement {
+                Statement::Assign {
+                    field,
+                    scan: Some(scan),
+                    ..
+                } => Some((*field, *scan)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The axis this stage scans along, if it has a scan (every scan of a stage shares one
+    /// axis: the checker refuses others).
+    pub fn scan_axis(&self) -> Option<usize> {
+        self.scans().first().map(|(_, scan)| scan.axis)
     }
 
     /// The border that applies to reads of `field` in this stage.
@@ -424,6 +527,31 @@ pub struct Reduction {
     /// Stage-internal or after the step.
     pub placement: ReductionPlacement,
     /// Computed in the steps `t` with `(t + 1) % every == 0`.
+    pub every: u64,
+    /// Declaration site.
+    pub span: Span,
+}
+
+/// Where a receiver's points come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReceiverPoints {
+    /// Written in the program: one coordinate per axis for each point, slowest axis first.
+    Fixed(Vec<Vec<i64>>),
+    /// Given with each run (`--input NAME=points.npy`: integers of shape `(n, dims)`).
+    Input,
+}
+
+/// A receiver such as `receiver seis = u at [[4, 10], [4, 20]] every 2;`: the values of one
+/// scalar field at fixed points, recorded after the steps `t` with `(t + 1) % every == 0`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Receiver {
+    /// Name as written; names the recorded time series.
+    pub name: String,
+    /// The field sampled (a scalar field or one component).
+    pub field: Id<Field>,
+    /// The points sampled.
+    pub points: ReceiverPoints,
+    /// Recorded after the steps `t` with `(t + 1) % every == 0`.
     pub every: u64,
     /// Declaration site.
     pub span: Span,

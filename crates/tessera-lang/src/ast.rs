@@ -228,6 +228,30 @@ pub struct ReduceDecl {
     pub span: Span,
 }
 
+/// `receiver NAME = FIELD at POINTS [every INT]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReceiverDecl {
+    /// Receiver name.
+    pub name: Ident,
+    /// The field sampled (`u`, `s.x`, `f[3]`).
+    pub field: Path,
+    /// The points: an integer array expression, or `input` (given with the run).
+    pub points: ReceiverPointsDecl,
+    /// `every INT` (1 when absent).
+    pub every: u64,
+    /// The declaration without `;`.
+    pub span: Span,
+}
+
+/// Where a receiver's points come from, as written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReceiverPointsDecl {
+    /// `[[y, x], ...]` or the name of an integer array constant.
+    Written(Expr),
+    /// `input`: given with each run.
+    Input(Span),
+}
+
 /// A statement of a stage body.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Statement {
@@ -367,6 +391,8 @@ pub enum Item {
     Stage(StageDecl),
     /// An after-step reduction.
     Reduce(ReduceDecl),
+    /// `receiver NAME = FIELD at POINTS [every INT];`
+    Receiver(ReceiverDecl),
     /// `until EXPR;`
     Until(Expr, Span),
 }

@@ -45,6 +45,9 @@ pub enum Token {
     /// `table`
     #[token("table")]
     Table,
+    /// `receiver`
+    #[token("receiver")]
+    Receiver,
     /// `readonly`
     #[token("readonly")]
     Readonly,
@@ -228,6 +231,7 @@ impl Token {
             Token::Steps => "`steps`",
             Token::Field => "`field`",
             Token::Table => "`table`",
+            Token::Receiver => "`receiver`",
             Token::Readonly => "`readonly`",
             Token::Border => "`border`",
             Token::Stage => "`stage`",
@@ -292,6 +296,7 @@ impl Token {
                 | Token::Steps
                 | Token::Field
                 | Token::Table
+                | Token::Receiver
                 | Token::Stage
                 | Token::Const
                 | Token::Fn

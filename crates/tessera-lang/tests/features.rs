@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use common::{all_sources, is_all, parse_ok, source};
 use tessera_ir::{
-    BinaryOp, Border, Constant, ExprId, ExprKind, MathFn, Program, Range, ReduceOp,
+    BinaryOp, Border, Constant, ExprId, ExprKind, MathFn, Program, Range, ReceiverPoints, ReduceOp,
     ReductionPlacement, ScalarType, SizeExpr, SizeOp, Statement, UnaryOp,
 };
 
@@ -988,4 +988,63 @@ fn tables_are_read_at_the_step_plus_a_constant() {
     let want = [("gain", 2), ("wavelet", -1), ("wavelet", 0), ("wavelet", 1)];
     let want: Vec<(String, i64)> = want.iter().map(|(n, k)| (n.to_string(), *k)).collect();
     assert_eq!(read, want);
+}
+
+#[test]
+fn receivers_name_a_scalar_field_and_its_points() {
+    let p = program("receivers");
+    let receiver = |name: &str| &p.receivers[p.receiver_by_name(name).unwrap()];
+    let seis = receiver("seis");
+    assert_eq!(p.fields[seis.field].name, "u");
+    assert_eq!(
+        seis.points,
+        ReceiverPoints::Fixed(vec![vec![4, 1], vec![4, 3], vec![4, 5]])
+    );
+    assert_eq!(seis.every, 1);
+    let one = receiver("one");
+    assert_eq!(p.field_text(one.field), "s.b");
+    assert_eq!(one.points, ReceiverPoints::Fixed(vec![vec![3, 0]]));
+    assert_eq!(one.every, 3);
+    let element = receiver("element");
+    assert_eq!(p.field_text(element.field), "f[2]");
+    assert_eq!(element.every, 2);
+    assert_eq!(receiver("given").points, ReceiverPoints::Input);
+}
+
+#[test]
+fn scans_along_an_axis_with_their_operation_and_exclusiveness() {
+    let p = program("scans");
+    let scans: Vec<Vec<(String, tessera_ir::Scan)>> = (p.stages.values())
+        .map(|stage| {
+            (stage.scans().into_iter())
+                .map(|(field, scan)| (p.fields[field].name.clone(), scan))
+                .collect()
+        })
+        .collect();
+    let scan = |op, axis, exclusive| tessera_ir::Scan {
+        op,
+        axis,
+        exclusive,
+    };
+    assert_eq!(
+        scans,
+        vec![
+            vec![("rows".to_string(), scan(ReduceOp::Sum, 1, false))],
+            vec![
+                ("peak".to_string(), scan(ReduceOp::Max, 0, true)),
+                ("n".to_string(), scan(ReduceOp::Min, 0, false)),
+            ],
+        ]
+    );
+    // The operand as written (a function inlined, a local read); checking adds the running value.
+    let operand = statement_value(&p, 0, 1);
+    assert!(matches!(
+        kind(&p, operand),
+        ExprKind::Binary(BinaryOp::Mul, ..)
+    ));
+    assert_eq!(
+        reads(&p, statement_value(&p, 1, 0)),
+        [("u".to_string(), vec![-1, 0])]
+    );
+    assert_eq!(p.stages.values().nth(1).unwrap().scan_axis(), Some(0));
 }

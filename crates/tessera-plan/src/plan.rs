@@ -92,11 +92,31 @@ pub enum StepsPerPass {
     Any,
 }
 
-/// Why no pass may fuse steps of `bound` (`None` when passes may): a stage reads a reduction
-/// an earlier stage of the same step computes, so each step is cut after that stage, where the
-/// reduction's value is folded and handed to the later stages. Strategies that fuse steps
-/// (CPU `overlapped` and `wavefront`, GPU `overlapped`) refuse such programs.
+/// Why no pass may fuse steps of `bound` (`None` when passes may). Strategies that fuse steps
+/// (CPU `overlapped` and `wavefront`, GPU `overlapped`) refuse such programs:
+///
+/// - a stage scans along an axis: each of its points depends on its whole line before it, so
+///   no tile of a later step can be computed from a bounded halo;
+/// - a stage reads a reduction an earlier stage of the same step computes, so each step is cut
+///   after that stage, where the reduction's value is folded and handed to the later stages.
 pub fn fusion_refusal(bound: &BoundProgram) -> Option<String> {
+    scan_refusal(bound).or_else(|| reduction_read_refusal(bound))
+}
+
+/// Why a stage with a scan keeps steps from being fused, naming the first such stage.
+fn scan_refusal(bound: &BoundProgram) -> Option<String> {
+    let program = bound.program();
+    let (stage, axis) =
+        (program.stages.values()).find_map(|stage| stage.scan_axis().map(|axis| (stage, axis)))?;
+    Some(format!(
+        "stage `{}` scans along {}: each of its points depends on the whole line before it, so steps cannot be fused",
+        stage.name,
+        program.axis_names()[axis]
+    ))
+}
+
+/// Why a stage reading a reduction of the same step keeps steps from being fused.
+fn reduction_read_refusal(bound: &BoundProgram) -> Option<String> {
     let checked = bound.checked();
     let program = checked.program();
     let reader = program

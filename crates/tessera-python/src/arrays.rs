@@ -22,7 +22,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyEllipsis, PyTuple};
 use tessera::io::describe::numpy_shape;
-use tessera::ir::ScalarType;
+use tessera::ir::{ReceiverPoints, ScalarType};
 use tessera::runtime::{Buffer, FieldSet, Storage};
 use tessera::{FieldRef, Session};
 
@@ -55,11 +55,16 @@ pub fn fields_with_inputs<'py>(
 ) -> PyResult<(FieldSet, Vec<Lent<'py>>)> {
     let mut supplied: Vec<Option<Buffer>> = vec![None; session.program().fields.len()];
     let mut tables: Vec<Option<Buffer>> = vec![None; session.program().tables.len()];
+    let mut points: Vec<Option<Vec<Vec<i64>>>> = vec![None; session.program().receivers.len()];
     let mut loans = Vec::new();
     for (key, value) in inputs.into_iter().flat_map(|d| d.iter()) {
         let name: String = key.extract()?;
         if let Some(table) = session.table(&name) {
             tables[table] = Some(table_values(py, session, table, &value)?);
+            continue;
+        }
+        if let Some(receiver) = session.program().receiver_by_name(&name) {
+            points[receiver.index()] = Some(receiver_points(py, session, receiver, &value)?);
             continue;
         }
         let field = session.field(&name).py_err()?;
@@ -92,7 +97,51 @@ pub fn fields_with_inputs<'py>(
             ))
         })?;
     }
+    for (receiver, given) in session.program().receivers.values().zip(&points) {
+        if given.is_none() && receiver.points == ReceiverPoints::Input {
+            return Err(PyValueError::new_err(format!(
+                "the receiver `{0}` has no points: give them in `inputs` (`inputs={{\"{0}\": points}}`, integers of shape (n, {1}), one row per point, slowest axis first)",
+                receiver.name,
+                session.program().dims()
+            )));
+        }
+    }
+    fields.receiver_points = points;
     Ok((fields, loans))
+}
+
+/// The points of `receiver` from `value`: integers of shape `(n, dims)`, for a receiver
+/// declared `at input` (one whose points the program gives is refused).
+fn receiver_points<'py>(
+    py: Python<'py>,
+    session: &Session,
+    receiver: tessera::ir::Id<tessera::ir::Receiver>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Vec<Vec<i64>>> {
+    let program = session.program();
+    let name = &program.receivers[receiver].name;
+    if program.receivers[receiver].points != ReceiverPoints::Input {
+        return Err(PyValueError::new_err(format!(
+            "the receiver `{name}` records at the points the program gives; only a receiver declared `at input` takes them in `inputs`"
+        )));
+    }
+    let dims = program.dims();
+    let numpy = py.import("numpy")?;
+    let array = numpy.call_method1("asarray", (value,))?;
+    let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
+    let shape: Vec<usize> = array.getattr("shape")?.extract()?;
+    if !matches!(kind.as_str(), "i" | "u") || shape.len() != 2 || shape[1] != dims {
+        return Err(PyValueError::new_err(format!(
+            "the receiver `{name}` needs integer points of shape (n, {dims}), but the array given has shape {} and dtype kind `{kind}`",
+            numpy_shape(&shape)
+        )));
+    }
+    let flat: Vec<i64> = array
+        .call_method1("astype", ("int64",))?
+        .call_method0("ravel")?
+        .call_method0("tolist")?
+        .extract()?;
+    Ok(flat.chunks(dims).map(<[i64]>::to_vec).collect())
 }
 
 /// The values of input table `table` from `value` (a 1D array of its dtype, or a sequence),
@@ -393,7 +442,7 @@ fn settle<'py>(loan: Lent<'py>, buffer: &Buffer) -> Bound<'py, PyAny> {
 
 /// A NumPy array owning `buffer`'s allocation (lent storage, which has a loan, never comes
 /// here; it would be copied).
-fn owned_to_py<'py>(
+pub fn owned_to_py<'py>(
     py: Python<'py>,
     buffer: Buffer,
     shape: &[usize],

@@ -1,5 +1,5 @@
-//! `tessera.Result`: the fields after a run, every evaluation of every reduction, and what
-//! the run cost.
+//! `tessera.Result`: the fields after a run, every evaluation of every reduction, every
+//! recording of every receiver, and what the run cost.
 
 use numpy::PyArray1;
 use pyo3::exceptions::PyKeyError;
@@ -7,7 +7,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tessera::Session;
 use tessera::metrics::gcells_per_s;
-use tessera::runtime::RunReport;
+use tessera::runtime::{RunReport, receiver_series};
+
+use crate::arrays::owned_to_py;
 
 /// What a run gave back.
 #[pyclass(name = "Result", module = "tessera", frozen)]
@@ -23,6 +25,13 @@ pub struct RunResult {
     /// The step after which each value of `reductions` was computed, by name (uint64).
     #[pyo3(get)]
     reduction_steps: Py<PyDict>,
+    /// Every recording of every receiver, by name: a NumPy array of shape (recordings,
+    /// points) in the field's dtype.
+    #[pyo3(get)]
+    receivers: Py<PyDict>,
+    /// The step after which each row of `receivers` was recorded, by name (uint64).
+    #[pyo3(get)]
+    receiver_steps: Py<PyDict>,
     /// Steps executed (fewer than asked when `until` held).
     #[pyo3(get)]
     steps: u64,
@@ -54,11 +63,14 @@ impl RunResult {
         report: &RunReport,
     ) -> PyResult<RunResult> {
         let (reductions, reduction_steps) = reduction_series(py, session, report)?;
+        let (receivers, receiver_steps) = recordings(py, session, report)?;
         let seconds = report.compute_time.as_secs_f64();
         Ok(RunResult {
             fields: fields.unbind(),
             reductions: reductions.unbind(),
             reduction_steps: reduction_steps.unbind(),
+            receivers: receivers.unbind(),
+            receiver_steps: receiver_steps.unbind(),
             steps: report.steps,
             stopped_early: report.stopped_early,
             seconds,
@@ -103,6 +115,22 @@ fn reduction_series<'py>(
             values.set_item(&reduction.name, PyArray1::from_vec(py, list))?;
         }
         steps.set_item(&reduction.name, PyArray1::from_vec(py, step_list))?;
+    }
+    Ok((values, steps))
+}
+
+/// Each receiver's recordings (shape (recordings, points), the field's dtype) and steps as
+/// NumPy arrays, by name, in the program's order.
+fn recordings<'py>(
+    py: Python<'py>,
+    session: &Session,
+    report: &RunReport,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let (values, steps) = (PyDict::new(py), PyDict::new(py));
+    for series in receiver_series(session.program(), &report.receivers) {
+        let shape = [series.steps.len(), series.points];
+        values.set_item(&series.name, owned_to_py(py, series.values, &shape)?)?;
+        steps.set_item(&series.name, PyArray1::from_vec(py, series.steps))?;
     }
     Ok((values, steps))
 }

@@ -367,6 +367,22 @@ impl Program {
         Ok(dict)
     }
 
+    /// Every receiver, by name: its points as a list of `[coordinate, ...]` (slowest axis
+    /// first), or `None` for a receiver whose points are given in `inputs` (`at input`).
+    #[getter]
+    fn receivers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for receiver in self.session.program().receivers.values() {
+            match &receiver.points {
+                tessera::ir::ReceiverPoints::Fixed(points) => {
+                    dict.set_item(&receiver.name, points.clone())?;
+                }
+                tessera::ir::ReceiverPoints::Input => dict.set_item(&receiver.name, py.None())?,
+            }
+        }
+        Ok(dict)
+    }
+
     /// Every field: name, dtype and shape for the program's parameters.
     #[getter]
     fn fields(&self, py: Python<'_>) -> PyResult<Vec<FieldInfo>> {

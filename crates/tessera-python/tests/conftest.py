@@ -47,11 +47,18 @@ def tessera_cli():
 
 
 def random_inputs(program, seed=7, table_steps=64):
-    """Random values for every field of `program`, of its dtype and shape, and for every input
-    table, long enough for `table_steps` steps."""
+    """Random values for every field of `program`, of its dtype and shape, for every input
+    table, long enough for `table_steps` steps, and points for every receiver `at input` (the
+    grid's first and last corners and a random point)."""
     rng = np.random.default_rng(seed)
     inputs = {name: rng.uniform(0.0, 1.0, table_steps + 8).astype(dtype)
               for name, dtype in program.tables.items()}
+    shape = program.fields[0].shape if program.fields else ()
+    for name, points in program.receivers.items():
+        if points is None:
+            corners = [[0] * len(shape), [extent - 1 for extent in shape]]
+            inside = [int(rng.integers(0, extent)) for extent in shape]
+            inputs[name] = np.array(corners + [inside], dtype=np.int64)
     for field in program.fields:
         dtype = np.dtype(field.dtype)
         if dtype.kind == "f":

@@ -23,14 +23,18 @@ def test_python_run_equals_cli_run(tessera_cli, tmp_path, path, backend):
     for name, values in inputs.items():
         np.save(tmp_path / f"in-{name}.npy", values)
         command += ["--input", f"{name}={tmp_path / f'in-{name}.npy'}"]
-        if name not in program.tables:
-            command += ["--output", f"{name}={tmp_path / f'out-{name}.npy'}"]
+    fields = inputs.keys() - program.tables.keys() - program.receivers.keys()
+    for name in fields | program.receivers.keys():
+        command += ["--output", f"{name}={tmp_path / f'out-{name}.npy'}"]
     completed = subprocess.run(command, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
 
     result = program.run(steps=STEPS, backend=backend, exact=True, inputs=inputs)
 
-    for name in inputs.keys() - program.tables.keys():
+    for name in fields:
         expected = np.load(tmp_path / f"out-{name}.npy")
         assert same_bits(result.fields[name], expected), f"field {name} differs from the CLI's"
+    for name in program.receivers:
+        expected = np.load(tmp_path / f"out-{name}.npy")
+        assert same_bits(result.receivers[name], expected), f"receiver {name} differs"
     assert completed.stdout.startswith(f"{program.name}: {result.steps} step")

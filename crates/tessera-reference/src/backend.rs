@@ -2,6 +2,7 @@
 //! entry points ([`run_exact`], [`run_f64`]).
 
 use tessera_analysis::BoundProgram;
+use tessera_ir::{Id, Receiver};
 use tessera_plan::{
     Arithmetic, BackendPlan, DeviceSelection, Plan, PlanError, PlanRequest, Precision,
     ReferencePlan,
@@ -293,6 +294,20 @@ impl ActiveRun for ReferenceRun<'_> {
             shadow.clear();
         }
         Ok(self.fields)
+    }
+
+    fn sample(&mut self, receiver: Id<Receiver>, points: &[usize]) -> Result<Buffer, BackendError> {
+        let field = self.executable.bound.program().receivers[receiver]
+            .field
+            .index();
+        let values = match &self.shadow {
+            Some(shadow) => {
+                let ty = self.fields.buffers[field].ty();
+                convert_buffer(shadow[field].gather(points), ty)
+            }
+            None => self.fields.buffers[field].gather(points),
+        };
+        Ok(values)
     }
 
     fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {

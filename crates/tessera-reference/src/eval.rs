@@ -119,6 +119,11 @@ impl<'a> Evaluator<'a> {
                 .ok_or_else(|| {
                     internal(format!("local #{} read before its `let`", local.index()))
                 })?,
+            ExprKind::ScanAccumulator(_) => {
+                return Err(internal(
+                    "a scan's running value evaluated as an expression",
+                ));
+            }
             ExprKind::ReductionValue(r) => {
                 let value = self.reduction_values.get(r.index()).copied().flatten();
                 let value = value.ok_or_else(|| {

@@ -54,6 +54,7 @@ pub fn initial_fields_with(
         shape: bound.extents.clone(),
         buffers,
         tables: tessera_runtime::empty_tables(bound),
+        receiver_points: Vec::new(),
     })
 }
 

@@ -20,6 +20,7 @@ mod init;
 mod ops;
 mod precision;
 mod rows;
+mod scan;
 mod step;
 mod trace;
 mod value;

@@ -12,6 +12,7 @@ use tessera_runtime::{BackendError, Buffer};
 use crate::eval::{Evaluator, ReadObserver};
 use crate::precision::Precision;
 use crate::rows::{Row, rows};
+use crate::scan::{Carry, LineScan};
 use crate::value::{Column, Element, internal, with_element_type};
 
 /// What a run evaluates with: the program, the precision and an optional read observer.
@@ -109,15 +110,15 @@ impl Interpreter<'_> {
         step_values: &[Option<f64>],
     ) -> Result<Vec<RowPartials>, BackendError> {
         let program = self.bound.program();
+        if let Some(axis) = program.stages[stage].scan_axis() {
+            // A stage with a scan has no in-stage reduction (the checker's E0282).
+            self.run_scan_stage(storage, stage, t, step_values, axis)?;
+            return Ok(Vec::new());
+        }
         let outputs = program.stages[stage].outputs();
         let domain_rows = rows(self.bound.stage_domain(stage));
         let results: Vec<RowOutput> = {
-            let evaluator = Evaluator::new(self.bound, self.precision, storage)
-                .with_tables(self.tables)
-                .in_stage(stage)
-                .at_step(t)
-                .with_reduction_values(step_values)
-                .observed_by(self.observer);
+            let evaluator = self.stage_evaluator(storage, stage, t, step_values);
             domain_rows
                 .par_iter()
                 .map(|row| self.stage_row(&evaluator, stage, &outputs, reductions, row))
@@ -129,8 +130,38 @@ impl Interpreter<'_> {
                 rows: results.iter().map(|r| r.partials[k]).collect(),
             })
             .collect();
-        for (row, result) in domain_rows.iter().zip(results) {
-            for (field, column) in outputs.iter().zip(result.writes) {
+        let writes = results.into_iter().map(|r| r.writes);
+        self.write_rows(storage, &outputs, &domain_rows, writes)?;
+        Ok(values)
+    }
+
+    /// The evaluator of `stage` at step `t` on `storage`, reading the values `step_values` of
+    /// the reductions of earlier stages.
+    pub(crate) fn stage_evaluator<'s>(
+        &'s self,
+        storage: &'s [Buffer],
+        stage: Id<Stage>,
+        t: u64,
+        step_values: &'s [Option<f64>],
+    ) -> Evaluator<'s> {
+        Evaluator::new(self.bound, self.precision, storage)
+            .with_tables(self.tables)
+            .in_stage(stage)
+            .at_step(t)
+            .with_reduction_values(step_values)
+            .observed_by(self.observer)
+    }
+
+    /// Writes each row's values of `outputs` (in their order) to `storage`.
+    pub(crate) fn write_rows(
+        &self,
+        storage: &mut [Buffer],
+        outputs: &[Id<tessera_ir::Field>],
+        rows: &[Row],
+        writes: impl Iterator<Item = Vec<Column>>,
+    ) -> Result<(), BackendError> {
+        for (row, columns) in rows.iter().zip(writes) {
+            for (field, column) in outputs.iter().zip(columns) {
                 write_row(
                     &mut storage[field.index()],
                     row,
@@ -139,7 +170,7 @@ impl Interpreter<'_> {
                 )?;
             }
         }
-        Ok(values)
+        Ok(())
     }
 
     /// Evaluates `stage`'s statements and due reductions at every point of `row`.
@@ -152,26 +183,8 @@ impl Interpreter<'_> {
         row: &Row,
     ) -> Result<RowOutput, BackendError> {
         let program = self.bound.program();
-        let body = &program.stages[stage];
-        let mut locals: Vec<Option<Column>> = vec![None; body.locals.len()];
-        let mut writes: Vec<Option<Column>> = vec![None; outputs.len()];
-        for statement in &body.body {
-            match statement {
-                Statement::Let { local, value } => {
-                    let column = evaluator.eval(row, &locals, *value)?;
-                    locals[local.index()] = Some(column);
-                }
-                Statement::Assign { field, value, .. } => {
-                    let column = evaluator.eval(row, &locals, *value)?;
-                    let slot = outputs
-                        .iter()
-                        .position(|f| f == field)
-                        .ok_or_else(|| internal("an output not in `outputs`"))?;
-                    // The last assignment to a field wins; every one of them read pre-stage values.
-                    writes[slot] = Some(column);
-                }
-            }
-        }
+        let mut no_scan = |_: &LineScan, _: &Column| Err(internal("a scan in a stage without one"));
+        let (writes, locals) = self.row_writes(evaluator, stage, outputs, row, &mut no_scan)?;
         let partials = reductions
             .iter()
             .map(|r| {
@@ -182,11 +195,52 @@ impl Interpreter<'_> {
                 ))
             })
             .collect::<Result<_, BackendError>>()?;
+        Ok(RowOutput { writes, partials })
+    }
+
+    /// The values `stage`'s statements write on `row` (in `outputs` order), and its locals
+    /// there; a scan's values come from its operand's through `carry` (see [`Carry`]).
+    pub(crate) fn row_writes(
+        &self,
+        evaluator: &Evaluator,
+        stage: Id<Stage>,
+        outputs: &[Id<tessera_ir::Field>],
+        row: &Row,
+        carry: &mut Carry,
+    ) -> Result<(Vec<Column>, Vec<Option<Column>>), BackendError> {
+        let body = &self.bound.program().stages[stage];
+        let mut locals: Vec<Option<Column>> = vec![None; body.locals.len()];
+        let mut writes: Vec<Option<Column>> = vec![None; outputs.len()];
+        for statement in &body.body {
+            match statement {
+                Statement::Let { local, value } => {
+                    let column = evaluator.eval(row, &locals, *value)?;
+                    locals[local.index()] = Some(column);
+                }
+                Statement::Assign {
+                    field, value, scan, ..
+                } => {
+                    let column = match scan {
+                        None => evaluator.eval(row, &locals, *value)?,
+                        Some(scan) => {
+                            let line = LineScan::new(self.bound.program(), *field, *scan, *value);
+                            self.scanned(evaluator, row, &locals, &line, carry)?
+                        }
+                    };
+                    let slot = outputs
+                        .iter()
+                        .position(|f| f == field)
+                        .ok_or_else(|| internal("an output not in `outputs`"))?;
+                    // The last assignment to a field wins; every one of them read pre-stage values.
+                    writes[slot] = Some(column);
+                }
+            }
+        }
         let writes = writes
             .into_iter()
             .map(|w| w.ok_or_else(|| internal("an output never assigned")))
             .collect::<Result<_, _>>()?;
-        Ok(RowOutput { writes, partials })
+        Ok((writes, locals))
     }
 
     /// An after-step reduction's row partials over its domain.

@@ -109,6 +109,41 @@ impl Column {
         }
     }
 
+    /// Number of elements.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Column::Bool(v) => v.len(),
+            Column::U8(v) => v.len(),
+            Column::I32(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::F32(v) => v.len(),
+            Column::F64(v) => v.len(),
+        }
+    }
+
+    /// Element `k` as a column of one.
+    pub(crate) fn element(&self, k: usize) -> Column {
+        match self {
+            Column::Bool(v) => Column::Bool(vec![v[k]]),
+            Column::U8(v) => Column::U8(vec![v[k]]),
+            Column::I32(v) => Column::I32(vec![v[k]]),
+            Column::I64(v) => Column::I64(vec![v[k]]),
+            Column::F32(v) => Column::F32(vec![v[k]]),
+            Column::F64(v) => Column::F64(vec![v[k]]),
+        }
+    }
+
+    /// `parts` (columns of `ty`) one after the other.
+    pub(crate) fn concat(parts: &[Column], ty: ScalarType) -> Result<Column, BackendError> {
+        with_element_type!(ty, T => {
+            let mut values: Vec<T> = Vec::new();
+            for part in parts {
+                values.extend_from_slice(part.slice::<T>()?);
+            }
+            Ok(T::column(values))
+        }, bool => Err(internal("a scan of `bool` values")))
+    }
+
     /// `len` copies of `value`.
     pub(crate) fn splat(value: Value, len: usize) -> Column {
         match value {

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use tessera_analysis::BoundProgram;
 use tessera_analysis::region::Rect;
+use tessera_ir::{Id, Receiver};
 use tessera_plan::{DeviceSelection, Plan, PlanError, PlanRequest};
 
 use crate::boxes::{pack_box, unpack_box};
-use crate::buffer::FieldSet;
+use crate::buffer::{Buffer, FieldSet};
 use crate::driver::{Observer, RunReport, RunState, drive};
 use crate::memory::MemoryEstimate;
 use crate::reduce::RowPartials;
@@ -209,6 +210,11 @@ pub trait ActiveRun {
         unpack_box(bytes, self.fields_mut()?, rect);
         Ok(())
     }
+
+    /// The current values of `receiver`'s field at the linear indices `points` (row-major,
+    /// in the grid; the same `points` at every call of a run), without copying the whole
+    /// field: the backend reads those elements where the field lives.
+    fn sample(&mut self, receiver: Id<Receiver>, points: &[usize]) -> Result<Buffer, BackendError>;
 
     /// Ends the run with the results in the fields; returns the device's own timing of the
     /// passes where it has one, and the time spent moving fields.

@@ -195,10 +195,39 @@ impl Buffer {
         }
     }
 
+    /// The elements at `indices`, in that order (a receiver's sample).
+    pub fn gather(&self, indices: &[usize]) -> Buffer {
+        gather_bytes(self.ty(), self.as_bytes(), indices)
+    }
+
     /// A raw pointer to the first element, for generated code.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.as_bytes_mut().as_mut_ptr()
     }
+}
+
+/// The elements of `parts` (each of type `ty`) one after the other.
+pub fn concat(ty: ScalarType, parts: &[&Buffer]) -> Buffer {
+    let mut out = Buffer::zeros(ty, parts.iter().map(|p| p.len()).sum());
+    let mut at = 0;
+    for part in parts {
+        let bytes = part.as_bytes();
+        out.as_bytes_mut()[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    }
+    out
+}
+
+/// The elements at `indices` of `bytes`, an array of `ty` values in native byte order (a
+/// buffer's own bytes, or a backend's copy of them); an index past the end panics.
+pub fn gather_bytes(ty: ScalarType, bytes: &[u8], indices: &[usize]) -> Buffer {
+    let size = ty.size_bytes();
+    let mut out = Buffer::zeros(ty, indices.len());
+    let chunks = out.as_bytes_mut().chunks_exact_mut(size);
+    for (chunk, &index) in chunks.zip(indices) {
+        chunk.copy_from_slice(&bytes[index * size..(index + 1) * size]);
+    }
+    out
 }
 
 /// `From<Vec<T>>` for each element type: an owned buffer of those values.
@@ -224,6 +253,9 @@ pub struct FieldSet {
     pub buffers: Vec<Buffer>,
     /// One buffer per input table, in the program's table order (empty until given).
     pub tables: Vec<Buffer>,
+    /// The points given with the run for receivers declared `at input`, by receiver index
+    /// (`None`, or no entry: not given); other receivers' points are in the program.
+    pub receiver_points: Vec<Option<Vec<Vec<i64>>>>,
 }
 
 impl FieldSet {
@@ -241,6 +273,7 @@ impl FieldSet {
             shape: program.extents.clone(),
             buffers,
             tables: empty_tables(program),
+            receiver_points: Vec::new(),
         }
     }
 
@@ -254,6 +287,7 @@ impl FieldSet {
             shape: program.extents.clone(),
             buffers,
             tables: empty_tables(program),
+            receiver_points: Vec::new(),
         })
     }
 

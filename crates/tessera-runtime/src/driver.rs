@@ -1,13 +1,14 @@
 //! The schedule driver: the one time loop of every backend. It walks a run's [`Schedule`],
 //! asks the backend's [`ActiveRun`] to run each pass, records reduction values (step, name,
-//! value) and keeps the latest of each, tests `until`, reports progress, hands the fields to
+//! value) and keeps the latest of each, records receivers (a field's values at fixed points,
+//! sampled by the backend without reading the whole field), tests `until`, reports progress, hands the fields to
 //! observation points, and times the loop.
 
 use std::time::{Duration, Instant};
 
 use tessera_analysis::check::visit;
-use tessera_analysis::{BoundProgram, table_shortfall};
-use tessera_ir::{ExprKind, Program};
+use tessera_analysis::{BoundProgram, coords_text, linear_indices, table_shortfall};
+use tessera_ir::{ExprKind, Id, Program, Receiver, ReceiverPoints};
 use tessera_plan::StepsPerPass;
 
 use crate::backend::{ActiveRun, BackendError, Executable};
@@ -25,6 +26,54 @@ pub struct ReductionRecord {
     pub value: f64,
 }
 
+/// A receiver's values after a step: its field at each of its points, in the field's type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReceiverRecord {
+    /// The step `t` (0-based) after which it was recorded.
+    pub step: u64,
+    /// The receiver.
+    pub receiver: Id<Receiver>,
+    /// The receiver's name.
+    pub name: String,
+    /// One value per point, in the order of the receiver's points.
+    pub values: Buffer,
+}
+
+/// One receiver's recordings as one array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReceiverSeries {
+    /// The receiver's name.
+    pub name: String,
+    /// The step `t` after which each recording was made.
+    pub steps: Vec<u64>,
+    /// The number of points.
+    pub points: usize,
+    /// The values, row-major of shape `(steps.len(), points)`, in the field's type.
+    pub values: Buffer,
+}
+
+/// Each receiver's recordings among `records`, as one series per receiver of `program`, in
+/// declaration order (a series with no recording for a receiver that made none).
+pub fn receiver_series(program: &Program, records: &[ReceiverRecord]) -> Vec<ReceiverSeries> {
+    (program.receivers.iter())
+        .map(|(id, receiver)| {
+            let mine: Vec<&ReceiverRecord> = records.iter().filter(|r| r.receiver == id).collect();
+            let points = match (mine.first(), &receiver.points) {
+                (Some(first), _) => first.values.len(),
+                (None, ReceiverPoints::Fixed(points)) => points.len(),
+                (None, ReceiverPoints::Input) => 0,
+            };
+            let parts: Vec<&Buffer> = mine.iter().map(|r| &r.values).collect();
+            ReceiverSeries {
+                name: receiver.name.clone(),
+                steps: mine.iter().map(|r| r.step).collect(),
+                points,
+                values: crate::buffer::concat(program.fields[receiver.field].ty, &parts),
+            }
+        })
+        .collect()
+}
+
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunReport {
@@ -33,6 +82,8 @@ pub struct RunReport {
     pub steps: u64,
     /// Reduction values in the order they were computed.
     pub reductions: Vec<ReductionRecord>,
+    /// Receiver recordings in the order they were made (by step, then declaration).
+    pub receivers: Vec<ReceiverRecord>,
     /// Whether the `until` condition ended the run.
     pub stopped_early: bool,
     /// Time spent in the time loop (compilation and host/device transfers excluded).
@@ -88,6 +139,8 @@ pub struct Observation<'a> {
     pub state: &'a RunState,
     /// The reduction records of this run so far.
     pub records: &'a [ReductionRecord],
+    /// The receiver recordings of this run so far.
+    pub recordings: &'a [ReceiverRecord],
 }
 
 impl Observer for () {}
@@ -159,6 +212,45 @@ pub fn check_tables(
     }
 }
 
+/// The linear index of each point of each receiver (by receiver index): the program's points,
+/// or those the run gives for receivers `at input`; refuses missing points and points
+/// outside the grid, naming the receiver, the point and the grid.
+pub fn receiver_indices(
+    bound: &BoundProgram,
+    fields: &FieldSet,
+) -> Result<Vec<Vec<usize>>, BackendError> {
+    let program = bound.program();
+    let given = |r: Id<Receiver>| {
+        fields
+            .receiver_points
+            .get(r.index())
+            .and_then(Option::as_ref)
+    };
+    (program.receivers.iter())
+        .map(|(id, receiver)| {
+            let points = match &receiver.points {
+                ReceiverPoints::Fixed(points) => points,
+                ReceiverPoints::Input => given(id).ok_or_else(|| {
+                    BackendError::InvalidOptions(format!(
+                        "the receiver `{0}` records at points given with the run, and none were given: pass `--input {0}=points.npy` (integers of shape (n, {1}))",
+                        receiver.name,
+                        program.dims()
+                    ))
+                })?,
+            };
+            linear_indices(points, &bound.extents).map_err(|outside| {
+                BackendError::InvalidOptions(format!(
+                    "the receiver `{}` has point {} at {} outside the grid {} (one coordinate per axis, slowest first, each in 0..extent)",
+                    receiver.name,
+                    outside.index,
+                    coords_text(&outside.point),
+                    coords_text(&bound.extents)
+                ))
+            })
+        })
+        .collect()
+}
+
 /// Runs steps `first_step .. first_step + steps` of `executable` on `fields`, in place:
 /// makes the schedule from the program and the executable's plan and executes it.
 pub fn drive<E: Executable + ?Sized>(
@@ -192,6 +284,7 @@ pub fn drive<E: Executable + ?Sized>(
         ));
     }
     check_tables(&bound, fields, first_step, steps)?;
+    let points = receiver_indices(&bound, fields)?;
     let mut run = executable.start(fields)?;
     let started = Instant::now();
     for item in schedule {
@@ -206,12 +299,25 @@ pub fn drive<E: Executable + ?Sized>(
                 report.stopped_early = stop;
                 !stop
             }
+            ScheduleItem::Record { step, receivers } => {
+                for receiver in receivers {
+                    let values = run.sample(receiver, &points[receiver.index()])?;
+                    report.receivers.push(ReceiverRecord {
+                        step,
+                        receiver,
+                        name: bound.program().receivers[receiver].name.clone(),
+                        values,
+                    });
+                }
+                true
+            }
             ScheduleItem::Observe { done } => {
                 let at = Observation {
                     done,
                     fields: run.fields()?,
                     state,
                     records: &report.reductions,
+                    recordings: &report.receivers,
                 };
                 observer.observe(&at) == Flow::Continue
             }

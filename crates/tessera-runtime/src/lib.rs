@@ -19,9 +19,10 @@ pub mod storage;
 pub use backend::{
     ActiveRun, Backend, BackendError, Bandwidth, Executable, Explanation, RunTimes, Source,
 };
-pub use buffer::{Buffer, FieldSet, empty_tables};
+pub use buffer::{Buffer, FieldSet, concat, empty_tables, gather_bytes};
 pub use driver::{
-    Flow, Observation, Observer, ReductionRecord, RunReport, RunState, check_tables, drive,
+    Flow, Observation, Observer, ReceiverRecord, ReceiverSeries, ReductionRecord, RunReport,
+    RunState, check_tables, drive, receiver_indices, receiver_series,
 };
 pub use memory::{MemoryEstimate, MemoryPart};
 pub use schedule::{Pass, Schedule, ScheduleItem};

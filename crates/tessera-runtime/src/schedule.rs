@@ -7,12 +7,13 @@
 //! them; the steps between two such steps are split into as few passes as the plan allows,
 //! of depths as even as possible (50 steps at T=8 as 8 + 6x7, not 6x8 + 2: a shallow last
 //! pass would run near the memory roofline). Observation points (every K steps, for output or
-//! checks) also end passes. A halo exchange every T steps (distribution) is an item to add
+//! checks) also end passes, and so do the steps after which a receiver records (a receiver
+//! every K steps limits fused passes to K steps). A halo exchange every T steps (distribution) is an item to add
 //! here.
 
 use std::collections::VecDeque;
 
-use tessera_ir::{Id, Program, Reduction};
+use tessera_ir::{Id, Program, Receiver, Reduction};
 use tessera_plan::StepsPerPass;
 
 use crate::reduce::record_order;
@@ -45,6 +46,13 @@ pub enum ScheduleItem {
     /// run when it holds. Follows every pass that computes reductions, when the program has
     /// a condition.
     StopTest,
+    /// Record the receivers due after step `step` (which the pass before has just run).
+    Record {
+        /// The step after which they record.
+        step: u64,
+        /// The receivers due, in declaration order.
+        receivers: Vec<Id<Receiver>>,
+    },
     /// An observation point after `done` steps of the run (output, finiteness checks).
     Observe {
         /// Steps done so far in this run.
@@ -58,6 +66,8 @@ pub enum ScheduleItem {
 pub struct Schedule {
     /// Each reduction with its period, in the order they are reported.
     periods: Vec<(Id<Reduction>, u64)>,
+    /// Each receiver with its period, in declaration order.
+    recordings: Vec<(Id<Receiver>, u64)>,
     stop_test: bool,
     per_pass: StepsPerPass,
     first: u64,
@@ -82,6 +92,9 @@ impl Schedule {
                 .into_iter()
                 .map(|r| (r, program.reductions[r].every.max(1)))
                 .collect(),
+            recordings: (program.receivers.iter())
+                .map(|(id, r)| (id, r.every.max(1)))
+                .collect(),
             stop_test: program.until.is_some(),
             per_pass,
             first: first_step,
@@ -101,6 +114,16 @@ impl Schedule {
             .unwrap_or(u64::MAX)
     }
 
+    /// The first step boundary after `t` (steps done, counted from step 0) after which some
+    /// receiver records (`u64::MAX`: none).
+    fn next_recording(&self, t: u64) -> u64 {
+        self.recordings
+            .iter()
+            .map(|&(_, every)| (t + 1).div_ceil(every).saturating_mul(every))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
     /// The first step boundary after `t` at which the run is observed (`u64::MAX`: none).
     fn next_observation(&self, t: u64) -> u64 {
         self.observe_every.map_or(u64::MAX, |every| {
@@ -115,7 +138,9 @@ impl Schedule {
         let t = self.next;
         let reduction = self.next_reduction_step(t);
         let observation = self.next_observation(t);
-        let end = reduction.min(observation).min(self.end);
+        let recording = self.next_recording(t);
+        let end = reduction.min(observation).min(recording).min(self.end);
+        let mut stop_test = false;
         if end > t {
             for (first_step, steps) in pass_ranges(t, end - t, self.per_pass) {
                 self.queue.push_back(ScheduleItem::Pass(Pass {
@@ -135,10 +160,20 @@ impl Schedule {
                 steps: 1,
                 reductions,
             }));
-            if self.stop_test {
-                self.queue.push_back(ScheduleItem::StopTest);
-            }
+            stop_test = self.stop_test;
             self.next = t + 1;
+        }
+        if self.next == recording {
+            let step = self.next - 1;
+            let receivers = (self.recordings.iter())
+                .filter(|&&(_, every)| crate::reduce::due(every, step))
+                .map(|&(r, _)| r)
+                .collect();
+            self.queue
+                .push_back(ScheduleItem::Record { step, receivers });
+        }
+        if stop_test {
+            self.queue.push_back(ScheduleItem::StopTest);
         }
         if self.next == observation {
             self.queue.push_back(ScheduleItem::Observe {
@@ -218,6 +253,7 @@ mod tests {
                     n => format!("{}+{}r{n}", p.first_step, p.steps),
                 },
                 ScheduleItem::StopTest => "S".into(),
+                ScheduleItem::Record { step, receivers } => format!("R{step}x{}", receivers.len()),
                 ScheduleItem::Observe { done } => format!("O{done}"),
             })
             .collect()
@@ -260,6 +296,30 @@ mod tests {
         let p = program(&[2], false);
         let s = Schedule::new(&p, StepsPerPass::Any, 0, 4, Some(2));
         assert_eq!(items(s), ["0+1", "1+1r1", "O2", "2+1", "3+1r1", "O4"]);
+    }
+
+    #[test]
+    fn recordings_end_passes_and_come_before_stop_tests_and_observations() {
+        let mut p = program(&[4], true);
+        let u = p.field_by_name("u").unwrap();
+        let fixed = || tessera_ir::ReceiverPoints::Fixed(vec![vec![0]]);
+        for (name, every) in [("a", 3), ("b", 2)] {
+            p.receivers.alloc(tessera_ir::Receiver {
+                name: name.into(),
+                field: u,
+                points: fixed(),
+                every,
+                span: tessera_ir::Span::NONE,
+            });
+        }
+        let s = Schedule::new(&p, StepsPerPass::AtMost(8), 0, 9, Some(4));
+        assert_eq!(
+            items(s),
+            [
+                "0+2", "R1x1", "2+1", "R2x1", "3+1r1", "R3x1", "S", "O4", "4+2", "R5x2", "6+1",
+                "7+1r1", "R7x1", "S", "O8", "8+1", "R8x1"
+            ]
+        );
     }
 
     #[test]

@@ -69,10 +69,21 @@ pub fn report_difference(expected: &RunReport, actual: &RunReport) -> Option<Str
             .map(|x| (x.step, x.name.clone(), x.value.to_bits()))
             .collect::<Vec<_>>()
     };
-    (bits(expected) != bits(actual)).then(|| {
-        format!(
+    if bits(expected) != bits(actual) {
+        return Some(format!(
             "reductions differ: expected {:?}, got {:?}",
             expected.reductions, actual.reductions
+        ));
+    }
+    let recordings = |r: &RunReport| {
+        (r.receivers.iter())
+            .map(|x| (x.step, x.name.clone(), x.values.as_bytes().to_vec()))
+            .collect::<Vec<_>>()
+    };
+    (recordings(expected) != recordings(actual)).then(|| {
+        format!(
+            "receiver recordings differ: expected {:?}, got {:?}",
+            expected.receivers, actual.receivers
         )
     })
 }

@@ -271,6 +271,32 @@ pub fn test_programs() -> Vec<Case> {
             ),
             10,
         ),
+        test_case("scan1d", sizes(&["N"], &[&["41"], &["2"], &["97"]]), 3),
+        test_case(
+            "scan2d",
+            sizes(
+                &["NY", "NX", "real"],
+                &[
+                    &["19", "37", "f32"],
+                    &["3", "5", "f64"],
+                    &["11", "33", "f32"],
+                ],
+            ),
+            4,
+        ),
+        volumes(
+            "scan3d",
+            &[&["7", "5", "13"], &["2", "3", "2"], &["5", "11", "33"]],
+            3,
+        ),
+        test_case(
+            "receivers2d",
+            sizes(
+                &["NY", "NX", "real"],
+                &[&["29", "43", "f32"], &["33", "47", "f64"]],
+            ),
+            24,
+        ),
         test_case(
             "acoustic2d_select",
             sizes(

@@ -3,6 +3,7 @@
 //! forgets to write shows.
 
 use tessera_analysis::{BoundProgram, Rect, table_reach};
+use tessera_ir::ReceiverPoints;
 use tessera_ir::half::{bf16_bits_from_f32, f16_bits_from_f32};
 use tessera_runtime::random::SplitMix64;
 use tessera_runtime::{Buffer, FieldSet};
@@ -11,10 +12,14 @@ use tessera_runtime::{Buffer, FieldSet};
 /// offset `k` of `table[t + k]`).
 pub const TABLE_STEPS: usize = 256;
 
+/// The points the test kit gives each receiver declared `at input`.
+pub const RECEIVER_POINTS: usize = 7;
+
 /// Every field filled with seeded random values: floats in `[0.5, 1.5)` (never zero, never
 /// subnormal; `f16`/`bf16` the `f32` value rounded to them), `u8` 0 or 1 (cells), `i32`/`i64`
 /// in `-50..50` (zero included: integer division by zero is part of THE semantics); every input
-/// table likewise, long enough for [`TABLE_STEPS`] steps.
+/// table likewise, long enough for [`TABLE_STEPS`] steps; [`RECEIVER_POINTS`] points in the
+/// grid (corners first) for every receiver that takes its points from the run.
 pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
     let mut rng = SplitMix64::new(seed);
     let mut fields = FieldSet::zeros(bound);
@@ -23,6 +28,11 @@ pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
         let reach = table_reach(program, id).map_or(0, |(_, hi)| hi.max(0) as usize);
         fields.tables[id.index()] = Buffer::zeros(table.ty, TABLE_STEPS + reach);
     }
+    fields.receiver_points = (program.receivers.values())
+        .map(|r| {
+            (r.points == ReceiverPoints::Input).then(|| random_points(&mut rng, &bound.extents))
+        })
+        .collect();
     for buffer in fields.buffers.iter_mut().chain(&mut fields.tables) {
         match buffer {
             Buffer::F32(v) => v
@@ -41,6 +51,19 @@ pub fn random_fields(bound: &BoundProgram, seed: u64) -> FieldSet {
         }
     }
     fields
+}
+
+/// [`RECEIVER_POINTS`] points of a grid of `extents`: its first and last corners, then seeded
+/// ones.
+fn random_points(rng: &mut SplitMix64, extents: &[usize]) -> Vec<Vec<i64>> {
+    let first = vec![0; extents.len()];
+    let last = extents.iter().map(|&e| e as i64 - 1).collect();
+    let seeded = (2..RECEIVER_POINTS).map(|_| {
+        (extents.iter())
+            .map(|&e| rng.next_in(0, e as i64))
+            .collect::<Vec<i64>>()
+    });
+    [first, last].into_iter().chain(seeded).collect()
 }
 
 /// Inputs for a run: [`random_fields`], with every field that the step writes over the whole

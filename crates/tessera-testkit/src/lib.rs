@@ -37,7 +37,8 @@ macro_rules! test_every_program {
             strided1d, star4d, star1d_r2_constant, box2d_r2_clamp, star3d_r2_periodic, rician2d,
             tv2d, decay_until, terms2d_mirror, terms2d_strided, terms3d_clamp, math_all,
             fdtd_ricker, functions2d, partial_writes2d, lbm_d2q9, half_heat2d, bf16_periodic,
-            half_mixed, normalise2d, acoustic2d, acoustic2d_select);
+            half_mixed, normalise2d, acoustic2d, acoustic2d_select, receivers2d,
+            scan1d, scan2d, scan3d);
     };
     ($matrix:ident: $($name:ident),* $(,)?) => {
         $(

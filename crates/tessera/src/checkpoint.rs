@@ -1,5 +1,6 @@
 //! Checkpoints of a run: every field, the reductions' state (the latest value of each and
-//! every record so far) and the number of steps done, so that a run continued from one is
+//! every record so far), each receiver's points and recordings so far, and the number of
+//! steps done, so that a run continued from one is
 //! bitwise the run that was never stopped.
 //!
 //! A checkpoint directory holds one complete checkpoint per `step-NNNNNNNNNNNN` directory and
@@ -12,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tessera_io::IoError;
-use tessera_runtime::{FieldSet, ReductionRecord, RunState};
+use tessera_ir::ReceiverPoints;
+use tessera_runtime::{FieldSet, ReceiverRecord, ReductionRecord, RunState, receiver_series};
 
 use crate::error::Error;
 use crate::session::Session;
@@ -45,6 +47,19 @@ struct Manifest {
     /// The file and length of each input table, in program order (tables are part of the
     /// run: a restart reads the same values).
     tables: Vec<(String, usize)>,
+    /// Each receiver, in program order: its points in the run and its recordings so far.
+    #[serde(default)]
+    receivers: Vec<SavedReceiver>,
+}
+
+/// A receiver in a checkpoint: the file of its values so far, of shape `(steps, points)`.
+#[derive(Debug, Serialize, Deserialize)]
+struct SavedReceiver {
+    file: String,
+    /// Its points in the run (those given with the run for a receiver `at input`).
+    points: Vec<Vec<i64>>,
+    /// The step after which each recording was made.
+    steps: Vec<u64>,
 }
 
 /// What a run continues from.
@@ -58,6 +73,17 @@ pub struct Checkpoint {
     pub state: RunState,
     /// Every reduction record up to `steps_done`.
     pub records: Vec<ReductionRecord>,
+    /// Every receiver recording up to `steps_done`.
+    pub recordings: Vec<ReceiverRecord>,
+}
+
+/// The records of a run so far, as a checkpoint keeps them.
+#[derive(Clone, Copy, Debug)]
+pub struct History<'a> {
+    /// Every reduction record.
+    pub records: &'a [ReductionRecord],
+    /// Every receiver recording.
+    pub recordings: &'a [ReceiverRecord],
 }
 
 /// Writes a checkpoint of `session`'s run after `steps_done` steps into `dir` (created when
@@ -68,7 +94,7 @@ pub fn write(
     steps_done: u64,
     fields: &FieldSet,
     state: &RunState,
-    records: &[ReductionRecord],
+    history: History<'_>,
 ) -> Result<PathBuf, Error> {
     let io = |source| IoError::Write {
         path: dir.to_path_buf(),
@@ -81,9 +107,25 @@ pub fn write(
         std::fs::remove_dir_all(&staging).map_err(io)?;
     }
     std::fs::create_dir(&staging).map_err(io)?;
-    let mut manifest = manifest(session, steps_done, state, records);
+    let mut manifest = manifest(session, steps_done, state, history.records);
     for ((_, len), table) in manifest.tables.iter_mut().zip(&fields.tables) {
         *len = table.len();
+    }
+    let program = session.program();
+    let series = receiver_series(program, history.recordings);
+    for ((saved, series), (id, receiver)) in (manifest.receivers.iter_mut())
+        .zip(&series)
+        .zip(program.receivers.iter())
+    {
+        saved.points = match &receiver.points {
+            ReceiverPoints::Fixed(points) => points.clone(),
+            ReceiverPoints::Input => (fields.receiver_points.get(id.index()).cloned())
+                .flatten()
+                .unwrap_or_default(),
+        };
+        saved.steps.clone_from(&series.steps);
+        let shape = [saved.steps.len(), saved.points.len()];
+        tessera_io::write_npy(&staging.join(&saved.file), &series.values, &shape)?;
     }
     for (file, buffer) in manifest.fields.iter().zip(&fields.buffers) {
         tessera_io::write_npy(&staging.join(file), buffer, &fields.shape)?;
@@ -155,6 +197,25 @@ pub fn read(dir: &Path, session: &Session) -> Result<Checkpoint, Error> {
             &[*len],
         )?);
     }
+    let mut receiver_points = vec![None; program.receivers.len()];
+    let mut recordings = Vec::new();
+    for ((id, receiver), saved) in program.receivers.iter().zip(&saved.receivers) {
+        let ty = program.fields[receiver.field].ty;
+        let n = saved.points.len();
+        let shape = [saved.steps.len(), n];
+        let values = tessera_io::read_npy(&at.join(&saved.file), &receiver.name, ty, &shape)?;
+        for (row, &step) in saved.steps.iter().enumerate() {
+            let indices: Vec<usize> = (row * n..(row + 1) * n).collect();
+            recordings.push(ReceiverRecord {
+                step,
+                receiver: id,
+                name: receiver.name.clone(),
+                values: values.gather(&indices),
+            });
+        }
+        receiver_points[id.index()] = Some(saved.points.clone());
+    }
+    recordings.sort_by_key(|r: &ReceiverRecord| (r.step, r.receiver.index()));
     let latest = saved.latest.iter().map(|v| v.map(f64::from_bits)).collect();
     let records = (saved.records.into_iter())
         .map(|(step, name, bits)| ReductionRecord {
@@ -169,9 +230,11 @@ pub fn read(dir: &Path, session: &Session) -> Result<Checkpoint, Error> {
             shape: session.bound().extents.clone(),
             buffers,
             tables,
+            receiver_points,
         },
         state: RunState::resumed(program, latest).map_err(refuse)?,
         records,
+        recordings,
     })
 }
 
@@ -207,6 +270,13 @@ fn manifest(
         tables: (program.tables.values())
             .map(|t| (format!("table.{}.npy", t.name), 0))
             .collect(),
+        receivers: (program.receivers.values())
+            .map(|r| SavedReceiver {
+                file: format!("receiver.{}.npy", r.name),
+                points: Vec::new(),
+                steps: Vec::new(),
+            })
+            .collect(),
     }
 }
 
@@ -240,6 +310,7 @@ fn compatible(saved: &Manifest, expected: &Manifest) -> Result<(), String> {
     if saved.fields != expected.fields
         || saved.latest.len() != expected.latest.len()
         || saved.tables.len() != expected.tables.len()
+        || saved.receivers.len() != expected.receivers.len()
     {
         return Err("its fields or reductions are not this program's".into());
     }

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use tessera_io::{PngSummary, VtiArray};
-use tessera_runtime::{Buffer, FieldSet};
+use tessera_runtime::{Buffer, FieldSet, ReceiverSeries};
 
 use crate::error::Error;
 use crate::session::{FieldRef, Session};
@@ -177,5 +177,101 @@ pub fn check_destination(path: &Path) -> Result<(), Error> {
             path.display(),
             dir.display()
         )))
+    }
+}
+
+/// A receiver's output file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeriesFormat {
+    /// NumPy `.npy`: shape `(recordings, points)` in the field's type.
+    Npy,
+    /// `.csv`: `step,point,<axes>,value`, one row per point and recording.
+    Csv,
+}
+
+impl SeriesFormat {
+    /// The format of `path`, the output of receiver `name`, from its extension.
+    pub fn of(path: &Path, name: &str) -> Result<SeriesFormat, Error> {
+        match (path.extension().and_then(|e| e.to_str()))
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("npy") => Ok(SeriesFormat::Npy),
+            Some("csv") => Ok(SeriesFormat::Csv),
+            _ => Err(Error::Usage(format!(
+                "cannot write the receiver `{name}` to {}: give a .npy file (shape (recordings, points)) or a .csv file",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// Reads the points of receiver `receiver` (a receiver index) from the `.npy` file `path`: an
+/// integer array of shape `(n, dims)`.
+pub fn read_points(
+    session: &Session,
+    receiver: usize,
+    path: &Path,
+) -> Result<Vec<Vec<i64>>, Error> {
+    let receiver = &session.program().receivers[tessera_ir::Id::from_index(receiver)];
+    match Format::of(path)? {
+        Format::Npy => Ok(tessera_io::read_npy_points(
+            path,
+            &receiver.name,
+            session.program().dims(),
+        )?),
+        _ => Err(Error::Usage(format!(
+            "cannot read the points of the receiver `{}` from {}: give a .npy file of integers of shape (n, {})",
+            receiver.name,
+            path.display(),
+            session.program().dims()
+        ))),
+    }
+}
+
+/// Writes a receiver's `series` (recorded at `points`) to `path` in `format`, atomically.
+pub fn write_series(
+    session: &Session,
+    series: &ReceiverSeries,
+    points: &[Vec<i64>],
+    format: SeriesFormat,
+    path: &Path,
+) -> Result<(), Error> {
+    match format {
+        SeriesFormat::Npy => {
+            let shape = [series.steps.len(), series.points];
+            Ok(tessera_io::write_npy(path, &series.values, &shape)?)
+        }
+        SeriesFormat::Csv => Ok(tessera_io::write_text(
+            path,
+            &series_csv(session, series, points),
+        )?),
+    }
+}
+
+/// `step,point,y,x,value` then one row per point of each recording.
+fn series_csv(session: &Session, series: &ReceiverSeries, points: &[Vec<i64>]) -> String {
+    let axes = session.program().axis_names().join(",");
+    let mut text = format!("step,point,{axes},value\n");
+    for (row, step) in series.steps.iter().enumerate() {
+        for (k, point) in points.iter().enumerate().take(series.points) {
+            let coords: Vec<String> = point.iter().map(i64::to_string).collect();
+            let value = element_text(&series.values, row * series.points + k);
+            text.push_str(&format!("{step},{k},{},{value}\n", coords.join(",")));
+        }
+    }
+    text
+}
+
+/// Element `i` of `buffer` exactly, in the shortest form that reads back to the same value
+/// of its type (`f16`/`bf16` as their `f32` values).
+pub fn element_text(buffer: &Buffer, i: usize) -> String {
+    match buffer {
+        Buffer::U8(v) => v[i].to_string(),
+        Buffer::I32(v) => v[i].to_string(),
+        Buffer::I64(v) => v[i].to_string(),
+        Buffer::F16(_) | Buffer::Bf16(_) => format!("{:?}", buffer.get_f64(i) as f32),
+        Buffer::F32(v) => format!("{:?}", v[i]),
+        Buffer::F64(v) => format!("{:?}", v[i]),
     }
 }

@@ -1,11 +1,11 @@
 //! Verification of a backend against the reference: run both on copies of the same fields,
-//! then compare every field cell and every reduction value — bitwise, in ulps, and against a
+//! then compare every field cell, every reduction value and every receiver recording — bitwise, in ulps, and against a
 //! tolerance.
 
 use std::collections::BTreeMap;
 
 use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanRequest};
-use tessera_runtime::{Backend, Buffer, Executable, FieldSet, RunReport};
+use tessera_runtime::{Backend, Buffer, Executable, FieldSet, RunReport, receiver_series};
 
 use crate::error::Error;
 use crate::session::Session;
@@ -58,6 +58,9 @@ pub struct Comparison {
     pub fields: Vec<FieldComparison>,
     /// Every reduction of the program, in the program's order.
     pub reductions: Vec<ReductionComparison>,
+    /// Every receiver of the program, in the program's order: its recordings as cells of
+    /// shape `(recordings, points)` (all differing when the runs recorded at other steps).
+    pub receivers: Vec<FieldComparison>,
     /// Steps the expected run (the reference) executed.
     pub expected_steps: u64,
     /// Steps the actual run executed.
@@ -188,9 +191,19 @@ impl Comparison {
             .values()
             .map(|r| ReductionComparison::of(&r.name, expected.1, actual.1))
             .collect();
+        let actual_series = receiver_series(program, &actual.1.receivers);
+        let receivers = (receiver_series(program, &expected.1.receivers).iter())
+            .zip(&actual_series)
+            .map(|(e, a)| {
+                let none = Buffer::zeros(e.values.ty(), 0);
+                let recorded = if a.steps == e.steps { &a.values } else { &none };
+                FieldComparison::of(&e.name, &[e.steps.len(), e.points], &e.values, recorded)
+            })
+            .collect();
         Comparison {
             fields,
             reductions,
+            receivers,
             expected_steps: expected.1.steps,
             actual_steps: actual.1.steps,
         }
@@ -202,6 +215,7 @@ impl Comparison {
         self.expected_steps == self.actual_steps
             && self.fields.iter().all(FieldComparison::is_bitwise)
             && self.reductions.iter().all(ReductionComparison::is_bitwise)
+            && self.receivers.iter().all(FieldComparison::is_bitwise)
     }
 
     /// Whether `|a - e| <= atol + rtol * |e|` holds for every field cell and reduction value
@@ -210,6 +224,7 @@ impl Comparison {
         self.expected_steps == self.actual_steps
             && self.fields.iter().all(|f| f.within(tolerance))
             && self.reductions.iter().all(|r| r.within(tolerance))
+            && self.receivers.iter().all(|r| r.within(tolerance))
     }
 
     /// What fails the check, in one line: a different step count, else the field or reduction
@@ -228,12 +243,16 @@ impl Comparison {
         };
         let fields = (self.fields.iter())
             .filter(|f| fails(f.is_bitwise(), &|t| f.within(t)))
-            .map(|f| (f.max_rel, f.max_abs, f.summary()));
+            .map(|f| (f.max_rel, f.max_abs, f.summary("field")));
+        let receivers = (self.receivers.iter())
+            .filter(|r| fails(r.is_bitwise(), &|t| r.within(t)))
+            .map(|r| (r.max_rel, r.max_abs, r.summary("receiver")));
         let reductions = (self.reductions.iter())
             .filter(|r| fails(r.is_bitwise(), &|t| r.within(t)))
             .map(|r| (r.max_rel, r.max_abs, r.summary()));
         fields
             .chain(reductions)
+            .chain(receivers)
             .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)))
             .map(|(_, _, summary)| summary)
     }
@@ -261,6 +280,14 @@ impl Comparison {
                 format!("reduction {}", r.name),
                 r.differing,
                 r.evaluations,
+                (r.max_abs, r.max_rel, r.max_ulp),
+            ));
+        }
+        for r in &self.receivers {
+            rows.push(row(
+                format!("receiver {}", r.name),
+                r.differing,
+                r.cells,
                 (r.max_abs, r.max_rel, r.max_ulp),
             ));
         }
@@ -335,13 +362,14 @@ impl FieldComparison {
         self.errors.within(tolerance)
     }
 
-    /// `field `u`: 12 of 4096 cells differ, max abs .., max rel .., max 3 ulp, first at [0, 5]`.
-    fn summary(&self) -> String {
+    /// `field `u`: 12 of 4096 cells differ, max abs .., max rel .., max 3 ulp, first at [0, 5]`
+    /// (`kind`: `field`, or `receiver` for a receiver's recordings).
+    fn summary(&self, kind: &str) -> String {
         let first = (self.first_difference.as_ref())
             .map(|index| format!(", first at {index:?}"))
             .unwrap_or_default();
         format!(
-            "field `{}`: {} of {} cells differ, max abs {:.3e}, max rel {:.3e}, max ulp {}{first}",
+            "{kind} `{}`: {} of {} cells differ, max abs {:.3e}, max rel {:.3e}, max ulp {}{first}",
             self.name,
             self.differing,
             self.cells,
@@ -658,6 +686,7 @@ mod tests {
             shape: vec![2, 3],
             buffers: vec![Buffer::from(u.to_vec()), Buffer::from(k.to_vec())],
             tables: Vec::new(),
+            receiver_points: Vec::new(),
         }
     }
 
@@ -850,6 +879,48 @@ mod tests {
             "{}",
             c.describe()
         );
+    }
+
+    #[test]
+    fn receivers_are_compared_recording_by_recording() {
+        let session = Session::from_text(
+            "grid [3];\nfield u: f32;\nreceiver r = u at [[0], [2]];\n",
+            "r.tess",
+            "r",
+            &[],
+        )
+        .unwrap();
+        let receiver = session.program().receivers.ids().next().unwrap();
+        let report = |values: [[f32; 2]; 2]| RunReport {
+            steps: 2,
+            receivers: (values.iter().enumerate())
+                .map(|(step, v)| tessera_runtime::ReceiverRecord {
+                    step: step as u64,
+                    receiver,
+                    name: "r".into(),
+                    values: Buffer::from(v.to_vec()),
+                })
+                .collect(),
+            ..RunReport::default()
+        };
+        let fields = session.initial_fields(&[]).unwrap();
+        let expected = report([[1.0, 2.0], [3.0, 4.0]]);
+        let same = Comparison::compare(&session, (&fields, &expected), (&fields, &expected));
+        assert!(same.is_bitwise());
+        let actual = report([[1.0, 2.0], [3.0, 4.5]]);
+        let c = Comparison::compare(&session, (&fields, &expected), (&fields, &actual));
+        assert!(!c.is_bitwise());
+        let r = &c.receivers[0];
+        assert_eq!(
+            (r.cells, r.differing, r.first_difference.clone()),
+            (4, 1, Some(vec![1, 1]))
+        );
+        assert!(
+            c.worst_failure(None)
+                .unwrap()
+                .starts_with("receiver `r`: 1 of 4 cells differ")
+        );
+        assert!(c.describe().contains("receiver r"));
     }
 
     #[test]

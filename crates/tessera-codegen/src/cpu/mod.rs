@@ -33,6 +33,7 @@
 mod lanes;
 pub mod layout;
 mod reuse;
+mod scan;
 mod stage;
 mod terms;
 mod wavefront;
@@ -157,13 +158,17 @@ fn emit_constants(bound: &BoundProgram, strides: &[i64], out: &mut String) {
     );
 }
 
-/// Emits every stage's functions on the global grid (box, reductions, tiles) and the
-/// after-step reductions.
+/// Emits every stage's functions on the global grid (box, reductions, tiles; the lines of a
+/// stage with a scan) and the after-step reductions.
 fn emit_global_stages(global: &Context, plan: &CpuPlan, out: &mut String) {
     let bound = global.bound;
     let program = bound.program();
     let offsets = partial_layout(bound);
     for stage in program.stages.ids() {
+        if let Some(axis) = program.stages[stage].scan_axis() {
+            scan::emit_scan_lines(global, plan, stage, axis, out);
+            continue;
+        }
         stage::emit_stage_box(global, View::Global, stage, out);
         if !bound.checked().stage_reductions(stage).is_empty() {
             stage::emit_stage_reduce(global, stage, &offsets, out);

@@ -265,7 +265,7 @@ pub(crate) fn until_leaves(bound: &BoundProgram) -> impl ReadRenderer + '_ {
 
 /// The pointer declarations of a stage: `r<f>` for reads (and in-place writes), `w<f>` for
 /// buffered writes, `tb<i>` for the input tables it reads (after the fields in `cur`).
-fn pointer_declarations(bound: &BoundProgram, stage: Id<Stage>) -> String {
+pub(super) fn pointer_declarations(bound: &BoundProgram, stage: Id<Stage>) -> String {
     let checked = bound.checked();
     let program = checked.program();
     let outputs = program.stages[stage].outputs();
@@ -465,7 +465,7 @@ pub(super) fn indent_lines(text: &str, indent: &str) -> String {
 /// The statements computing a stage at one point: lets, outputs into `o<f>`, then stores; when
 /// `fold` is set, in-stage reductions are folded into `a<r>` if `due[r]`. Sum chains are
 /// computed as `chains` says.
-fn stage_body(
+pub(super) fn stage_body(
     ctx: &Context,
     stage: Id<Stage>,
     border: bool,
@@ -507,6 +507,9 @@ fn stage_body(
             let _ = writeln!(body, "{}", lets.next().map_or("", String::as_str));
         }
     }
+    for step in &printed.scan_steps {
+        let _ = writeln!(body, "{step}");
+    }
     for (field, value) in &printed.outputs {
         let t = Dialect::C.scalar_type(program.fields[*field].ty);
         let _ = writeln!(body, "const {t} o{} = {value};", field.index());
@@ -531,6 +534,9 @@ fn stage_body(
             "i"
         };
         let _ = writeln!(body, "{target}[{index}] = o{f};");
+    }
+    for carry in &printed.scan_carries {
+        let _ = writeln!(body, "{carry}");
     }
     body
 }

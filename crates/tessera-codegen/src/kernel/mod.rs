@@ -34,6 +34,13 @@
 //!    `until` condition (once every reduction it names has a value) and stops when it holds.
 //! 4. Download each field from the buffer then bound to its [`BufferRole::Field`] id.
 //!
+//! A receiver is recorded, after the steps the run's schedule says, by its
+//! [`ReceiverGather`]: the runtime uploads the receiver's points (linear indices, in
+//! [`KernelProgram::index_ty`]) once per run to its [`BufferRole::ReceiverPoints`] buffer,
+//! launches the gather kernel over them (one thread per point, `ceil(n / block)` blocks,
+//! [`LaunchArg::Count`]: `n`) and reads the `n` values back from its
+//! [`BufferRole::ReceiverValues`] buffer: the field itself stays on the device.
+//!
 //! Kernels never depend on the launch order within an op, only on the op order.
 
 mod lower;
@@ -44,7 +51,9 @@ mod traffic;
 use std::sync::Arc;
 
 use tessera_analysis::{BoundProgram, CheckedProgram};
-use tessera_ir::{Constant, Field, Id, ReduceOp, Reduction, ScalarType, Stage, Table, UnaryOp};
+use tessera_ir::{
+    Constant, Field, Id, Receiver, ReduceOp, Reduction, ScalarType, Stage, Table, UnaryOp,
+};
 use tessera_plan::PlanError;
 pub use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy, Limiter, Occupancy, occupancy};
 
@@ -428,6 +437,24 @@ pub struct HostProgram {
     /// The operations of one pass of up to `depth` steps (overlapped time tiling), run once
     /// per pass that computes no reduction.
     pub fused: Option<FusedPass>,
+    /// How each receiver is recorded, in declaration order.
+    pub receivers: Vec<ReceiverGather>,
+}
+
+/// A receiver's gather: its kernel copies the field's values at the receiver's points into a
+/// small buffer that the host reads back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReceiverGather {
+    /// The receiver.
+    pub receiver: Id<Receiver>,
+    /// The gather's launch: arguments (the field's current buffer, the points, the values,
+    /// [`LaunchArg::Count`]) and block; the runtime sets its grid to `[ceil(n / block), 1,
+    /// 1]` for `n` points (one block here).
+    pub launch: Launch,
+    /// The buffer of the points' linear indices.
+    pub points: BufferId,
+    /// The buffer the values are gathered into.
+    pub values: BufferId,
 }
 
 /// [`HostProgram::fused`]: a pass of several steps in one sequence of operations.
@@ -517,6 +544,18 @@ pub enum BufferRole {
         /// The table.
         table: Id<Table>,
     },
+    /// A receiver's points as linear indices (in the index type); its declared `len` is 0, as
+    /// the points may come with the run: the runtime allocates and uploads them.
+    ReceiverPoints {
+        /// The receiver.
+        receiver: Id<Receiver>,
+    },
+    /// A receiver's gathered values (of its field's type), one per point; allocated by the
+    /// runtime like [`BufferRole::ReceiverPoints`].
+    ReceiverValues {
+        /// The receiver.
+        receiver: Id<Receiver>,
+    },
 }
 
 /// One host operation.
@@ -564,6 +603,8 @@ pub enum LaunchArg {
     /// The value of a reduction read back earlier in the step, as an `f64` (stages reading
     /// the in-stage reductions of earlier stages).
     ReductionValue(Id<Reduction>),
+    /// The number of items a gather covers (a receiver's points), as an `i64`.
+    Count,
 }
 
 /// [`HostOp::Reduce`].

@@ -250,13 +250,16 @@ impl Printer<'_> {
                     )
                 };
                 self.line(depth, "{");
-                for text in &printed.lets {
+                for text in printed.lets.iter().chain(&printed.scan_steps) {
                     self.line(depth + 1, text);
                 }
                 for (field, var) in &eval.outputs {
                     if let Some((_, value)) = printed.outputs.iter().find(|(f, _)| f == field) {
                         self.line(depth + 1, &format!("{var} = {value};"));
                     }
+                }
+                for text in &printed.scan_carries {
+                    self.line(depth + 1, text);
                 }
                 for (reduction, var) in &eval.reductions {
                     if let Some((_, value)) =

@@ -22,6 +22,8 @@ pub enum IntUse {
     Bound,
     /// An array type's length (`[f64; N]`).
     Length,
+    /// A receiver point's coordinate (`receiver r = u at [[4, 10]];`).
+    Point,
 }
 
 impl IntUse {
@@ -31,6 +33,7 @@ impl IntUse {
             IntUse::Index => "array index",
             IntUse::Bound => "loop bound",
             IntUse::Length => "array length",
+            IntUse::Point => "receiver coordinate",
         }
     }
 
@@ -40,6 +43,7 @@ impl IntUse {
             IntUse::Offset => "E0020",
             IntUse::Index => "E0045",
             IntUse::Bound | IntUse::Length => "E0046",
+            IntUse::Point => "E0070",
         }
     }
 

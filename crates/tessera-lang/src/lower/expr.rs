@@ -192,7 +192,11 @@ impl Lowerer<'_> {
                 return None;
             }
             other @ Resolved::Global(
-                Global::Group(_) | Global::Stage | Global::Const(_) | Global::Function(_),
+                Global::Group(_)
+                | Global::Stage
+                | Global::Receiver
+                | Global::Const(_)
+                | Global::Function(_),
             ) => {
                 self.not_a_value(path, other);
                 return None;
@@ -219,7 +223,7 @@ impl Lowerer<'_> {
             Resolved::Global(Global::Function(_)) => {
                 format!("call the function: `{}(...)`", path.text())
             }
-            _ => "stages are not values; use a field, parameter or local".to_string(),
+            _ => "stages and receivers are not values; use a field, parameter or local".to_string(),
         };
         self.error(
             Diagnostic::error(
@@ -454,6 +458,7 @@ impl Lowerer<'_> {
     pub(super) fn is_builtin_call(&self, name: &str) -> bool {
         MathFn::from_name(name).is_some()
             || name == "select"
+            || name == super::scan::SCAN
             || CONVERSIONS.iter().any(|t| t.name() == name)
             || self.aliases.get(name).is_some()
     }
@@ -467,7 +472,10 @@ impl Lowerer<'_> {
         span: Span,
         at: Use,
     ) -> Option<Callee> {
-        let (callee, arity) = if let Some(f) = MathFn::from_name(name) {
+        let (callee, arity) = if name == super::scan::SCAN {
+            self.misplaced_scan(span);
+            return None;
+        } else if let Some(f) = MathFn::from_name(name) {
             (Callee::Math(f), f.arity())
         } else if name == "select" {
             (Callee::Select, 3)

@@ -9,6 +9,8 @@
 mod array;
 mod expr;
 mod inline;
+mod receiver;
+mod scan;
 mod scope;
 mod stage;
 mod table;
@@ -74,6 +76,11 @@ pub fn lower(
         })
     {
         lowerer.lower_until(index, condition, span);
+    }
+    for (index, item) in items.iter().enumerate() {
+        if let Item::Receiver(decl) = item {
+            lowerer.lower_receiver(index, decl);
+        }
     }
     lowerer.finish()
 }
@@ -213,6 +220,7 @@ impl<'a> Lowerer<'a> {
                     self.declare_reduction(index, decl, after_step);
                     after_step += 1;
                 }
+                Item::Receiver(decl) => self.declare(&decl.name, Global::Receiver, index),
                 Item::Program(..) | Item::Grid { .. } | Item::Steps(..) | Item::Until(..) => {}
             }
         }

@@ -24,6 +24,8 @@ pub enum Global {
     Group(Id<FieldGroup>),
     /// A stage.
     Stage,
+    /// A receiver (a recorded time series, not a value).
+    Receiver,
     /// A reduction.
     Reduction(Id<Reduction>),
     /// An input table.
@@ -40,6 +42,7 @@ impl Global {
             Global::Param(_) => "parameter",
             Global::Field(_) | Global::Group(_) => "field",
             Global::Stage => "stage",
+            Global::Receiver => "receiver",
             Global::Reduction(_) => "reduction",
             Global::Table(_) => "table",
             Global::Const(_) => "constant",
@@ -388,7 +391,7 @@ impl Lowerer<'_> {
                 .iter()
                 .filter(|(_, d)| {
                     (d.item <= at.item || matches!(d.global, Global::Reduction(_)))
-                        && !matches!(d.global, Global::Stage)
+                        && !matches!(d.global, Global::Stage | Global::Receiver)
                 })
                 .map(|(n, _)| n.as_str()),
         );

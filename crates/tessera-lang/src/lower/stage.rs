@@ -195,6 +195,17 @@ impl Lowerer<'_> {
                 span: target.span,
             })
         });
+        let (scan, value) = match Self::scan_arguments(value) {
+            Some(_) if op.is_some() => {
+                self.misplaced_scan(value.span);
+                return None;
+            }
+            Some(args) => match self.scan(args, value.span) {
+                Some((scan, operand)) => (Some(scan), operand),
+                None => return None,
+            },
+            None => (None, value),
+        };
         let mut value = self.value(value, at);
         if let (Some(op), Some(current)) = (op, current) {
             value = value.map(|value| {
@@ -208,7 +219,30 @@ impl Lowerer<'_> {
             field: field?,
             value: value?,
             span,
+            scan,
         })
+    }
+
+    /// The reduction or scan operation `name`: `sum`, `max` or `min`.
+    pub(super) fn reduce_op(&mut self, name: &Ident) -> Option<ReduceOp> {
+        match name.name.as_str() {
+            "sum" => Some(ReduceOp::Sum),
+            "max" => Some(ReduceOp::Max),
+            "min" => Some(ReduceOp::Min),
+            other => {
+                let help = match did_you_mean(other, ["sum", "max", "min"]) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "reduce with `sum`, `max` or `min`, e.g. `reduce total = sum(u);`"
+                        .to_string(),
+                };
+                self.error(
+                    Diagnostic::error("E0014", format!("unknown reduction `{other}`"))
+                        .with_primary(name.span, "not `sum`, `max` or `min`")
+                        .with_help(help),
+                );
+                None
+            }
+        }
     }
 
     /// Reports an in-stage reduction inside a `for` loop.
@@ -315,6 +349,7 @@ impl Lowerer<'_> {
             Resolved::Global(
                 Global::Reduction(_)
                 | Global::Stage
+                | Global::Receiver
                 | Global::Const(_)
                 | Global::Function(_)
                 | Global::Table(_),
@@ -369,24 +404,7 @@ impl Lowerer<'_> {
     }
 
     fn lower_reduction(&mut self, decl: &ReduceDecl, at: Use, placement: ReductionPlacement) {
-        let op = match decl.op.name.as_str() {
-            "sum" => Some(ReduceOp::Sum),
-            "max" => Some(ReduceOp::Max),
-            "min" => Some(ReduceOp::Min),
-            other => {
-                let help = match did_you_mean(other, ["sum", "max", "min"]) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => "reduce with `sum`, `max` or `min`, e.g. `reduce total = sum(u);`"
-                        .to_string(),
-                };
-                self.error(
-                    Diagnostic::error("E0014", format!("unknown reduction `{other}`"))
-                        .with_primary(decl.op.span, "not `sum`, `max` or `min`")
-                        .with_help(help),
-                );
-                None
-            }
-        };
+        let op = self.reduce_op(&decl.op);
         let value = self.value(&decl.value, at);
         let Some(Global::Reduction(id)) =
             self.symbols.globals.get(&decl.name.name).map(|d| d.global)

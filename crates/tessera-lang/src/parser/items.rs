@@ -4,8 +4,8 @@ use tessera_ir::{BinaryOp, Diagnostic, Span};
 
 use super::{Failed, PResult, Parser};
 use crate::ast::{
-    Attrs, BorderExpr, Bracketed, ConstDecl, Expr, FnDecl, Item, Member, Path, ReduceDecl,
-    StageDecl, Statement, TypeExpr,
+    Attrs, BorderExpr, Bracketed, ConstDecl, Expr, FnDecl, Item, Member, Path, ReceiverDecl,
+    ReceiverPointsDecl, ReduceDecl, StageDecl, Statement, TypeExpr,
 };
 use crate::lexer::Token;
 
@@ -94,6 +94,7 @@ impl Parser<'_> {
             }
             Token::Stage => return self.stage(start).map(Item::Stage),
             Token::Reduce => Item::Reduce(self.reduce(start)?),
+            Token::Receiver => Item::Receiver(self.receiver(start)?),
             Token::Until => {
                 let condition = self.expr()?;
                 Item::Until(condition, Span::new(start, self.prev_end() as usize))
@@ -352,6 +353,34 @@ impl Parser<'_> {
             op,
             value,
             region,
+            every,
+            span: Span::new(start, self.prev_end() as usize),
+        })
+    }
+
+    /// `NAME = FIELD at POINTS [every INT]`; `receiver` is consumed.
+    fn receiver(&mut self, start: usize) -> PResult<ReceiverDecl> {
+        let name = self.ident("the receiver's name")?;
+        self.expect(Token::Assign)?;
+        let field = self.indexed_path("the field it records (`u`, `s.x`, `f[3]`)")?;
+        if self.eat_word("at").is_none() {
+            return Err(self.error_expected("`at` and the receiver's points"));
+        }
+        let points = match self.eat_word("input") {
+            Some(span) => ReceiverPointsDecl::Input(span),
+            None => ReceiverPointsDecl::Written(self.expr()?),
+        };
+        let every = match self.eat(Token::Every) {
+            Some(_) => {
+                self.unsigned("how often (in steps) the receiver records")?
+                    .0
+            }
+            None => 1,
+        };
+        Ok(ReceiverDecl {
+            name,
+            field,
+            points,
             every,
             span: Span::new(start, self.prev_end() as usize),
         })

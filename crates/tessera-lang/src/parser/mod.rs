@@ -247,10 +247,10 @@ impl Parser<'_> {
 }
 
 /// The reserved words, for "did you mean" hints on misspelled keywords.
-const KEYWORDS: [&str; 26] = [
+const KEYWORDS: [&str; 27] = [
     "program", "param", "type", "grid", "steps", "field", "readonly", "border", "stage", "over",
     "let", "reduce", "every", "until", "by", "all", "if", "then", "else", "true", "false", "const",
-    "fn", "for", "in", "table",
+    "fn", "for", "in", "table", "receiver",
 ];
 
 /// Whether the token is a reserved word.

@@ -63,6 +63,9 @@ pub fn without_spans(program: &Program) -> Program {
     for id in p.tables.ids() {
         p.tables[id].span = Span::NONE;
     }
+    for id in p.receivers.ids() {
+        p.receivers[id].span = Span::NONE;
+    }
     for id in p.exprs.ids() {
         p.exprs[id].span = Span::NONE;
     }

@@ -58,10 +58,18 @@ pub fn details(session: &Session) -> Vec<String> {
             .iter()
             .map(|(field, fp)| format!("{} {}", program.fields[*field].name, footprint_text(fp)))
             .collect();
-        let writes: Vec<&str> = stage
-            .outputs()
-            .iter()
-            .map(|f| program.fields[*f].name.as_str())
+        let scans = stage.scans();
+        let writes: Vec<String> = (stage.outputs().iter())
+            .map(|f| match scans.iter().find(|(g, _)| g == f) {
+                Some((_, scan)) => format!(
+                    "{} (a scan: {} along {}{})",
+                    program.fields[*f].name,
+                    scan.op.name(),
+                    program.axis_names()[scan.axis],
+                    if scan.exclusive { ", exclusive" } else { "" }
+                ),
+                None => program.fields[*f].name.clone(),
+            })
             .collect();
         lines.push(format!(
             "stage {}: {} ({} points); reads {}; writes {}",

@@ -4,11 +4,13 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use tessera::files::{self, Format};
+use tessera::files::{self, Format, SeriesFormat};
 use tessera::metrics::gcells_per_s;
 use tessera::{Error, FieldRef, Session, checkpoint};
+use tessera_ir::{Id, Receiver, ReceiverPoints};
 use tessera_runtime::{
-    FieldSet, Flow, Observation, Observer, ReductionRecord, RunReport, RunState, drive,
+    Buffer, FieldSet, Flow, Observation, Observer, ReceiverRecord, ReceiverSeries, ReductionRecord,
+    RunReport, RunState, drive, receiver_series,
 };
 
 use super::args::{FieldFile, RunArgs};
@@ -22,6 +24,13 @@ use super::{json, planning};
 struct Output {
     field: FieldRef,
     format: Format,
+    path: PathBuf,
+}
+
+/// A receiver's recordings to write after the run (`--output NAME=FILE` naming a receiver).
+struct SeriesOutput {
+    receiver: Id<Receiver>,
+    format: SeriesFormat,
     path: PathBuf,
 }
 
@@ -45,8 +54,10 @@ struct Checkpoints<'s> {
     every: u64,
     /// The run's first step (the steps a restarted run had done).
     first_step: u64,
-    /// The records of the run it continues.
+    /// The reduction records of the run it continues.
     earlier: Vec<ReductionRecord>,
+    /// The receiver recordings of the run it continues.
+    earlier_recordings: Vec<ReceiverRecord>,
     /// The first write that failed (the run stops there).
     failed: Option<Error>,
     /// Whether this process writes them (rank 0 of an MPI job, or the only process).
@@ -61,8 +72,16 @@ impl Checkpoints<'_> {
         }
         let records: Vec<ReductionRecord> =
             self.earlier.iter().chain(at.records).cloned().collect();
+        let recordings: Vec<ReceiverRecord> = (self.earlier_recordings.iter())
+            .chain(at.recordings)
+            .cloned()
+            .collect();
         let done = self.first_step + at.done;
-        match checkpoint::write(self.dir, session, done, at.fields, at.state, &records) {
+        let history = checkpoint::History {
+            records: &records,
+            recordings: &recordings,
+        };
+        match checkpoint::write(self.dir, session, done, at.fields, at.state, history) {
             Ok(_) => Flow::Continue,
             Err(e) => {
                 self.failed = Some(e);
@@ -118,15 +137,15 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     distributed::check_flags(args, role)?;
     let session = args.program.load()?;
     let planned = planning::plan_run(&session, &args.exec)?;
-    let outputs = resolve_outputs(&session, args)?;
+    let (outputs, series_outputs) = resolve_outputs(&session, args)?;
     if let Some(path) = &args.reductions {
         files::check_destination(path)?;
     }
-    let inputs = resolve_inputs(&session, &args.start.inputs)?;
     let total_steps = args.start.steps(&session);
-    let restart = match &args.restart {
-        Some(dir) => Some(restart_from(dir, &session, total_steps)?),
-        None => None,
+    // A restart takes its fields, tables and receivers' points from the checkpoint.
+    let start = match &args.restart {
+        Some(dir) => Start::Restart(restart_from(dir, &session, total_steps)?),
+        None => Start::Fresh(resolve_inputs(&session, &args.start.inputs)?),
     };
     // Compiling checks the plan against the device: refusals come before any allocation.
     let clock = Instant::now();
@@ -136,11 +155,12 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     };
     let compile = clock.elapsed();
     let clock = Instant::now();
-    let (mut fields, mut state, first_step, earlier) = match restart {
-        Some(c) => (c.fields, c.state, c.steps_done, c.records),
-        None => {
+    let (mut fields, mut state, first_step, earlier, earlier_recordings) = match start {
+        Start::Restart(c) => (c.fields, c.state, c.steps_done, c.records, c.recordings),
+        Start::Fresh(inputs) => {
             let fields = read_inputs(&session, &inputs)?;
-            (fields, RunState::new(session.program()), 0, Vec::new())
+            let state = RunState::new(session.program());
+            (fields, state, 0, Vec::new(), Vec::new())
         }
     };
     let initialise = clock.elapsed();
@@ -160,6 +180,7 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
             every: args.checkpoint_every.unwrap_or(1) as u64,
             first_step,
             earlier: earlier.clone(),
+            earlier_recordings: earlier_recordings.clone(),
             failed: None,
         }),
     };
@@ -183,6 +204,7 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
         return Err(error);
     }
     report.reductions.splice(0..0, earlier);
+    report.receivers.splice(0..0, earlier_recordings);
     if args.check_finite && non_finite.is_none() && checked_at != Some(report.steps) {
         non_finite = first_non_finite(&session, &fields).map(|what| (what, report.steps));
     }
@@ -201,6 +223,12 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     if let Some(path) = &args.reductions {
         tessera_io::write_text(path, &reductions::csv(&session, &report.reductions))?;
     }
+    let series = receiver_series(session.program(), &report.receivers);
+    for output in &series_outputs {
+        let points = receiver_points(&session, &fields, output.receiver);
+        let series = &series[output.receiver.index()];
+        files::write_series(&session, series, points, output.format, &output.path)?;
+    }
     let phases = Phases {
         compile,
         initialise,
@@ -214,7 +242,8 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
         .map_or(report.plan.as_str(), str::trim_start);
     if args.json {
         let tuned = planned.tuned.is_some();
-        let summary = json_summary(&session, planned.name, plan, tuned, &report, &phases);
+        let mut summary = json_summary(&session, planned.name, plan, tuned, &report, &phases);
+        summary["receivers"] = receivers_json(&series);
         println!("{summary}");
     } else {
         let plan = match planned.tuned {
@@ -241,10 +270,59 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     }
 }
 
-/// What the `--input` files fill: fields, and the program's input tables (by table index).
+/// Where a run starts: a checkpoint (fields, tables and receivers' points included), or the
+/// `--input` files and the declared initial values.
+enum Start<'a> {
+    Restart(checkpoint::Checkpoint),
+    Fresh(Inputs<'a>),
+}
+
+/// What the `--input` files fill: fields, the program's input tables (by table index) and
+/// the points of receivers declared `at input` (by receiver index).
 pub struct Inputs<'a> {
     fields: Vec<(FieldRef, &'a PathBuf)>,
     tables: Vec<(usize, &'a PathBuf)>,
+    points: Vec<(Id<Receiver>, &'a PathBuf)>,
+}
+
+/// The points receiver `receiver` records at in this run: the program's, or those read from
+/// its `--input` file.
+fn receiver_points<'f>(
+    session: &'f Session,
+    fields: &'f FieldSet,
+    receiver: Id<Receiver>,
+) -> &'f [Vec<i64>] {
+    match &session.program().receivers[receiver].points {
+        ReceiverPoints::Fixed(points) => points,
+        ReceiverPoints::Input => (fields.receiver_points.get(receiver.index()))
+            .and_then(Option::as_deref)
+            .unwrap_or_default(),
+    }
+}
+
+/// `[{"name": "seis", "steps": [0, 1], "values": [[..], [..]]}, ...]`: each receiver's
+/// recordings, a row of values (JSON numbers; `null` for NaN and infinities) per step.
+fn receivers_json(series: &[ReceiverSeries]) -> serde_json::Value {
+    let value = |values: &Buffer, i: usize| -> serde_json::Value {
+        match values {
+            Buffer::U8(v) => v[i].into(),
+            Buffer::I32(v) => v[i].into(),
+            Buffer::I64(v) => v[i].into(),
+            _ => values.get_f64(i).into(),
+        }
+    };
+    (series.iter())
+        .map(|s| {
+            let rows: Vec<serde_json::Value> = (0..s.steps.len())
+                .map(|row| {
+                    (0..s.points)
+                        .map(|k| value(&s.values, row * s.points + k))
+                        .collect()
+                })
+                .collect();
+            serde_json::json!({"name": s.name, "steps": s.steps, "values": rows})
+        })
+        .collect()
 }
 
 /// The field or table of every `--input`, checked before anything runs: every name exists
@@ -253,12 +331,34 @@ pub fn resolve_inputs<'a>(session: &Session, inputs: &'a [FieldFile]) -> Result<
     let mut resolved = Inputs {
         fields: Vec::new(),
         tables: Vec::new(),
+        points: Vec::new(),
     };
+    let program = session.program();
     for input in inputs {
         let name = input.field.as_deref().unwrap_or_default();
-        match session.table(name) {
-            Some(table) => resolved.tables.push((table, &input.path)),
-            None => resolved.fields.push((session.field(name)?, &input.path)),
+        match (session.table(name), program.receiver_by_name(name)) {
+            (Some(table), _) => resolved.tables.push((table, &input.path)),
+            (None, Some(receiver)) => {
+                if let ReceiverPoints::Fixed(_) = program.receivers[receiver].points {
+                    return Err(Error::Usage(format!(
+                        "the receiver `{name}` records at the points the program gives; only a receiver declared `at input` takes them with `--input {name}=points.npy`"
+                    )));
+                }
+                resolved.points.push((receiver, &input.path));
+            }
+            (None, None) => resolved.fields.push((session.field(name)?, &input.path)),
+        }
+    }
+    for (id, receiver) in program.receivers.iter() {
+        if receiver.points == ReceiverPoints::Input
+            && !resolved.points.iter().any(|(r, _)| *r == id)
+        {
+            return Err(Error::Usage(format!(
+                "the receiver `{}` has no points: give them with `--input {}=points.npy` (integers of shape (n, {}), one row per point, slowest axis first)",
+                receiver.name,
+                receiver.name,
+                program.dims()
+            )));
         }
     }
     for (id, table) in session.program().tables.iter() {
@@ -284,6 +384,11 @@ pub fn read_inputs(session: &Session, inputs: &Inputs) -> Result<FieldSet, Error
     }
     for &(table, path) in &inputs.tables {
         fields.tables[table] = files::read_table(session, table, path)?;
+    }
+    fields.receiver_points = vec![None; session.program().receivers.len()];
+    for &(receiver, path) in &inputs.points {
+        let points = files::read_points(session, receiver.index(), path)?;
+        fields.receiver_points[receiver.index()] = Some(points);
     }
     Ok(fields)
 }
@@ -374,15 +479,40 @@ fn write_outputs(
     Ok(lines)
 }
 
-/// Every `--output`, `--png` and `--vti`, checked before anything runs.
-fn resolve_outputs(session: &Session, args: &RunArgs) -> Result<Vec<Output>, Error> {
+/// Every `--output`, `--png` and `--vti`, checked before anything runs: fields' outputs, and
+/// receivers' (`--output NAME=FILE` naming a receiver).
+fn resolve_outputs(
+    session: &Session,
+    args: &RunArgs,
+) -> Result<(Vec<Output>, Vec<SeriesOutput>), Error> {
     let mut outputs = Vec::new();
+    let mut series = Vec::new();
+    for item in &args.outputs {
+        let name = item.field.as_deref().unwrap_or_default();
+        if let Some(receiver) = session.program().receiver_by_name(name) {
+            let format = SeriesFormat::of(&item.path, name)?;
+            files::check_destination(&item.path)?;
+            series.push(SeriesOutput {
+                receiver,
+                format,
+                path: item.path.clone(),
+            });
+        }
+    }
     for (list, forced) in [
         (&args.outputs, None),
         (&args.pngs, Some(Format::Png)),
         (&args.vtis, Some(Format::Vti)),
     ] {
         for item in list {
+            if forced.is_none()
+                && item
+                    .field
+                    .as_deref()
+                    .is_some_and(|name| session.program().receiver_by_name(name).is_some())
+            {
+                continue;
+            }
             let field = match &item.field {
                 Some(name) => session.field(name)?,
                 None => session.main_field(),
@@ -399,7 +529,7 @@ fn resolve_outputs(session: &Session, args: &RunArgs) -> Result<Vec<Output>, Err
             });
         }
     }
-    Ok(outputs)
+    Ok((outputs, series))
 }
 
 /// `heat: 100 steps on 256x256 (f32) with cpu/parallel in 0.012 s: 0.54 GCells/s; total = 1.2e3 (step 99)`.

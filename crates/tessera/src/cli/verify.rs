@@ -91,6 +91,7 @@ mod tests {
             shape: vec![2],
             buffers: vec![tessera_runtime::Buffer::from(u)],
             tables: Vec::new(),
+            receiver_points: Vec::new(),
         };
         let (e, a) = (fields(vec![3.0, 3.0]), fields(vec![3.0, 3.0 + 1e-9]));
         let comparison = Comparison::compare(&session, (&e, &report), (&a, &report));

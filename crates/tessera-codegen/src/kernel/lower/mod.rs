@@ -9,9 +9,11 @@
 //! order), launched before their stage (in-stage) or after the step's stages (after-step).
 
 mod common;
+mod gather;
 mod naive;
 pub(super) mod overlapped;
 mod reduction;
+mod scan;
 mod streaming;
 mod tile;
 mod tiled;
@@ -23,7 +25,7 @@ use tessera_plan::{PlanError, fusion_refusal};
 
 use super::{
     BufferDecl, BufferId, BufferRole, FusedPass, HostOp, HostProgram, KernelProgram, Launch,
-    LaunchArg, ReduceReadback, validate,
+    LaunchArg, ReceiverGather, ReduceReadback, validate,
 };
 pub(super) use common::{Ctx, reduction_value_name};
 use common::{IoArg, StageIo};
@@ -45,6 +47,7 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Plan
             start: Vec::new(),
             step: Vec::new(),
             fused: None,
+            receivers: Vec::new(),
         },
         field_buffers: vec![None; program.fields.len()],
         next_buffers: vec![None; program.fields.len()],
@@ -53,7 +56,8 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Plan
         notes: Vec::new(),
     };
     for (id, field) in program.fields.iter() {
-        if bound.checked().role(id) != tessera_analysis::FieldRole::Unused {
+        let recorded = (program.receivers.values()).any(|r| r.field == id);
+        if recorded || bound.checked().role(id) != tessera_analysis::FieldRole::Unused {
             lowering.field_buffers[id.index()] = Some(add_buffer(
                 &mut lowering.host,
                 &field.name,
@@ -78,6 +82,9 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Plan
     }
     if lowering.host.fused.is_none() || !program.reductions.is_empty() {
         lowering.step_ops();
+    }
+    for receiver in program.receivers.ids() {
+        lowering.receiver_gather(receiver);
     }
     Ok(KernelProgram {
         name: program.name.clone(),
@@ -256,6 +263,46 @@ impl Lowering<'_> {
         }
     }
 
+    /// Adds a receiver's points and values buffers and its gather kernel.
+    fn receiver_gather(&mut self, receiver: Id<tessera_ir::Receiver>) {
+        let r = &self.ctx.bound.program().receivers[receiver];
+        let ty = self.ctx.bound.program().fields[r.field].ty;
+        let points = add_buffer(
+            &mut self.host,
+            &format!("receiver.{}.points", r.name),
+            self.ctx.ity,
+            0,
+            BufferRole::ReceiverPoints { receiver },
+        );
+        let values = add_buffer(
+            &mut self.host,
+            &format!("receiver.{}.values", r.name),
+            ty,
+            0,
+            BufferRole::ReceiverValues { receiver },
+        );
+        let kernel = gather::kernel(self.ctx, receiver);
+        let launch = Launch {
+            kernel: kernel.name.clone(),
+            grid: [1, 1, 1],
+            block: kernel.block,
+            args: vec![
+                LaunchArg::Buffer(self.buffer_of(r.field, false)),
+                LaunchArg::Buffer(points),
+                LaunchArg::Buffer(values),
+                LaunchArg::Count,
+            ],
+            every: r.every,
+        };
+        self.kernels.push(kernel);
+        self.host.receivers.push(ReceiverGather {
+            receiver,
+            launch,
+            points,
+            values,
+        });
+    }
+
     /// Adds a reduction's partials buffer, launch (unless it has no rows) and read-back.
     fn push_reduction(
         &mut self,
@@ -301,7 +348,7 @@ impl Lowering<'_> {
 }
 
 /// Lowers one stage by the plan's strategy, or by the naive one where the strategy does not
-/// apply (with a note saying why).
+/// apply (with a note saying why); a stage with a scan by its line kernel under every strategy.
 fn stage_kernel(
     ctx: &Ctx,
     stage: Id<Stage>,
@@ -309,6 +356,15 @@ fn stage_kernel(
     notes: &mut Vec<String>,
 ) -> (super::Kernel, [u64; 3]) {
     let name = &ctx.bound.program().stages[stage].name;
+    if let Some(axis) = ctx.bound.program().stages[stage].scan_axis() {
+        if ctx.plan.strategy != GpuStrategy::Naive {
+            notes.push(format!(
+                "stage `{name}` scans along {}: it runs one thread per line whatever the strategy",
+                ctx.axis_names()[axis]
+            ));
+        }
+        return scan::kernel(ctx, stage, io, axis);
+    }
     let refusal = match ctx.plan.strategy {
         GpuStrategy::Naive => None,
         GpuStrategy::Tiled | GpuStrategy::Overlapped => match tiled::kernel(ctx, stage, io) {
