@@ -9,8 +9,7 @@ use tessera_distribute::{Decomposition, DistributeError, Distribution, InProcess
 use tessera_ir::Border;
 use tessera_plan::PlanRequest;
 use tessera_reference::ReferenceBackend;
-use tessera_runtime::{Backend, Executable};
-use tessera_testkit::compare::{first_difference, report_difference};
+use tessera_runtime::Backend;
 use tessera_testkit::corpus::Case;
 use tessera_testkit::{Failures, Subject, case};
 
@@ -70,12 +69,8 @@ fn check(
     let mut executable =
         InProcessExecutable::prepare(distribution, &subject.bound, backend, &PlanRequest::exact())
             .map_err(|e| format!("{label}: {e}"))?;
-    let mut fields = subject.inputs.clone();
-    let report = (executable.run(&mut fields, 0, subject.steps, &mut ()))
-        .map_err(|e| format!("{label}: {e}"))?;
-    first_difference(&subject.field_names(), &subject.expected, &fields)
-        .or_else(|| report_difference(&subject.expected_report, &report))
-        .map_or(Ok(true), |d| Err(format!("{label}: {d}")))
+    subject.check_executable(&mut executable, &label)?;
+    Ok(true)
 }
 
 /// The reference backend on every rank.

@@ -16,8 +16,7 @@ use tessera_distribute::cluster::{MpiExecutable, MpiProcess};
 use tessera_distribute::{Decomposition, DistributeError, Distribution};
 use tessera_plan::PlanRequest;
 use tessera_reference::ReferenceBackend;
-use tessera_runtime::{Backend, Executable};
-use tessera_testkit::compare::{first_difference, report_difference};
+use tessera_runtime::Backend;
 use tessera_testkit::{Subject, test_programs};
 
 /// The longest a job may take before the test calls it hung.
@@ -132,10 +131,6 @@ fn check(
         &PlanRequest::exact(),
     )
     .map_err(|e| format!("{label}: {e}"))?;
-    let mut fields = subject.inputs.clone();
-    let report = (executable.run(&mut fields, 0, subject.steps, &mut ()))
-        .map_err(|e| format!("{label}: {e}"))?;
-    first_difference(&subject.field_names(), &subject.expected, &fields)
-        .or_else(|| report_difference(&subject.expected_report, &report))
-        .map_or(Ok(true), |d| Err(format!("{label}: {d}")))
+    subject.check_executable(&mut executable, &label)?;
+    Ok(true)
 }

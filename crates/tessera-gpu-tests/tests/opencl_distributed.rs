@@ -10,8 +10,6 @@ use tessera_distribute::{Decomposition, Distribution, InProcessExecutable};
 use tessera_gpu_tests::availability::require_opencl;
 use tessera_opencl::OpenClBackend;
 use tessera_plan::{PlanRequest, Strategy};
-use tessera_runtime::Executable;
-use tessera_testkit::compare::{first_difference, report_difference};
 use tessera_testkit::{Failures, Subject, case};
 
 /// The programs: each a feature distribution must carry through a GPU run.
@@ -71,10 +69,5 @@ fn check(
     let mut executable =
         InProcessExecutable::prepare(distribution, &subject.bound, backend, request)
             .map_err(|e| format!("{label}: {e}"))?;
-    let mut fields = subject.inputs.clone();
-    let report = (executable.run(&mut fields, 0, subject.steps, &mut ()))
-        .map_err(|e| format!("{label}: {e}"))?;
-    first_difference(&subject.field_names(), &subject.expected, &fields)
-        .or_else(|| report_difference(&subject.expected_report, &report))
-        .map_or(Ok(()), |d| Err(format!("{label}: {d}")))
+    subject.check_executable(&mut executable, &label)
 }

@@ -8,7 +8,7 @@ use std::fmt::Display;
 
 use tessera_analysis::BoundProgram;
 use tessera_plan::{DeviceSelection, Plan, PlanRequest};
-use tessera_runtime::{Backend, FieldSet, RunReport};
+use tessera_runtime::{Backend, Executable, FieldSet, RunReport};
 
 use crate::compare::{first_difference, first_distant, report_difference};
 use crate::corpus::Case;
@@ -91,11 +91,29 @@ impl Subject {
     /// reference.
     pub fn check_exact(&self, backend: &dyn Backend, plan: &Plan) -> Result<(), String> {
         let (fields, report) = self.run(backend, plan)?;
-        first_difference(&self.field_names(), &self.expected, &fields)
-            .or_else(|| report_difference(&self.expected_report, &report))
-            .map_or(Ok(()), |d| {
-                Err(format!("{} {}: {d}", self.label, report.plan))
-            })
+        self.compare_exact(&fields, &report)
+            .map_err(|d| format!("{} {}: {d}", self.label, report.plan))
+    }
+
+    /// Runs an executable prepared elsewhere (a distributed run, say) from the inputs and
+    /// compares every field and the report bitwise with the reference; errors name `label`.
+    pub fn check_executable(
+        &self,
+        executable: &mut dyn Executable,
+        label: &str,
+    ) -> Result<(), String> {
+        let mut fields = self.inputs.clone();
+        let report = (executable.run(&mut fields, 0, self.steps, &mut ()))
+            .map_err(|e| format!("{label}: {e}"))?;
+        self.compare_exact(&fields, &report)
+            .map_err(|d| format!("{label}: {d}"))
+    }
+
+    /// The first bitwise difference of `fields` and `report` from the reference's.
+    fn compare_exact(&self, fields: &FieldSet, report: &RunReport) -> Result<(), String> {
+        first_difference(&self.field_names(), &self.expected, fields)
+            .or_else(|| report_difference(&self.expected_report, report))
+            .map_or(Ok(()), Err)
     }
 
     /// Runs `plan` on `backend` and compares every field with the reference within
