@@ -7,8 +7,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use common::{assert_user_error, stderr, stdout, tessera};
 
@@ -147,6 +146,19 @@ fn layouts_the_grid_or_program_cannot_have_are_refused() {
     refused(&["--ranks", "2", "--plan", "plan.json"], "drop `--plan`");
 }
 
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_mpi_refuses_to_run_under_an_mpi_launcher() {
+    let dir = program_dir();
+    let output = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["run", "spread.tess", "--steps", "2"])
+        .current_dir(dir.path())
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .unwrap();
+    assert_user_error(&output, "built without MPI");
+}
+
 /// `mpirun` on the path, or `None` (a failure under `CI=true`, where MPI must be tested).
 #[cfg(feature = "mpi")]
 fn mpirun() -> Option<std::path::PathBuf> {
@@ -188,7 +200,7 @@ fn mpi_ranks_give_the_single_process_answer() {
             .map(String::from)
             .to_vec();
         args.extend(outputs(&tag));
-        let output: Output = mpi_command(&mpirun, path, processes, &args)
+        let output: std::process::Output = mpi_command(&mpirun, path, processes, &args)
             .output()
             .unwrap();
         assert!(output.status.success(), "{processes}: {}", stderr(&output));
@@ -228,13 +240,13 @@ fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_intact() {
     .map(String::from)
     .to_vec();
     let mut job = mpi_command(&mpirun, path, 2, &args).spawn().unwrap();
-    let started = Instant::now();
+    let started = std::time::Instant::now();
     while !path.join("ck/LATEST").exists() {
         assert!(
-            started.elapsed() < Duration::from_secs(120),
+            started.elapsed() < std::time::Duration::from_secs(120),
             "no checkpoint was written"
         );
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let rank = ranks_of(job.id())
         .into_iter()
@@ -244,16 +256,16 @@ fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_intact() {
         .args(["-9", &rank.to_string()])
         .status()
         .unwrap();
-    let killed = Instant::now();
+    let killed = std::time::Instant::now();
     let status = loop {
         if let Some(status) = job.try_wait().unwrap() {
             break status;
         }
-        if killed.elapsed() > Duration::from_secs(60) {
+        if killed.elapsed() > std::time::Duration::from_secs(60) {
             let _ = job.kill();
             panic!("the job still runs 60 s after a rank was killed");
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(std::time::Duration::from_millis(100));
     };
     assert!(!status.success());
     let latest = std::fs::read_to_string(path.join("ck/LATEST")).unwrap();

@@ -25,6 +25,13 @@ impl Role {
     /// One rank of an MPI job when an MPI launcher started this process (and this build has
     /// MPI); alone otherwise.
     pub fn of_process() -> Result<Role, Error> {
+        #[cfg(not(feature = "mpi"))]
+        if let Some(size) = launcher_job_size().filter(|&n| n > 1) {
+            return Err(usage(format!(
+                "an MPI launcher started {size} processes, but this tessera was built without \
+                 MPI: each would run the whole grid; build it with `--features mpi`"
+            )));
+        }
         #[cfg(feature = "mpi")]
         if tessera_distribute::cluster::MpiProcess::launched() {
             let process = tessera_distribute::cluster::MpiProcess::start()
@@ -79,6 +86,15 @@ pub fn check_flags(args: &RunArgs, role: &Role) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// The number of processes an MPI launcher started, from its environment (`None`: not started
+/// by one).
+#[cfg(not(feature = "mpi"))]
+fn launcher_job_size() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
 /// The executable of a distributed run, or `None` for a run of one process on the whole grid.
