@@ -8,6 +8,8 @@
 //! (an observation point or the end of the run), so that outputs, checkpoints and checks work
 //! as in one process. Rank 0 writes them.
 
+use std::time::{Duration, Instant};
+
 use mpi::Count;
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
@@ -20,7 +22,8 @@ use tessera_plan::{Plan, PlanRequest};
 use tessera_runtime::boxes::unpack_box;
 use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{
-    ActiveRun, Backend, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes, gather_bytes,
+    ActiveRun, Backend, BackendError, Buffer, Executable, FieldSet, Pass, RankTimes, RunTimes,
+    gather_bytes,
 };
 
 use crate::{DistributeError, Distribution, field_bytes, steps_text};
@@ -135,6 +138,7 @@ impl Executable for MpiExecutable {
             fields,
             halos_stale: false,
             scatter_pending: false,
+            times: RankTimes::default(),
         }))
     }
 }
@@ -148,12 +152,15 @@ struct MpiRun<'a> {
     fields: &'a mut FieldSet,
     halos_stale: bool,
     scatter_pending: bool,
+    /// This rank's times so far.
+    times: RankTimes,
 }
 
 impl MpiRun<'_> {
     /// Sends the halos this rank owns to the ranks that need them and receives its own (every
     /// message tagged with its number in the exchange).
     fn exchange(&mut self) -> Result<(), BackendError> {
+        let clock = Instant::now();
         let world = SimpleCommunicator::world();
         let transfers = &self.distribution.transfers;
         let sends: Vec<(usize, Vec<u8>)> = (transfers.iter().enumerate())
@@ -161,6 +168,7 @@ impl MpiRun<'_> {
             .map(|(i, t)| Ok((i, self.run.read_box(&t.source)?)))
             .collect::<Result<_, BackendError>>()?;
         let mut received: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut waited = Duration::ZERO;
         mpi::request::scope(|scope| {
             let requests: Vec<_> = (sends.iter())
                 .map(|(i, message)| {
@@ -171,7 +179,9 @@ impl MpiRun<'_> {
             for (i, t) in transfers.iter().enumerate() {
                 if t.to == self.rank {
                     let from = world.process_at_rank(t.from as i32);
+                    let blocked = Instant::now();
                     received.push((i, from.receive_vec_with_tag::<u8>(i as i32).0));
+                    waited += blocked.elapsed();
                 }
             }
             for request in requests {
@@ -181,6 +191,8 @@ impl MpiRun<'_> {
         for (i, message) in received {
             self.run.write_box(&transfers[i].target, &message)?;
         }
+        self.times.wait += waited;
+        self.times.exchange += clock.elapsed() - waited;
         self.halos_stale = false;
         Ok(())
     }
@@ -288,13 +300,17 @@ impl ActiveRun for MpiRun<'_> {
             if self.halos_stale {
                 self.exchange()?;
             }
+            let clock = Instant::now();
             partials = self.run.run_pass(&part)?;
+            self.times.compute += clock.elapsed();
             self.halos_stale = true;
         }
         if pass.reductions.is_empty() {
             return Ok(Vec::new());
         }
+        let clock = Instant::now();
         let owned = self.all_rows(pass, &partials)?;
+        self.times.wait += clock.elapsed();
         self.distribution.combine(pass, &owned).map_err(internal)
     }
 
@@ -352,6 +368,20 @@ impl ActiveRun for MpiRun<'_> {
 
     fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {
         self.gather()?;
-        self.run.finish()
+        let mine =
+            [self.times.compute, self.times.exchange, self.times.wait].map(|d| d.as_secs_f64());
+        let all = all_gather(&mine, &vec![3; self.distribution.ranks.len()])?;
+        let seconds = Duration::from_secs_f64;
+        let ranks = (all.chunks_exact(3))
+            .map(|t| RankTimes {
+                compute: seconds(t[0]),
+                exchange: seconds(t[1]),
+                wait: seconds(t[2]),
+            })
+            .collect();
+        Ok(RunTimes {
+            ranks,
+            ..self.run.finish()?
+        })
     }
 }

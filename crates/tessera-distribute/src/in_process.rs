@@ -5,12 +5,15 @@
 //! between the ranks' fields after every pass of at most `T` steps, and the reductions combine
 //! every rank's rows in THE row order.
 
+use std::time::Instant;
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Id, Receiver};
 use tessera_plan::{Plan, PlanRequest};
 use tessera_runtime::reduce::RowPartials;
+
 use tessera_runtime::{
-    ActiveRun, Backend, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes, gather_bytes,
+    ActiveRun, Backend, BackendError, Buffer, Executable, FieldSet, Pass, RankTimes, RunTimes,
+    gather_bytes,
 };
 
 use crate::exchange::gather;
@@ -92,6 +95,7 @@ impl Executable for InProcessExecutable {
             fields,
             halos_stale: false,
             scatter_pending: false,
+            times: vec![RankTimes::default(); distribution.ranks.len()],
         }))
     }
 }
@@ -106,14 +110,20 @@ struct InProcessRun<'a> {
     halos_stale: bool,
     /// The global fields were lent writable: cut them into the ranks again.
     scatter_pending: bool,
+    /// Each rank's times so far.
+    times: Vec<RankTimes>,
 }
 
 impl InProcessRun<'_> {
     /// Moves every halo from the rank owning its points.
     fn exchange(&mut self) -> Result<(), BackendError> {
         for transfer in &self.distribution.transfers {
+            let clock = Instant::now();
             let message = self.runs[transfer.from].read_box(&transfer.source)?;
+            self.times[transfer.from].exchange += clock.elapsed();
+            let clock = Instant::now();
             self.runs[transfer.to].write_box(&transfer.target, &message)?;
+            self.times[transfer.to].exchange += clock.elapsed();
         }
         self.halos_stale = false;
         Ok(())
@@ -155,8 +165,13 @@ impl ActiveRun for InProcessRun<'_> {
             if self.halos_stale {
                 self.exchange()?;
             }
-            per_rank = (self.runs.iter_mut())
-                .map(|run| run.run_pass(&part))
+            per_rank = (self.runs.iter_mut().zip(&mut self.times))
+                .map(|(run, times)| {
+                    let clock = Instant::now();
+                    let partials = run.run_pass(&part);
+                    times.compute += clock.elapsed();
+                    partials
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             self.halos_stale = true;
         }
@@ -200,7 +215,10 @@ impl ActiveRun for InProcessRun<'_> {
 
     fn finish(mut self: Box<Self>) -> Result<RunTimes, BackendError> {
         self.gather()?;
-        let mut times = RunTimes::default();
+        let mut times = RunTimes {
+            ranks: self.times.clone(),
+            ..RunTimes::default()
+        };
         for run in self.runs {
             let rank = run.finish()?;
             times.transfer += rank.transfer;

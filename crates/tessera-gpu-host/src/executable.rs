@@ -415,6 +415,7 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
         Ok(RunTimes {
             compute: Some(compute),
             transfer: self.transfer,
+            ranks: Vec::new(),
         })
     }
 }

@@ -222,10 +222,23 @@ pub trait ActiveRun {
 }
 
 /// What a backend measured of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunTimes {
     /// The passes' time on the device (`None`: the driver's wall clock counts).
     pub compute: Option<Duration>,
     /// Time spent moving fields between host and device.
     pub transfer: Duration,
+    /// Each rank's times, by rank, in a distributed run (empty otherwise).
+    pub ranks: Vec<RankTimes>,
+}
+
+/// Where one rank of a distributed run spent its time loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RankTimes {
+    /// Running its passes.
+    pub compute: Duration,
+    /// Packing, sending and unpacking halos.
+    pub exchange: Duration,
+    /// Blocked on other ranks: halos not yet arrived, reduction rows and fields gathered.
+    pub wait: Duration,
 }

@@ -11,7 +11,7 @@ use tessera_analysis::{BoundProgram, coords_text, linear_indices, table_shortfal
 use tessera_ir::{ExprKind, Id, Program, Receiver, ReceiverPoints};
 use tessera_plan::StepsPerPass;
 
-use crate::backend::{ActiveRun, BackendError, Executable};
+use crate::backend::{ActiveRun, BackendError, Executable, RankTimes};
 use crate::buffer::{Buffer, FieldSet};
 use crate::schedule::{Pass, Schedule, ScheduleItem};
 
@@ -90,6 +90,8 @@ pub struct RunReport {
     pub compute_time: Duration,
     /// Time spent moving fields between host and device, if any.
     pub transfer_time: Duration,
+    /// Each rank's times in a distributed run (empty otherwise).
+    pub ranks: Vec<RankTimes>,
     /// The backend and plan that ran, for summaries (`cpu overlapped tile=64x64 T=4 ...`).
     pub plan: String,
 }
@@ -330,6 +332,7 @@ pub fn drive<E: Executable + ?Sized>(
     let times = run.finish()?;
     report.compute_time = times.compute.unwrap_or(elapsed);
     report.transfer_time = times.transfer;
+    report.ranks = times.ranks;
     Ok(report)
 }
 

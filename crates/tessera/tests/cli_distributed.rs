@@ -99,6 +99,33 @@ fn ranks_in_one_process_give_the_single_process_answer() {
 }
 
 #[test]
+fn bench_on_ranks_reports_each_ranks_times() {
+    let dir = program_dir();
+    let args = [
+        "bench",
+        "spread.tess",
+        "--steps",
+        "6",
+        "--reps",
+        "2",
+        "--json",
+        "--ranks",
+        "3",
+    ];
+    let output = tessera(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let ranks = report["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 3);
+    assert!(
+        ranks
+            .iter()
+            .all(|r| r["compute_seconds"].as_f64().unwrap() > 0.0)
+    );
+    assert!(report["strategy"].as_str().unwrap().contains("on 3 ranks"));
+}
+
+#[test]
 fn a_checkpoint_continues_under_another_number_of_ranks() {
     let dir = program_dir();
     let path = dir.path();
@@ -216,6 +243,21 @@ fn mpi_ranks_give_the_single_process_answer() {
             "{processes} processes"
         );
     }
+    let bench: Vec<String> = [
+        "bench",
+        "spread.tess",
+        "--steps",
+        "6",
+        "--reps",
+        "1",
+        "--json",
+    ]
+    .map(String::from)
+    .to_vec();
+    let output = mpi_command(&mpirun, path, 2, &bench).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["ranks"].as_array().unwrap().len(), 2, "{report}");
 }
 
 #[cfg(feature = "mpi")]

@@ -343,6 +343,14 @@ pub struct RunArgs {
     /// all (the steps it had done count); `--input` is not allowed beside it.
     #[arg(long, value_name = "DIR", conflicts_with = "inputs")]
     pub restart: Option<PathBuf>,
+    /// The ranks the grid is cut into.
+    #[command(flatten)]
+    pub ranks: RankArgs,
+}
+
+/// How a run is cut into ranks (`run`, `bench`).
+#[derive(Debug, Args)]
+pub struct RankArgs {
     /// Cut the grid into ranks: `2x2` (ranks per axis, slowest first) or a count spread over
     /// every axis but the fastest. Under `mpirun` one rank per process (the default is the
     /// job's size); otherwise every rank runs in this process.
@@ -465,6 +473,9 @@ pub struct BenchArgs {
     /// (cold only with an empty kernel cache: `TESSERA_CACHE_DIR=$(mktemp -d)`).
     #[arg(long)]
     pub compile_only: bool,
+    /// The ranks the grid is cut into.
+    #[command(flatten)]
+    pub ranks: RankArgs,
 }
 
 /// `tessera explain`.

@@ -7,9 +7,10 @@ use std::time::Instant;
 use tessera::inputs::random_inputs;
 use tessera::metrics::{gcells_per_s, roofline_gcells_per_s};
 use tessera::{DeviceSelection, Error, Session};
-use tessera_runtime::{Backend, Bandwidth, Executable, FieldSet};
+use tessera_runtime::{Backend, Bandwidth, Executable, FieldSet, RankTimes};
 
 use super::args::BenchArgs;
+use super::distributed::{self, Role};
 use super::{json, planning};
 
 /// The timed runs of one benchmark.
@@ -20,6 +21,8 @@ struct Timings {
     transfer_seconds: Vec<f64>,
     /// Steps the runs executed.
     steps: u64,
+    /// Each rank's times in the run of the median time loop (distributed runs).
+    ranks: Vec<RankTimes>,
 }
 
 impl Timings {
@@ -46,7 +49,9 @@ fn measure(
         seconds: Vec::with_capacity(reps),
         transfer_seconds: Vec::with_capacity(reps),
         steps,
+        ranks: Vec::new(),
     };
+    let mut ranks = Vec::with_capacity(reps);
     for _ in 0..reps {
         let report = executable.run(&mut inputs.clone(), 0, steps, &mut ())?;
         timings.seconds.push(report.compute_time.as_secs_f64());
@@ -54,7 +59,10 @@ fn measure(
             .transfer_seconds
             .push(report.transfer_time.as_secs_f64());
         timings.steps = report.steps;
+        ranks.push((report.compute_time, report.ranks));
     }
+    ranks.sort_by_key(|(time, _)| *time);
+    timings.ranks = ranks.swap_remove(ranks.len() / 2).1;
     timings.seconds.sort_by(f64::total_cmp);
     timings.transfer_seconds.sort_by(f64::total_cmp);
     Ok(timings)
@@ -62,11 +70,22 @@ fn measure(
 
 /// Benchmarks the program and prints a report (text or one JSON object).
 pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
+    let role = Role::of_process()?;
+    bench_as(args, &role).map_err(|error| role.on_error(error))
+}
+
+/// Benchmarks the program as `role` (alone, or one rank of an MPI job, whose rank 0 reports).
+fn bench_as(args: &BenchArgs, role: &Role) -> Result<i32, Error> {
+    distributed::check_flags(&args.exec, &args.ranks, role)?;
     let session = args.program.load()?;
     let planned = planning::plan_run(&session, &args.exec)?;
     let steps = args.steps.unwrap_or_else(|| session.default_steps());
     let start = Instant::now();
-    let mut executable = planned.prepare(&session)?;
+    let mut executable =
+        match distributed::prepare(&session, &planned, &args.exec, &args.ranks, role)? {
+            Some(executable) => executable,
+            None => planned.prepare(&session)?,
+        };
     let prepare_seconds = start.elapsed().as_secs_f64();
     if args.compile_only {
         // `emit` checks GPU plans against a typical GPU, which a plan for another device
@@ -85,6 +104,9 @@ pub fn bench(args: &BenchArgs) -> Result<i32, Error> {
     }
     let (inputs, randomised) = random_inputs(&session, args.seed, steps)?;
     let timings = measure(executable.as_mut(), &inputs, steps, args.reps)?;
+    if !role.is_root() {
+        return Ok(0);
+    }
     let described = executable.describe();
     let plan = described
         .strip_prefix(planned.name)
@@ -214,6 +236,7 @@ impl Report<'_> {
                 "fraction_of_roofline": self.fraction,
                 "random_inputs": randomised,
                 "exact": exact,
+                "ranks": rank_times_json(&self.timings.ranks),
             }),
         )
     }
@@ -263,7 +286,29 @@ impl Report<'_> {
                 f * 100.0
             );
         }
+        for (rank, t) in timings.ranks.iter().enumerate() {
+            println!(
+                "  rank {rank}: compute {:.6} s, exchange {:.6} s, wait {:.6} s (the median run)",
+                t.compute.as_secs_f64(),
+                t.exchange.as_secs_f64(),
+                t.wait.as_secs_f64()
+            );
+        }
     }
+}
+
+/// Each rank's times as JSON (`[]` outside distributed runs).
+pub fn rank_times_json(ranks: &[RankTimes]) -> serde_json::Value {
+    (ranks.iter().enumerate())
+        .map(|(rank, t)| {
+            serde_json::json!({
+                "rank": rank,
+                "compute_seconds": t.compute.as_secs_f64(),
+                "exchange_seconds": t.exchange.as_secs_f64(),
+                "wait_seconds": t.wait.as_secs_f64(),
+            })
+        })
+        .collect()
 }
 
 /// The memory bandwidth in GB/s and where it came from: `given`, else the backend's

@@ -8,7 +8,7 @@ use tessera_distribute::{Decomposition, DistributeError, Distribution, InProcess
 use tessera_plan::StepsPerPass;
 use tessera_runtime::Executable;
 
-use super::args::{RanksSpec, RunArgs};
+use super::args::{ExecArgs, RankArgs, RanksSpec};
 use super::planning::Planned;
 use super::usage;
 
@@ -77,9 +77,9 @@ impl Role {
 
 /// Refuses flags a run on ranks cannot take, before anything is read: `--plan` holds a plan
 /// for the whole grid.
-pub fn check_flags(args: &RunArgs, role: &Role) -> Result<(), Error> {
-    let distributed = args.ranks.is_some() || role.job_size().is_some();
-    if distributed && args.exec.plan.is_some() {
+pub fn check_flags(exec: &ExecArgs, ranks: &RankArgs, role: &Role) -> Result<(), Error> {
+    let distributed = ranks.ranks.is_some() || role.job_size().is_some();
+    if distributed && exec.plan.is_some() {
         return Err(usage(
             "`--plan` holds a plan for the whole grid; a run on ranks plans each rank's box from \
              the flags: drop `--plan`",
@@ -101,10 +101,11 @@ fn launcher_job_size() -> Option<usize> {
 pub fn prepare(
     session: &Session,
     planned: &Planned,
-    args: &RunArgs,
+    exec: &ExecArgs,
+    ranks: &RankArgs,
     role: &Role,
 ) -> Result<Option<Box<dyn Executable>>, Error> {
-    let spec = match (&args.ranks, role.job_size()) {
+    let spec = match (&ranks.ranks, role.job_size()) {
         (Some(spec), _) => spec.clone(),
         (None, Some(size)) => RanksSpec::Count(size),
         (None, None) => return Ok(None),
@@ -120,8 +121,8 @@ pub fn prepare(
             decomposition.rank_count()
         )));
     }
-    let distribution = distribution(session, planned, decomposition, args.exchange_every)?;
-    let request = args.exec.request(rank_device(planned, role));
+    let distribution = distribution(session, planned, decomposition, ranks.exchange_every)?;
+    let request = exec.request(rank_device(planned, role));
     let backend = planned.backend.as_ref();
     match role {
         Role::Alone => {

@@ -134,7 +134,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
 /// Runs the program as `role` (alone, or one rank of an MPI job).
 fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     let root = role.is_root();
-    distributed::check_flags(args, role)?;
+    distributed::check_flags(&args.exec, &args.ranks, role)?;
     let session = args.program.load()?;
     let planned = planning::plan_run(&session, &args.exec)?;
     let (outputs, series_outputs) = resolve_outputs(&session, args)?;
@@ -149,10 +149,11 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     };
     // Compiling checks the plan against the device: refusals come before any allocation.
     let clock = Instant::now();
-    let mut executable = match distributed::prepare(&session, &planned, args, role)? {
-        Some(executable) => executable,
-        None => planned.prepare(&session)?,
-    };
+    let mut executable =
+        match distributed::prepare(&session, &planned, &args.exec, &args.ranks, role)? {
+            Some(executable) => executable,
+            None => planned.prepare(&session)?,
+        };
     let compile = clock.elapsed();
     let clock = Instant::now();
     let (mut fields, mut state, first_step, earlier, earlier_recordings) = match start {
@@ -592,6 +593,7 @@ fn json_summary(
             "initialise_seconds": phases.initialise.as_secs_f64(),
             "seconds": phases.run.as_secs_f64(),
             "transfer_seconds": phases.transfer.as_secs_f64(),
+            "ranks": super::bench::rank_times_json(&report.ranks),
             "write_seconds": phases.write.as_secs_f64(),
             "gcells_per_s": speed(session, report),
             "reductions": reductions::json(session, &report.reductions),
