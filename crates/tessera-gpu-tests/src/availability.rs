@@ -46,3 +46,22 @@ pub fn require_nvrtc_and_ptxas(suite: &str) -> bool {
         "`pip install nvidia-cuda-nvrtc nvidia-cuda-nvcc`, or set TESSERA_CUDA_HOME",
     )
 }
+
+/// Whether a CUDA device is usable. CI machines have no GPU, so a missing device skips the
+/// suite (with a `skipped: ...` line) even under `CI`; with `TESSERA_REQUIRE_CUDA=1`, as on a
+/// GPU machine, it fails instead.
+pub fn require_cuda_device(suite: &str) -> bool {
+    let probe = tessera_cuda::select_device(None)
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    match probe {
+        Ok(()) => true,
+        Err(why) if std::env::var("TESSERA_REQUIRE_CUDA").is_ok_and(|v| v == "1") => {
+            panic!("{suite}: {why}; TESSERA_REQUIRE_CUDA=1 demands a CUDA device")
+        }
+        Err(why) => {
+            eprintln!("skipped: {suite}: {why} (needs an NVIDIA GPU and its driver)");
+            false
+        }
+    }
+}

@@ -4,15 +4,22 @@
 use tessera_runtime::{Buffer, FieldSet, RunReport};
 
 /// The first field element that differs bitwise, described with its position and both
-/// values, and how many differ.
+/// values, and how many differ. Two NaNs agree whatever their payloads: IEEE 754 leaves the
+/// payload of a NaN an invalid operation makes to the hardware (x86 gives `0xffc00000`, NVIDIA
+/// GPUs `0x7fffffff`), so no backend can promise it.
 pub fn first_difference(
     names: &[String],
     expected: &FieldSet,
     actual: &FieldSet,
 ) -> Option<String> {
     first_mismatch(names, expected, actual, &|e, a, i| {
-        element_bytes(e, i) == element_bytes(a, i)
+        element_bytes(e, i) == element_bytes(a, i) || (is_nan(e, i) && is_nan(a, i))
     })
+}
+
+/// Whether element `i` is a floating-point NaN.
+fn is_nan(buffer: &Buffer, i: usize) -> bool {
+    buffer.ty().is_float() && buffer.get_f64(i).is_nan()
 }
 
 /// The first element whose value differs by more than `tolerance` (relative, absolute below
@@ -66,7 +73,7 @@ pub fn report_difference(expected: &RunReport, actual: &RunReport) -> Option<Str
     let bits = |r: &RunReport| {
         r.reductions
             .iter()
-            .map(|x| (x.step, x.name.clone(), x.value.to_bits()))
+            .map(|x| (x.step, x.name.clone(), canonical_bits(x.value)))
             .collect::<Vec<_>>()
     };
     if bits(expected) != bits(actual) {
@@ -86,6 +93,15 @@ pub fn report_difference(expected: &RunReport, actual: &RunReport) -> Option<Str
             expected.receivers, actual.receivers
         )
     })
+}
+
+/// The bits of `value`, every NaN alike (see [`first_difference`]).
+fn canonical_bits(value: f64) -> u64 {
+    if value.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        value.to_bits()
+    }
 }
 
 /// The bytes of element `i`.

@@ -510,20 +510,23 @@ impl Difference {
         ulp: u64::MAX,
     };
 
-    /// Two `f64` values.
+    /// Two `f64` values. Two NaNs are identical whatever their payloads: IEEE 754 leaves the
+    /// payload of a NaN an invalid operation makes to the hardware (x86 and NVIDIA GPUs differ).
     fn of_f64(expected: f64, actual: f64) -> Difference {
         Difference {
-            identical: expected.to_bits() == actual.to_bits(),
+            identical: expected.to_bits() == actual.to_bits()
+                || (expected.is_nan() && actual.is_nan()),
             abs: abs_difference(expected, actual),
             magnitude: expected.abs(),
             ulp: ulp_distance_f64(expected, actual),
         }
     }
 
-    /// Two `f32` values, compared in `f32`'s ulps.
+    /// Two `f32` values, compared in `f32`'s ulps (two NaNs identical, as in `of_f64`).
     fn of_f32(expected: f32, actual: f32) -> Difference {
         Difference {
-            identical: expected.to_bits() == actual.to_bits(),
+            identical: expected.to_bits() == actual.to_bits()
+                || (expected.is_nan() && actual.is_nan()),
             abs: abs_difference(expected.into(), actual.into()),
             magnitude: expected.abs().into(),
             ulp: ulp_distance_f32(expected, actual),

@@ -1,0 +1,127 @@
+//! The bodies of the GPU differential suites, one for every GPU runtime: `tests/opencl_*.rs`
+//! and `tests/cuda_*.rs` are thin files that call these with their [`Runtime`].
+
+use tessera_plan::gpu::GpuPlan;
+use tessera_plan::{BackendPlan, Plan};
+use tessera_runtime::Backend;
+use tessera_testkit::plans::{gpu_test_plans, overlapped_test_plans};
+use tessera_testkit::{Case, Failures, Subject, case, repository_programs};
+
+use crate::availability::{require_cuda_device, require_opencl};
+
+/// A GPU runtime the suites run on.
+#[derive(Clone, Copy, Debug)]
+pub enum Runtime {
+    /// OpenCL (PoCL on CI).
+    Opencl,
+    /// CUDA (an NVIDIA GPU; never on CI).
+    Cuda,
+}
+
+impl Runtime {
+    /// The runtime's name in suite names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Opencl => "opencl",
+            Runtime::Cuda => "cuda",
+        }
+    }
+
+    /// Whether the runtime has a device here (see [`crate::availability`]).
+    pub fn available(self, suite: &str) -> bool {
+        let suite = format!("{} {suite}", self.name());
+        match self {
+            Runtime::Opencl => require_opencl(&suite),
+            Runtime::Cuda => require_cuda_device(&suite),
+        }
+    }
+
+    /// The runtime's backend.
+    pub fn backend(self) -> Box<dyn Backend> {
+        match self {
+            Runtime::Opencl => Box::new(tessera_opencl::OpenClBackend::default()),
+            Runtime::Cuda => Box::new(tessera_cuda::CudaBackend::default()),
+        }
+    }
+
+    /// The backend plan of `gpu` on this runtime.
+    pub fn plan(self, gpu: GpuPlan) -> BackendPlan {
+        match self {
+            Runtime::Opencl => BackendPlan::Opencl(gpu),
+            Runtime::Cuda => BackendPlan::Cuda(gpu),
+        }
+    }
+}
+
+/// The single-step plans run at size number `size`: all with `TESSERA_GPU_MATRIX=full`, else
+/// two, rotating with the size (and with `offset`, so that programs of one size differ).
+///
+/// PoCL builds every kernel source with LLVM (about a second each) and sizes are compiled into
+/// the sources, hence the rotation: every size and every plan of a program is still covered.
+fn plans_at(size: usize, offset: usize) -> Vec<GpuPlan> {
+    let plans = gpu_test_plans();
+    if std::env::var("TESSERA_GPU_MATRIX").is_ok_and(|v| v == "full") {
+        return plans;
+    }
+    let n = plans.len();
+    (0..2)
+        .map(|k| plans[(2 * (size + offset) + k) % n].clone())
+        .collect()
+}
+
+/// Runs the sizes x single-step plans of `case`, recording each comparison with the reference.
+fn check_case(runtime: Runtime, case: &Case, offset: usize, failures: &mut Failures) {
+    let backend = runtime.backend();
+    for index in 0..case.sets.len() {
+        let subject = Subject::of_case(case, index, 1000 + index as u64);
+        for gpu in plans_at(index, offset) {
+            let plan = Plan::new(&subject.bound, runtime.plan(gpu));
+            failures.record(subject.check_exact(backend.as_ref(), &plan));
+        }
+    }
+}
+
+/// The differential matrix of the corpus program `name`: its sizes x the single-step plans,
+/// in exact mode, fields and reductions bitwise equal to the reference.
+pub fn matrix(runtime: Runtime, name: &str) {
+    if !runtime.available(&format!("differential matrix ({name})")) {
+        return;
+    }
+    let mut failures = Failures::new();
+    check_case(runtime, &case(name), 0, &mut failures);
+    failures.assert_none(name);
+}
+
+/// The repository's benchmarks and examples at a small size, two plans each (rotating).
+pub fn benchmarks_and_examples(runtime: Runtime) {
+    if !runtime.available("differential matrix (benchmarks and examples)") {
+        return;
+    }
+    let mut failures = Failures::new();
+    for (k, case) in repository_programs().iter().enumerate() {
+        check_case(runtime, case, k, &mut failures);
+    }
+    failures.assert_none("the repository's programs");
+}
+
+/// The overlapped plans (T = 1 to 4) of the corpus program `name`, each at one of its sizes
+/// (rotating), for at least 2T + 1 steps: passes of T and of fewer steps, and the single-step
+/// passes of reduction steps in between.
+pub fn overlapped(runtime: Runtime, name: &str) {
+    if !runtime.available(&format!("overlapped time tiling ({name})")) {
+        return;
+    }
+    let case = case(name);
+    let backend = runtime.backend();
+    let mut failures = Failures::new();
+    for (k, gpu) in overlapped_test_plans(&case.bind(0)).into_iter().enumerate() {
+        let index = k % case.sets.len();
+        let steps = case.steps.max(2 * u64::from(gpu.time_tile) + 1);
+        let bound = case.bind(index);
+        let label = format!("{} {:?}", case.name, bound.extents);
+        let subject = Subject::new(label, bound, 2000 + k as u64, steps);
+        let plan = Plan::new(&subject.bound, runtime.plan(gpu));
+        failures.record(subject.check_exact(backend.as_ref(), &plan));
+    }
+    failures.assert_none(name);
+}
