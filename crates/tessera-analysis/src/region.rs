@@ -136,6 +136,13 @@ impl Rect {
         }
     }
 
+    /// Moved by `shift` along each axis (the same points relative to another origin).
+    pub fn shifted(&self, shift: &[i64]) -> Rect {
+        let lo = self.lo.iter().zip(shift).map(|(l, s)| l + s).collect();
+        let hi = self.hi.iter().zip(shift).map(|(h, s)| h + s).collect();
+        Rect::new(lo, hi)
+    }
+
     /// Grows by `radius` on every side of every axis.
     pub fn dilate(&self, radius: i64) -> Rect {
         let d = self.dims();

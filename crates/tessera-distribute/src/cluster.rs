@@ -23,7 +23,6 @@ use tessera_runtime::boxes::unpack_box;
 use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{
     ActiveRun, Backend, BackendError, Buffer, Executable, FieldSet, Pass, RankTimes, RunTimes,
-    gather_bytes,
 };
 
 use crate::{DistributeError, Distribution, field_bytes, steps_text};
@@ -234,7 +233,7 @@ impl MpiRun<'_> {
         let ranks = &self.distribution.ranks;
         let program = &ranks[self.rank];
         let frame: Vec<i64> = program.local.lo.iter().map(|l| -l).collect();
-        let mine = self.run.read_box(&shifted(&program.owned, &frame))?;
+        let mine = self.run.read_box(&program.owned.shifted(&frame))?;
         let point_bytes: usize = (self.fields.buffers.iter())
             .map(|b| b.as_bytes().len() / b.len().max(1))
             .sum();
@@ -250,14 +249,6 @@ impl MpiRun<'_> {
         Ok(())
     }
 }
-
-/// The box moved by `shift`.
-fn shifted(rect: &Rect, shift: &[i64]) -> Rect {
-    let lo = rect.lo.iter().zip(shift).map(|(l, s)| l + s).collect();
-    let hi = rect.hi.iter().zip(shift).map(|(h, s)| h + s).collect();
-    Rect::new(lo, hi)
-}
-
 /// Every process's `mine` (of `counts[rank]` elements), concatenated by rank, in every process.
 fn all_gather<T: Equivalence + Default + Clone>(
     mine: &[T],
@@ -348,11 +339,7 @@ impl ActiveRun for MpiRun<'_> {
             values.extend_from_slice(&all[next[*rank]..next[*rank] + width]);
             next[*rank] += width;
         }
-        Ok(gather_bytes(
-            ty,
-            &values,
-            &(0..points.len()).collect::<Vec<_>>(),
-        ))
+        Ok(Buffer::from_bytes(ty, &values))
     }
 
     fn fields(&mut self) -> Result<&FieldSet, BackendError> {

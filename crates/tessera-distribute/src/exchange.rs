@@ -49,14 +49,6 @@ fn image_shifts(decomposition: &Decomposition, periodic: bool) -> Vec<Vec<i64>> 
             .collect()
     })
 }
-
-/// The box moved by `shift`.
-fn shifted(rect: &Rect, shift: &[i64]) -> Rect {
-    let lo = rect.lo.iter().zip(shift).map(|(l, s)| l + s).collect();
-    let hi = rect.hi.iter().zip(shift).map(|(h, s)| h + s).collect();
-    Rect::new(lo, hi)
-}
-
 /// Every message of one exchange: each rank's halo points, from the ranks owning their
 /// images. Together they fill every point of every local box that its rank does not own.
 pub fn transfers(
@@ -69,7 +61,7 @@ pub fn transfers(
     for receiver in ranks {
         for sender in ranks {
             for shift in &shifts {
-                let images = shifted(&sender.owned, shift);
+                let images = sender.owned.shifted(shift);
                 let points = receiver.local.intersect(&images);
                 let own = receiver.rank == sender.rank && shift.iter().all(|&s| s == 0);
                 if points.is_empty() || own {
@@ -79,8 +71,8 @@ pub fn transfers(
                 out.push(Transfer {
                     from: sender.rank,
                     to: receiver.rank,
-                    source: shifted(&shifted(&points, &back), &negated(&sender.local.lo)),
-                    target: shifted(&points, &negated(&receiver.local.lo)),
+                    source: points.shifted(&back).shifted(&negated(&sender.local.lo)),
+                    target: points.shifted(&negated(&receiver.local.lo)),
                 });
             }
         }
@@ -104,8 +96,7 @@ pub fn copy_box(
     target_lo: &[i64],
 ) {
     let width = element_width(from);
-    let target = shifted(
-        source,
+    let target = source.shifted(
         &(0..source.dims())
             .map(|a| target_lo[a] - source.lo[a])
             .collect::<Vec<_>>(),
@@ -126,15 +117,15 @@ pub fn scatter(
 ) {
     let grid = Rect::grid(&global.shape);
     for shift in image_shifts(decomposition, periodic) {
-        let points = rank.local.intersect(&shifted(&grid, &shift));
+        let points = rank.local.intersect(&grid.shifted(&shift));
         let back: Vec<i64> = shift.iter().map(|s| -s).collect();
-        let target = shifted(&points, &negated(&rank.local.lo));
+        let target = points.shifted(&negated(&rank.local.lo));
         for (index, buffer) in global.buffers.iter().enumerate() {
             let shape = local.shape.clone();
             copy_box(
                 buffer,
                 &global.shape,
-                &shifted(&points, &back),
+                &points.shifted(&back),
                 &mut local.buffers[index],
                 &shape,
                 &target.lo,
@@ -145,7 +136,7 @@ pub fn scatter(
 
 /// The owned points of a rank's local fields written back into the global ones.
 pub fn gather(rank: &RankProgram, local: &FieldSet, global: &mut FieldSet) {
-    let source = shifted(&rank.owned, &negated(&rank.local.lo));
+    let source = rank.owned.shifted(&negated(&rank.local.lo));
     for (index, buffer) in local.buffers.iter().enumerate() {
         let shape = global.shape.clone();
         copy_box(

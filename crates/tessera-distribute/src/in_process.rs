@@ -13,7 +13,6 @@ use tessera_runtime::reduce::RowPartials;
 
 use tessera_runtime::{
     ActiveRun, Backend, BackendError, Buffer, Executable, FieldSet, Pass, RankTimes, RunTimes,
-    gather_bytes,
 };
 
 use crate::exchange::gather;
@@ -195,11 +194,7 @@ impl ActiveRun for InProcessRun<'_> {
             values.extend_from_slice(field_bytes(self.global, field, &bytes));
         }
         let ty = self.global.program().fields[field].ty;
-        Ok(gather_bytes(
-            ty,
-            &values,
-            &(0..points.len()).collect::<Vec<_>>(),
-        ))
+        Ok(Buffer::from_bytes(ty, &values))
     }
 
     fn fields(&mut self) -> Result<&FieldSet, BackendError> {

@@ -172,9 +172,7 @@ fn table_values<'py>(
     }
     let bytes = array.call_method0("tobytes")?;
     let bytes = bytes.cast::<PyBytes>()?;
-    let mut buffer = Buffer::zeros(ty, array.len());
-    buffer.as_bytes_mut().copy_from_slice(bytes.as_bytes());
-    Ok(buffer)
+    Ok(Buffer::from_bytes(ty, bytes.as_bytes()))
 }
 
 /// One C-contiguous array of the grid's shape per component of `field`: its field index, its

@@ -32,6 +32,13 @@ pub enum Buffer {
 }
 
 impl Buffer {
+    /// The elements of type `ty` whose bytes (native order, whole elements) are `bytes`.
+    pub fn from_bytes(ty: ScalarType, bytes: &[u8]) -> Buffer {
+        let mut out = Buffer::zeros(ty, bytes.len() / ty.size_bytes());
+        out.as_bytes_mut().copy_from_slice(bytes);
+        out
+    }
+
     /// `len` zeros of type `ty` (`bool` is not storable and panics).
     pub fn zeros(ty: ScalarType, len: usize) -> Buffer {
         match ty {
