@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """The GPU benchmark table: every strategy and time-tile depth on the BENCHMARKS.md GPU cases.
 
-For each case (program x element type) and plan (naive, tiled, streaming, overlapped at
-T = 1..4), one `tessera bench --json` run measures the time loop (median of `--reps` runs) and,
-in the same run, the device's copy bandwidth (a device-to-device copy): the roofline is that
-bandwidth over the program's bytes per point and step (`explain`'s traffic model: one load
-and one store, 8 bytes in f32, 16 in f64, 4 in f16, whose arithmetic is f32). The table gives
+For each case (program x element type) and plan (naive, tiled, streaming with its plane in
+shared memory or read through the cache, overlapped at T = 1..4, and the default plan), one
+`tessera bench --json` run measures the time loop (median of `--reps` runs) and, in the same
+run, the device's copy bandwidth (a device-to-device copy): the roofline is that bandwidth
+over the program's bytes per point and step (`explain`'s traffic model: one load and one
+store, 8 bytes in f32, 16 in f64, 4 in f16, whose arithmetic is f32). The table gives
 GCells/s, the fraction of that roofline (above 1 means the plan moves less than a load and a
-store per point per step: temporal blocking), and the ratio to naive.
+store per point per step: temporal blocking), and the ratio to naive. On CUDA, where CuPy is
+installed, two hand-written kernels (scripts/hand_kernels.py: one thread per point, and a
+register-streaming kernel) run beside them for j2d5pt and j3d7pt at f32 and f64.
 
     scripts/gpu-bench.sh                                   # CUDA, the paper sizes
     python3 scripts/gpu-bench.py --backend opencl --size small --steps 8 --reps 2
@@ -18,9 +21,12 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import hand_kernels  # noqa: E402
 # (program, element type, axes): the GPU rows of BENCHMARKS.md, and f16 storage (issue 39).
 CASES = [
     ("j2d5pt", "f32", 2),
@@ -34,27 +40,53 @@ CASES = [
     ("fdtd2d", "f32", 2),
 ]
 SIZES = {"paper": {2: 8192, 3: 512}, "small": {2: 512, 3: 64}}
+# (name, plan flags, fields set in the plan's JSON: knobs without a flag).
 PLANS = [
-    ("naive", ["--strategy", "naive"]),
-    ("tiled", ["--strategy", "tiled"]),
-    ("streaming", ["--strategy", "streaming"]),
+    ("naive", ["--strategy", "naive"], {}),
+    ("tiled", ["--strategy", "tiled"], {}),
+    ("streaming", ["--strategy", "streaming"], {}),
+    ("streaming plane=cache", ["--strategy", "streaming"], {"plane_reads": "cache"}),
+    ("streaming 4x64 plane=cache", ["--strategy", "streaming", "--tile", "4x64"],
+     {"plane_reads": "cache"}),
 ] + [
-    (f"overlapped T={t}", ["--strategy", "overlapped", "--time-tile", str(t)])
+    (f"overlapped T={t}", ["--strategy", "overlapped", "--time-tile", str(t)], {})
     for t in (1, 2, 3, 4)
-]
+] + [("default", [], {})]
 
 
-def bench(tessera, backend, program, ty, n, steps, reps, plan_args):
-    """One `tessera bench --json` run: its report, or the reason it failed."""
+def bench(tessera, backend, program, ty, n, steps, reps, plan_args, fields):
+    """One `tessera bench --json` run: its report, or the reason it failed. With `fields`,
+    the plan comes from `tessera plan --json` with those fields replaced (`--plan`)."""
+    source = ["--set", f"N={n}", "--set", f"real={ty}"]
+    program_path = str(ROOT / "benchmarks" / f"{program}.tess")
+    if fields:
+        planned = subprocess.run([tessera, "plan", program_path, "--backend", backend, "--json"]
+                                 + source + plan_args, capture_output=True, text=True)
+        if planned.returncode != 0:
+            return {"error": (planned.stderr.strip().splitlines() or ["plan failed"])[-1]}
+        plan = json.loads(planned.stdout)
+        plan["backend"][backend].update(fields)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
+            json.dump(plan, file)
+        plan_args = ["--plan", file.name]
     command = [
-        tessera, "bench", str(ROOT / "benchmarks" / f"{program}.tess"), "--backend", backend,
-        "--set", f"N={n}", "--set", f"real={ty}", "--steps", str(steps), "--reps", str(reps),
-        "--json",
-    ] + plan_args
+        tessera, "bench", program_path, "--backend", backend, "--steps", str(steps),
+        "--reps", str(reps), "--json",
+    ] + source + plan_args
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(done.stdout)
+
+
+def hand_kernels_available():
+    """Whether CuPy (which compiles and times the hand kernels) imports here."""
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        print("hand kernels skipped: CuPy is not installed", file=sys.stderr)
+        return False
+    return True
 
 
 def cell(report, naive):
@@ -74,34 +106,52 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--programs", nargs="*", help="only these programs")
+    parser.add_argument("--plans", nargs="*", help="only the plans of these names")
     parser.add_argument("--tessera", default=str(ROOT / "target" / "release" / "tessera"))
     parser.add_argument("--out", help="write the Markdown table here too")
     parser.add_argument("--json", help="write every report here")
     args = parser.parse_args()
 
     reports = []
-    header = "| case | " + " | ".join(name for name, _ in PLANS) + " |"
-    rows = [header, "|" + " --- |" * (len(PLANS) + 1)]
+    hand = args.backend == "cuda" and hand_kernels_available()
+    hand_names = ["hand naive", "hand careful"] if hand else []
+    plans = [p for p in PLANS if not args.plans or p[0] in args.plans]
+    names = [name for name, _, _ in plans] + hand_names
+    rows = ["| case | " + " | ".join(names) + " |", "|" + " --- |" * (len(names) + 1)]
     for program, ty, axes in CASES:
         if args.programs and program not in args.programs:
             continue
         n = SIZES[args.size][axes]
         results = []
-        for name, plan_args in PLANS:
+        for name, plan_args, fields in plans:
             report = bench(args.tessera, args.backend, program, ty, n, args.steps, args.reps,
-                           plan_args)
+                           plan_args, fields)
             report.update(case=f"{program} {ty}", plan=name)
             results.append(report)
             print(f"{program} {ty} {n}^{axes} {name}: {cell(report, None)}", file=sys.stderr)
+        naive = next((r for r in results if r["plan"] == "naive"), None)
+        cells = [cell(r, naive) for r in results]
+        if hand:
+            try:
+                rates = hand_kernels.measure(program, ty, n, args.steps, args.reps)
+            except Exception as error:  # a failed hand kernel must not end the table
+                print(f"hand kernels of {program} {ty} failed: {error}", file=sys.stderr)
+                rates = {}
+            for name in ("naive", "careful"):
+                if name in rates:
+                    results.append({"case": f"{program} {ty}", "plan": f"hand {name}",
+                                    "gcells_per_s": rates[name]})
+                    print(f"{program} {ty} {n}^{axes} hand {name}: {rates[name]:.3g}",
+                          file=sys.stderr)
+            cells += [f"{rates[k]:.3g}" if k in rates else "" for k in ("naive", "careful")]
         reports += results
-        naive = results[0]
         size = "x".join([str(n)] * axes)
-        rows.append(f"| {program} {ty} {size} | "
-                    + " | ".join(cell(r, naive) for r in results) + " |")
+        rows.append(f"| {program} {ty} {size} | " + " | ".join(cells) + " |")
     device = next((r["strategy"].split(" on ", 1)[-1] for r in reports if "strategy" in r), "?")
     table = "\n".join(rows)
     legend = (f"\n\n{args.backend} on {device}, {args.steps} steps, median of {args.reps}; "
-              "cells: GCells/s (fraction of the copy roofline) ratio to naive.")
+              "cells: GCells/s (fraction of the copy roofline) ratio to naive"
+              + ("; hand kernels: GCells/s." if hand else "."))
     print(table + legend)
     if args.out:
         Path(args.out).write_text(table + legend + "\n")

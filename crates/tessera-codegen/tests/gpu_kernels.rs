@@ -541,3 +541,45 @@ fn scan_stages_run_one_thread_per_line_under_every_strategy_and_refuse_fused_ste
         "{error}"
     );
 }
+
+#[test]
+fn cuda_tiles_past_48_kib_carve_dynamic_shared_memory_that_an_h100_block_may_opt_into() {
+    let deep = GpuPlan {
+        time_tile: 4,
+        ..plan(GpuStrategy::Overlapped, [32, 4, 1], 2)
+    };
+    let program = lowered("lbm_d2q9", &[29, 37], &deep);
+    let kernel = &program.kernels[0];
+    let bytes = kernel.dynamic_shared_bytes();
+    assert!(bytes > 48 * 1024, "{bytes}");
+    assert_eq!(kernel.shared_bytes(), bytes);
+    let offsets = kernel.dynamic_shared_offsets();
+    assert!(offsets.iter().all(|o| o % 16 == 0), "{offsets:?}");
+    let cuda = print_cuda(&program);
+    assert!(cuda.contains("extern __shared__ __align__(16) unsigned char ts_shared[];"));
+    let first = &kernel.shared[0];
+    assert!(!cuda.contains(&format!("__shared__ double {}[", first.name)));
+    let rows: String = first.dims[1..].iter().map(|d| format!("[{d}]")).collect();
+    assert!(
+        cuda.contains(&format!(
+            "double (*{}){rows} = reinterpret_cast<double (*){rows}>(ts_shared + 0);",
+            first.name
+        )),
+        "{cuda}"
+    );
+    // OpenCL keeps its static local arrays; the typical GPU refuses the tile, an H100 takes it.
+    assert!(print_opencl(&program).contains("__local double"));
+    assert!(validate(&program, &DeviceLimits::typical_gpu()).is_err());
+    let h100 = tessera_plan::gpu::known_gpu("h100")
+        .expect("built in")
+        .limits;
+    assert!(validate(&program, &h100).is_ok());
+    // A tile within 48 KiB stays static.
+    let small = lowered(
+        "j2d5pt",
+        &[33, 31],
+        &plan(GpuStrategy::Tiled, [32, 8, 1], 1),
+    );
+    assert_eq!(small.kernels[0].dynamic_shared_bytes(), 0);
+    assert!(print_cuda(&small).contains("__shared__ float"));
+}

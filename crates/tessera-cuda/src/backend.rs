@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
 use cudarc::driver::{
     CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
-use tessera_codegen::kernel::{DeviceLimits, KernelProgram, Launch, print_cuda};
+use tessera_codegen::kernel::{DeviceLimits, Kernel, KernelProgram, Launch, print_cuda};
 use tessera_gpu_host::{
     BoundArg, GpuBackend, GpuDevice, GpuExecutable, HostDevice, KernelRegisters, distinct_pair,
 };
@@ -29,12 +29,18 @@ pub type CudaBackend = GpuBackend<CudaStreamDevice>;
 /// A program lowered, compiled and loaded on one CUDA device.
 pub type CudaExecutable = GpuExecutable<CudaStreamDevice>;
 
+/// A loaded kernel and the dynamic shared memory each launch of it passes.
+struct LoadedKernel {
+    function: CudaFunction,
+    dynamic_shared_bytes: u32,
+}
+
 /// One CUDA device as the host program sees it: a stream, the loaded kernels, the allocations
 /// and the event that started the running loop.
 pub struct CudaStreamDevice {
     device: CudaDevice,
     stream: Arc<CudaStream>,
-    functions: HashMap<String, CudaFunction>,
+    functions: HashMap<String, LoadedKernel>,
     allocations: Vec<CudaSlice<u8>>,
     loop_start: Option<CudaEvent>,
 }
@@ -129,7 +135,7 @@ impl GpuDevice for CudaStreamDevice {
                 let function = module
                     .load_function(&k.name)
                     .map_err(|e| CudaError::driver(format!("finding kernel `{}`", k.name), e))?;
-                Ok((k.name.clone(), function))
+                Ok((k.name.clone(), opt_into_shared_memory(function, k)?))
             })
             .collect::<Result<HashMap<_, _>, CudaError>>()?;
         Ok(compile_time)
@@ -180,9 +186,40 @@ impl GpuDevice for CudaStreamDevice {
     }
 }
 
+/// Lets `function` launch with the dynamic shared memory `kernel` carves its arrays from
+/// (past the default 48 KiB a kernel must opt in; the plan checked the device allows it).
+fn opt_into_shared_memory(
+    function: CudaFunction,
+    kernel: &Kernel,
+) -> Result<LoadedKernel, CudaError> {
+    let bytes = kernel.dynamic_shared_bytes();
+    // The plan's check keeps `bytes` within the device's per-block limit, far below u32::MAX.
+    let dynamic_shared_bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
+    if bytes > 0 {
+        function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                dynamic_shared_bytes as i32,
+            )
+            .map_err(|e| {
+                CudaError::driver(
+                    format!(
+                        "giving kernel `{}` {bytes} bytes of shared memory",
+                        kernel.name
+                    ),
+                    e,
+                )
+            })?;
+    }
+    Ok(LoadedKernel {
+        function,
+        dynamic_shared_bytes,
+    })
+}
+
 impl HostDevice for CudaStreamDevice {
     fn launch(&mut self, launch: &Launch, args: &[BoundArg]) -> Result<(), BackendError> {
-        let function = self.functions.get(&launch.kernel).ok_or_else(|| {
+        let kernel = self.functions.get(&launch.kernel).ok_or_else(|| {
             BackendError::Runtime(format!(
                 "the host program launches an unknown kernel `{}`",
                 launch.kernel
@@ -211,7 +248,7 @@ impl HostDevice for CudaStreamDevice {
             .map(|a| if let BoundArg::Float(v) = a { *v } else { 0.0 })
             .collect();
         let allocations: &[CudaSlice<u8>] = &self.allocations;
-        let mut builder = self.stream.launch_builder(function);
+        let mut builder = self.stream.launch_builder(&kernel.function);
         for ((arg, int), float) in args.iter().zip(&ints).zip(&floats) {
             match arg {
                 BoundArg::Allocation(a) => builder.arg(&allocations[*a]),
@@ -222,7 +259,7 @@ impl HostDevice for CudaStreamDevice {
         let config = LaunchConfig {
             grid_dim: (grid[0], grid[1], grid[2]),
             block_dim: (launch.block[0], launch.block[1], launch.block[2]),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: kernel.dynamic_shared_bytes,
         };
         // SAFETY: the arguments follow the kernel's parameters (the host program's contract) and
         // every buffer holds the elements the kernel indexes.

@@ -101,9 +101,10 @@ fn describe(context: Arc<CudaContext>, name: String) -> Result<CudaDevice, CudaE
             u64::from(attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?),
             u64::from(attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?),
         ],
-        // Static shared memory is limited to the default per-block amount (48 KiB).
-        shared_bytes_per_block: attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?
-            as usize,
+        // What a block may opt into: kernels past the static 48 KiB use dynamic shared memory.
+        shared_bytes_per_block: attribute(
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )? as usize,
         shared_bytes_per_sm: attribute(
             Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
         )? as usize,

@@ -4,7 +4,7 @@ use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
     DeviceLimits, GpuPlan, GpuStrategy, KernelProgram, fits, lower, validate,
 };
-use tessera_plan::gpu::plan_gpu;
+use tessera_plan::gpu::{ProgramTraits, plan_gpu};
 use tessera_plan::{PlanError, PlanRequest, fusion_refusal};
 
 /// The plan `request` asks for on a device with `limits` ([`plan_gpu`], with the lowering's
@@ -15,9 +15,13 @@ pub fn plan_for(
     backend: &'static str,
     limits: &DeviceLimits,
 ) -> Result<GpuPlan, PlanError> {
-    let plan = plan_gpu(&bound.extents, request, backend, limits, |plan| {
-        fits(bound, plan, limits)
-    })?;
+    let plan = plan_gpu(
+        &ProgramTraits::of(bound),
+        request,
+        backend,
+        limits,
+        |plan| fits(bound, plan, limits),
+    )?;
     if plan.strategy == GpuStrategy::Overlapped
         && let Some(reason) = fusion_refusal(bound)
     {
@@ -72,7 +76,7 @@ mod tests {
         let bound = program();
         let limits = DeviceLimits::typical_gpu();
         let plan = plan_for(&bound, &PlanRequest::default(), "cuda", &limits).unwrap();
-        assert_eq!(plan.strategy, GpuStrategy::Tiled);
+        assert_eq!(plan.strategy, GpuStrategy::Overlapped);
         assert!(lower_for_device(&bound, &plan, &limits).is_ok());
         let wide = GpuPlan {
             block: [64, 32, 1],

@@ -8,7 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use tessera_analysis::BoundProgram;
+
 use crate::error::PlanError;
+use crate::plan::fusion_refusal;
 use crate::request::{Arithmetic, PlanRequest, Strategy};
 
 /// A GPU code generation strategy.
@@ -77,6 +80,18 @@ impl GpuStrategy {
     }
 }
 
+/// Where a `streaming` kernel reads a streamed field's in-plane neighbours from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlaneReads {
+    /// The current plane staged in shared memory (own points from the register queue, halo
+    /// from memory), between two barriers per plane.
+    #[default]
+    Shared,
+    /// Straight from memory through the read-only (L1) cache: no staging, no barriers.
+    Cache,
+}
+
 /// How a program is lowered to GPU kernels: plain data, hashed into cache keys.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,6 +112,15 @@ pub struct GpuPlan {
     /// Bitwise-reproducible mode: no FMA contraction (OpenCL `FP_CONTRACT OFF`, NVRTC
     /// `--fmad=false`).
     pub exact: bool,
+    /// Streaming only: where in-plane neighbours are read from (plans written before it
+    /// existed read `shared`).
+    #[serde(default, skip_serializing_if = "is_shared")]
+    pub plane_reads: PlaneReads,
+}
+
+/// Whether `reads` is the default, left out of a plan's JSON.
+fn is_shared(reads: &PlaneReads) -> bool {
+    *reads == PlaneReads::Shared
 }
 
 impl GpuPlan {
@@ -110,6 +134,7 @@ impl GpuPlan {
             stream_chunk: None,
             time_tile: 1,
             exact: true,
+            plane_reads: PlaneReads::Shared,
         }
     }
 
@@ -130,6 +155,9 @@ impl GpuPlan {
             match self.stream_chunk {
                 Some(n) => text.push_str(&format!(" chunk={n}")),
                 None => text.push_str(" chunk=all"),
+            }
+            if self.plane_reads == PlaneReads::Cache {
+                text.push_str(" plane=cache");
             }
         }
         if self.time_tile != 1 {
@@ -179,17 +207,100 @@ impl GpuPlan {
     }
 }
 
-/// The plan `request` asks for on a device with `limits`: the default plan
-/// ([`default_gpu_plan`]) with the request's strategy, block (`tile`, slowest axis first:
-/// `[.., y, x]`), time tile and exactness. `fits` says whether a plan's kernels fit the device
-/// (the lowering's resource check); `backend` names the backend in messages.
+/// What the default GPU plan reads of a program: its grid, reach and whether steps may fuse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramTraits {
+    /// The grid's extents, slowest axis first.
+    pub extents: Vec<usize>,
+    /// The largest offset at which any stage reads a field (along any axis).
+    pub radius: u32,
+    /// Whether passes may fuse steps ([`fusion_refusal`] has no objection).
+    pub fusable: bool,
+    /// Whether a field is stored as `f16` or `bf16` (converted on every load and store).
+    pub half_storage: bool,
+}
+
+impl ProgramTraits {
+    /// The traits of `bound`.
+    pub fn of(bound: &BoundProgram) -> ProgramTraits {
+        let checked = bound.checked();
+        let radius = (checked.program().stages.ids())
+            .flat_map(|stage| checked.stage_footprints(stage))
+            .map(|(_, footprint)| footprint.radius())
+            .max()
+            .unwrap_or(0);
+        let program = checked.program();
+        ProgramTraits {
+            extents: bound.extents.clone(),
+            radius,
+            fusable: fusion_refusal(bound).is_none(),
+            half_storage: (program.fields.values()).any(|f| f.ty.is_storage_only()),
+        }
+    }
+
+    /// A fusable radius-1 stencil of `f32` or `f64` fields on a grid of `extents` (for tests
+    /// and examples).
+    pub fn stencil(extents: &[usize]) -> ProgramTraits {
+        ProgramTraits {
+            extents: extents.to_vec(),
+            radius: 1,
+            fusable: true,
+            half_storage: false,
+        }
+    }
+}
+
+/// The plan `request` asks for on a device with `limits` for a program with `traits`: the
+/// default plan ([`default_strategy`]) with the request's strategy, block (`tile`, slowest axis
+/// first: `[.., y, x]`), time tile and exactness. `fits` says whether a plan's kernels fit the
+/// device (the lowering's resource check); `backend` names the backend in messages.
 pub fn plan_gpu(
-    extents: &[usize],
+    traits: &ProgramTraits,
     request: &PlanRequest,
     backend: &'static str,
     limits: &DeviceLimits,
     fits: impl Fn(&GpuPlan) -> bool,
 ) -> Result<GpuPlan, PlanError> {
+    check_gpu_request(request, backend)?;
+    let extents = &traits.extents;
+    let dims = extents.len();
+    let mut plan = initial_gpu_plan(dims, limits);
+    let fusing = request.time_tile.is_some_and(|depth| depth > 1);
+    plan.strategy = match request.strategy {
+        Some(strategy) => GpuStrategy::from_strategy(strategy, backend)?,
+        None if fusing => GpuStrategy::Overlapped,
+        None => default_strategy(traits, &plan, &fits),
+    };
+    if !plan.strategy.runs_dims(dims) {
+        return Err(PlanError::Unsupported(format!(
+            "the `{}` strategy tiles up to 3 axes and this grid has {dims}: choose `tiled` or `naive`",
+            plan.strategy.name()
+        )));
+    }
+    match plan.strategy {
+        GpuStrategy::Overlapped => overlapped_defaults(&mut plan, traits),
+        GpuStrategy::Streaming => streaming_defaults(&mut plan, dims),
+        GpuStrategy::Naive | GpuStrategy::Tiled => {}
+    }
+    if let Some(depth) = request.time_tile {
+        plan.time_tile = depth;
+    }
+    plan.exact = request.arithmetic == Arithmetic::Exact;
+    // A block the user gives is checked as given; the default one shrinks until the requested
+    // strategy's kernels fit the device.
+    match &request.tile {
+        Some(tile) => plan.block = block_of_tile(tile)?,
+        None => shrink_to_fit(&mut plan, fits),
+    }
+    if plan.strategy == GpuStrategy::Streaming {
+        plan.stream_chunk = stream_chunk(extents);
+    }
+    plan.check()?;
+    Ok(plan)
+}
+
+/// Refuses the parts of a request that GPU backends do not take.
+fn check_gpu_request(request: &PlanRequest, backend: &str) -> Result<(), PlanError> {
     if request.arithmetic == Arithmetic::F64 {
         return Err(PlanError::Unsupported(
             "GPU backends have no f64 accuracy mode; use `--backend reference` for it".into(),
@@ -205,67 +316,66 @@ pub fn plan_gpu(
             "the {backend} backend does not take a thread count; drop `--threads`"
         )));
     }
-    let dims = extents.len();
-    let mut plan = initial_gpu_plan(dims, limits);
-    let fusing = request.time_tile.is_some_and(|depth| depth > 1);
-    match request.strategy {
-        Some(strategy) => plan.strategy = GpuStrategy::from_strategy(strategy, backend)?,
-        None if fusing => plan.strategy = GpuStrategy::Overlapped,
-        None => {}
-    }
-    if !plan.strategy.runs_dims(dims) {
-        return Err(PlanError::Unsupported(format!(
-            "the `{}` strategy tiles up to 3 axes and this grid has {dims}: choose `tiled` or `naive`",
-            plan.strategy.name()
-        )));
-    }
-    if plan.strategy == GpuStrategy::Overlapped {
-        overlapped_defaults(&mut plan, dims);
-    }
-    if let Some(depth) = request.time_tile {
-        plan.time_tile = depth;
-    }
-    plan.exact = request.arithmetic == Arithmetic::Exact;
-    // A block the user gives is checked as given; the default one shrinks until the requested
-    // strategy's kernels fit the device.
-    match &request.tile {
-        Some(tile) => plan.block = block_of_tile(tile)?,
-        None => shrink_to_fit(&mut plan, fits),
-    }
-    if plan.strategy == GpuStrategy::Streaming {
-        plan.stream_chunk = stream_chunk(extents, &plan, limits);
-    }
-    plan.check()?;
-    Ok(plan)
+    Ok(())
 }
 
-/// The fewest points of the streaming axis one block sweeps when the axis is cut into chunks:
-/// each chunk reloads the planes its stencil reaches beyond it, so shorter ones cost more
-/// traffic than the blocks they add are worth.
-pub const MIN_STREAM_CHUNK: u32 = 16;
-
-/// The streaming chunk that gives a launch about two waves of resident blocks, or `None` (one
-/// sweep of the whole axis) when the plane's tiles alone give that many. The plane's tiles are
-/// often far fewer than a device holds (8192 points of x in 32-wide blocks are 256 blocks for an
-/// H100's 132 multiprocessors of up to 32 blocks each), so the streaming axis (the slowest of the
-/// three fastest: y in 2D, z in 3D) is cut into chunks of at least [`MIN_STREAM_CHUNK`] points
-/// swept concurrently.
-fn stream_chunk(extents: &[usize], plan: &GpuPlan, limits: &DeviceLimits) -> Option<u32> {
-    let (&sweep, plane) = extents.split_first()?;
-    if plane.is_empty() || plane.len() > 2 {
-        return None;
+/// The strategy of the default plan, from every strategy measured side by side on an H100
+/// (docs/performance.md, "GPU"): in 2D `overlapped` where steps may fuse and its default tile
+/// fits the device unshrunk (1.0-1.6x the copy roofline, 1.3-2.5x naive), else `naive` (which
+/// beat `tiled` in every 2D case, and `overlapped` on `f16` fields, whose conversions make
+/// the fused steps compute-bound: 168 against 142 GCells/s); `streaming` in 3D (1.1-2.0x naive in f32 and f64); `tiled`
+/// in 1D (not measured) and `naive` beyond 3D.
+pub fn default_strategy(
+    traits: &ProgramTraits,
+    initial: &GpuPlan,
+    fits: impl Fn(&GpuPlan) -> bool,
+) -> GpuStrategy {
+    match traits.extents.len() {
+        1 => GpuStrategy::Tiled,
+        2 => {
+            let mut overlapped = GpuPlan {
+                strategy: GpuStrategy::Overlapped,
+                ..initial.clone()
+            };
+            overlapped_defaults(&mut overlapped, traits);
+            if traits.fusable && !traits.half_storage && fits(&overlapped) {
+                GpuStrategy::Overlapped
+            } else {
+                GpuStrategy::Naive
+            }
+        }
+        3 => GpuStrategy::Streaming,
+        _ => GpuStrategy::Naive,
     }
-    let plane_blocks: u64 = (plane.iter().rev().zip(plan.block))
-        .map(|(&extent, block)| (extent as u64).div_ceil(u64::from(block.max(1))))
-        .product();
-    let per_multiprocessor = (limits.max_threads_per_sm as u64 / plan.threads_per_block().max(1))
-        .clamp(1, u64::from(limits.max_blocks_per_sm.max(1)));
-    let wanted = 2 * u64::from(limits.multiprocessors.max(1)) * per_multiprocessor;
-    let chunks = wanted.div_ceil(plane_blocks.max(1));
-    let chunk = (sweep as u64)
-        .div_ceil(chunks)
-        .max(u64::from(MIN_STREAM_CHUNK));
-    (chunk < sweep as u64).then(|| u32::try_from(chunk).unwrap_or(u32::MAX))
+}
+
+/// The points of the streaming axis one block of the default plan sweeps. Each chunk reloads
+/// the planes its stencil reaches beyond it (2 of 16 for a radius-1 stencil, mostly from L2),
+/// but the many blocks keep more loads in flight: on an H100, j3d7pt 512^3 ran 189, 188 and
+/// 184 GCells/s (f32) with chunks of 16, 32 and 64 planes, and 236, 219 and 201 with a 64x4
+/// block reading its plane through the cache.
+pub const STREAM_CHUNK: u32 = 16;
+
+/// The default streaming chunk: [`STREAM_CHUNK`] points, or `None` (one sweep of the whole
+/// axis) where the streaming axis (the slowest of the three fastest: y in 2D, z in 3D) is no
+/// longer than that.
+fn stream_chunk(extents: &[usize]) -> Option<u32> {
+    let sweep = extents
+        .len()
+        .checked_sub(3)
+        .map_or(extents.first(), |s| extents.get(s))?;
+    (*sweep > STREAM_CHUNK as usize).then_some(STREAM_CHUNK)
+}
+
+/// The streaming strategy's starting block and plane reads: 64x4 blocks in 3D (rows of two
+/// warps), and in-plane neighbours read through the cache, which beat the shared current
+/// plane on an H100 (j3d7pt f32 236 against 194 GCells/s, f64 149 against 138; fdtd2d 54
+/// against 27).
+fn streaming_defaults(plan: &mut GpuPlan, dims: usize) {
+    if dims >= 3 {
+        plan.block = [64, 4, 1];
+    }
+    plan.plane_reads = PlaneReads::Cache;
 }
 
 /// The block `[x, y, z]` a `--tile` value (slowest axis first, 1 to 3 sizes) gives.
@@ -284,28 +394,15 @@ fn block_of_tile(tile: &[usize]) -> Result<[u32; 3], PlanError> {
     Ok(block)
 }
 
-/// The default plan for a `dims`-dimensional grid on a device: streaming for 3D, tiling for 1D
-/// and 2D, naive for 4D, with 32x8 blocks (256 threads in 1D), exact, shrunk until `fits` says
-/// every kernel fits the device's limits.
-pub fn default_gpu_plan(
-    dims: usize,
-    limits: &DeviceLimits,
-    fits: impl Fn(&GpuPlan) -> bool,
-) -> GpuPlan {
-    let mut plan = initial_gpu_plan(dims, limits);
-    shrink_to_fit(&mut plan, fits);
-    plan
-}
-
-/// The default plan's strategy and block before fitting: the block within the device's
-/// per-axis limits.
+/// The default plan's block before fitting, within the device's per-axis limits (256 threads
+/// in a row in 1D, 32x8 otherwise), with the strategy [`default_strategy`] gives a program
+/// whose steps cannot fuse.
 fn initial_gpu_plan(dims: usize, limits: &DeviceLimits) -> GpuPlan {
     let mut plan = match dims {
         1 => GpuPlan {
             block: [256, 1, 1],
             ..GpuPlan::new(GpuStrategy::Tiled)
         },
-        2 => GpuPlan::new(GpuStrategy::Tiled),
         3 => GpuPlan::new(GpuStrategy::Streaming),
         _ => GpuPlan::new(GpuStrategy::Naive),
     };
@@ -315,10 +412,12 @@ fn initial_gpu_plan(dims: usize, limits: &DeviceLimits) -> GpuPlan {
     plan
 }
 
-/// The overlapped strategy's starting tile and depth: 32x32 tiles of 256 threads and T = 4 in
-/// 1D and 2D (a halo of 4r around 1024 points), 2x8x32 tiles and T = 2 in 3D, where every
-/// step's halo costs far more.
-fn overlapped_defaults(plan: &mut GpuPlan, dims: usize) {
+/// The overlapped strategy's starting tile and depth: 32x32 tiles of 256 threads in 1D and 2D
+/// with T = 4 for radius-1 stencils and T = 1 from radius 2 on (on an H100 a 5x5 Gaussian ran
+/// fastest at T = 1: each extra step's halo recomputes 4r rows and columns of a (2r+1)^2
+/// stencil), 2x8x32 tiles and T = 2 in 3D, where every step's halo costs far more.
+fn overlapped_defaults(plan: &mut GpuPlan, traits: &ProgramTraits) {
+    let dims = traits.extents.len();
     if dims == 2 {
         plan.elements_per_thread = 4;
     }
@@ -326,7 +425,11 @@ fn overlapped_defaults(plan: &mut GpuPlan, dims: usize) {
         plan.block = [32, 4, 2];
         plan.elements_per_thread = 2;
     }
-    plan.time_tile = if dims >= 3 { 2 } else { 4 };
+    plan.time_tile = match (dims, traits.radius) {
+        (3.., _) => 2,
+        (_, 0 | 1) => 4,
+        _ => 1,
+    };
 }
 
 /// Halves the block's larger axis (x or y; z once both are 1) until `fits` accepts the plan
@@ -402,8 +505,8 @@ impl DeviceLimits {
 /// its limits and its memory's peak bandwidth, for `plan`, `emit` and `explain`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KnownGpu {
-    /// Its limits as the CUDA runtime reports them (48 KiB of static shared memory per
-    /// block: Tessera's kernels declare their shared arrays statically).
+    /// Its limits as the CUDA driver reports them, with the shared memory a block may opt into
+    /// (227 KiB on Hopper: kernels past 48 KiB carve their arrays from dynamic shared memory).
     pub limits: DeviceLimits,
     /// Peak memory bandwidth from the data sheet, GB/s (a device-to-device copy reaches
     /// about 90% of it).
@@ -419,6 +522,7 @@ pub fn known_gpu(name: &str) -> Option<KnownGpu> {
     let hopper = |name: &str, global_bytes: u64| DeviceLimits {
         name: name.into(),
         multiprocessors: 132,
+        shared_bytes_per_block: 227 * 1024,
         shared_bytes_per_sm: 228 * 1024,
         global_bytes,
         ..DeviceLimits::typical_gpu()
@@ -445,7 +549,7 @@ pub struct KernelResources {
     pub block: [u32; 3],
     /// Blocks along x, y, z.
     pub grid: [u64; 3],
-    /// Static shared memory per block, in bytes.
+    /// Shared memory per block, in bytes (static, or dynamic past 48 KiB on CUDA).
     pub shared_bytes: usize,
     /// Estimated registers per thread.
     pub registers_per_thread: u32,
@@ -482,6 +586,22 @@ pub struct Occupancy {
     pub limited_by: Limiter,
 }
 
+/// The registers per thread a kernel gets: its estimate, but no more than a thread may have or
+/// than lets one block of it reside. Every kernel declares its block size
+/// (`__launch_bounds__`, `reqd_work_group_size`), so the compiler keeps within that and spills
+/// the rest to local memory; the estimate alone (one register per variable) would refuse
+/// kernels that compile and run, such as a 9x9x9 box stencil's 729 loads.
+pub fn bounded_registers(limits: &DeviceLimits, kernel: &KernelResources) -> u32 {
+    let warp = u64::from(limits.warp_size.max(1));
+    let block_threads = kernel.threads().max(1).div_ceil(warp) * warp;
+    let per_block = u64::from(limits.registers_per_sm) / block_threads;
+    let cap = u32::try_from(per_block).unwrap_or(u32::MAX);
+    kernel
+        .registers_per_thread
+        .min(limits.max_registers_per_thread)
+        .min(cap)
+}
+
 /// Computes the occupancy of a kernel (Rawat's `min_b`); a kernel that fits no block at all
 /// gets 0 blocks.
 pub fn occupancy(limits: &DeviceLimits, kernel: &KernelResources) -> Occupancy {
@@ -503,7 +623,7 @@ pub fn occupancy(limits: &DeviceLimits, kernel: &KernelResources) -> Occupancy {
         ),
         (
             u64::from(limits.registers_per_sm)
-                / (u64::from(kernel.registers_per_thread.max(1)) * warps_per_block * warp),
+                / (u64::from(bounded_registers(limits, kernel).max(1)) * warps_per_block * warp),
             Limiter::Registers,
         ),
     ];
@@ -620,6 +740,13 @@ mod tests {
         let o = occupancy(&k20, &kernel([32, 8, 1], 40 * 1024, 16));
         assert_eq!((o.blocks_per_sm, o.limited_by), (1, Limiter::SharedMemory));
         assert_eq!(o.occupancy, 0.125);
+        // An estimate beyond what the launch bounds allow: the compiler spills, one block runs.
+        let loads = kernel([32, 8, 1], 0, 753);
+        assert_eq!(bounded_registers(&k20, &loads), 255);
+        let o = occupancy(&k20, &loads);
+        assert_eq!((o.blocks_per_sm, o.limited_by), (1, Limiter::Registers));
+        assert!(check_kernel(&k20, &loads).is_ok());
+        assert_eq!(bounded_registers(&k20, &kernel([32, 32, 1], 0, 100)), 64);
     }
 
     #[test]
@@ -705,13 +832,20 @@ mod tests {
             time_tile: Some(1),
             ..PlanRequest::default()
         };
-        let plan = plan_gpu(&[64, 64], &request, "opencl", &limits, |_| true).unwrap();
+        let plan = plan_gpu(
+            &ProgramTraits::stencil(&[64, 64]),
+            &request,
+            "opencl",
+            &limits,
+            |_| true,
+        )
+        .unwrap();
         assert_eq!(
             (plan.strategy, plan.block, plan.exact),
             (GpuStrategy::Naive, [16, 4, 1], true)
         );
         let default = plan_gpu(
-            &[64, 64],
+            &ProgramTraits::stencil(&[64, 64]),
             &PlanRequest::default(),
             "opencl",
             &limits,
@@ -724,9 +858,15 @@ mod tests {
     fn bad_requests_are_refused_with_the_alternatives() {
         let limits = DeviceLimits::typical_gpu();
         let refuse = |request: PlanRequest| {
-            plan_gpu(&[64, 64], &request, "cuda", &limits, |_| true)
-                .unwrap_err()
-                .to_string()
+            plan_gpu(
+                &ProgramTraits::stencil(&[64, 64]),
+                &request,
+                "cuda",
+                &limits,
+                |_| true,
+            )
+            .unwrap_err()
+            .to_string()
         };
         let cases = [
             (
@@ -788,14 +928,28 @@ mod tests {
         };
         // Naive kernels of this program fit only 64 threads; the default (streaming) all 256.
         let fits = |p: &GpuPlan| p.strategy != GpuStrategy::Naive || p.threads_per_block() <= 64;
-        let plan = plan_gpu(&[16, 16, 16], &request, "cuda", &limits, fits).expect("plans");
+        let plan = plan_gpu(
+            &ProgramTraits::stencil(&[16, 16, 16]),
+            &request,
+            "cuda",
+            &limits,
+            fits,
+        )
+        .expect("plans");
         assert_eq!(plan.strategy, GpuStrategy::Naive);
         assert_eq!(plan.threads_per_block(), 64, "{plan:?}");
         let tiled = PlanRequest {
             tile: Some(vec![8, 32]),
             ..request
         };
-        let given = plan_gpu(&[16, 16, 16], &tiled, "cuda", &limits, fits).expect("plans");
+        let given = plan_gpu(
+            &ProgramTraits::stencil(&[16, 16, 16]),
+            &tiled,
+            "cuda",
+            &limits,
+            fits,
+        )
+        .expect("plans");
         assert_eq!(
             given.threads_per_block(),
             256,
@@ -804,30 +958,42 @@ mod tests {
     }
 
     #[test]
-    fn streaming_cuts_the_sweep_into_chunks_until_the_device_is_full() {
+    fn streaming_sweeps_chunks_of_sixteen_planes_and_reads_its_plane_through_the_cache() {
         let h100 = known_gpu("H100").unwrap().limits;
         let streaming = PlanRequest {
             strategy: Some(Strategy::Streaming),
             ..PlanRequest::default()
         };
-        let chunk = |extents: &[usize]| {
-            let plan = plan_gpu(extents, &streaming, "cuda", &h100, |_| true).expect("plans");
-            plan.stream_chunk
+        let plan = |extents: &[usize]| {
+            plan_gpu(
+                &ProgramTraits::stencil(extents),
+                &streaming,
+                "cuda",
+                &h100,
+                |_| true,
+            )
+            .expect("plans")
         };
-        // 2D, 32x8 blocks: 256 tiles of x; 2 waves of 132 x 8 blocks want 9 chunks of y.
-        assert_eq!(chunk(&[8192, 8192]), Some(911));
-        // 3D: 16 x 64 = 1024 tiles of the plane, half of two waves: 3 chunks of z.
-        assert_eq!(chunk(&[512, 512, 512]), Some(171));
-        // A plane of 2112 tiles or more fills two waves alone: one sweep.
-        assert_eq!(chunk(&[512, 1056, 1024]), None);
-        // 3D with a small plane: 4 tiles; chunks of z, never under the minimum.
-        assert_eq!(chunk(&[4096, 8, 64]), Some(16));
-        assert_eq!(chunk(&[24, 8, 64]), Some(16));
-        // Shorter than one minimum chunk: one sweep.
-        assert_eq!(chunk(&[16, 8, 64]), None);
+        let cube = plan(&[512, 512, 512]);
+        assert_eq!(
+            (cube.block, cube.stream_chunk, cube.plane_reads),
+            ([64, 4, 1], Some(16), PlaneReads::Cache)
+        );
+        assert_eq!(
+            cube.describe(),
+            "streaming block=64x4x1 E=1 chunk=16 plane=cache"
+        );
+        let square = plan(&[8192, 8192]);
+        assert_eq!((square.block, square.stream_chunk), ([32, 8, 1], Some(16)));
+        // No longer than one chunk: one sweep.
+        assert_eq!(plan(&[16, 8, 64]).stream_chunk, None);
+        assert_eq!(plan(&[17, 8, 64]).stream_chunk, Some(16));
         let tiled = plan_gpu(
-            &[8192, 8192],
-            &PlanRequest::default(),
+            &ProgramTraits::stencil(&[8192, 8192]),
+            &PlanRequest {
+                strategy: Some(Strategy::Tiled),
+                ..PlanRequest::default()
+            },
             "cuda",
             &h100,
             |_| true,
@@ -843,7 +1009,7 @@ mod tests {
     fn the_built_in_hopper_tables_differ_in_memory_only() {
         let (h100, h200) = (known_gpu("H100").unwrap(), known_gpu("h200").unwrap());
         assert_eq!(h100.limits.multiprocessors, 132);
-        assert_eq!(h100.limits.shared_bytes_per_block, 48 * 1024);
+        assert_eq!(h100.limits.shared_bytes_per_block, 227 * 1024);
         assert!(h200.limits.global_bytes > h100.limits.global_bytes);
         assert!(h200.peak_gb_s > h100.peak_gb_s);
         assert!(KNOWN_GPUS.iter().all(|name| known_gpu(name).is_some()));
@@ -857,7 +1023,14 @@ mod tests {
             time_tile: Some(3),
             ..PlanRequest::default()
         };
-        let plan = plan_gpu(&[64, 64], &request, "opencl", &limits, |_| true).expect("plans");
+        let plan = plan_gpu(
+            &ProgramTraits::stencil(&[64, 64]),
+            &request,
+            "opencl",
+            &limits,
+            |_| true,
+        )
+        .expect("plans");
         assert_eq!(
             (plan.strategy, plan.time_tile, plan.elements_per_thread),
             (GpuStrategy::Overlapped, 3, 4)
@@ -866,12 +1039,33 @@ mod tests {
             strategy: Some(Strategy::Overlapped),
             ..PlanRequest::default()
         };
-        let plan = plan_gpu(&[16, 16, 16], &request, "cuda", &limits, |_| true).expect("plans");
+        let plan = plan_gpu(
+            &ProgramTraits::stencil(&[16, 16, 16]),
+            &request,
+            "cuda",
+            &limits,
+            |_| true,
+        )
+        .expect("plans");
         assert_eq!((plan.block, plan.time_tile), ([32, 4, 2], 2));
         // A 3D block that never fits shrinks along z too, down to one thread.
-        let never = plan_gpu(&[16, 16, 16], &request, "cuda", &limits, |_| false).expect("plans");
+        let never = plan_gpu(
+            &ProgramTraits::stencil(&[16, 16, 16]),
+            &request,
+            "cuda",
+            &limits,
+            |_| false,
+        )
+        .expect("plans");
         assert_eq!(never.block, [1, 1, 1]);
-        let four = plan_gpu(&[4, 4, 4, 4], &request, "cuda", &limits, |_| true).unwrap_err();
+        let four = plan_gpu(
+            &ProgramTraits::stencil(&[4, 4, 4, 4]),
+            &request,
+            "cuda",
+            &limits,
+            |_| true,
+        )
+        .unwrap_err();
         assert!(
             four.to_string()
                 .contains("tiles up to 3 axes and this grid has 4")
@@ -879,21 +1073,56 @@ mod tests {
     }
 
     #[test]
-    fn the_default_plan_shrinks_its_block_until_it_fits() {
+    fn the_default_plan_follows_the_measured_strategies_and_shrinks_until_it_fits() {
         let limits = DeviceLimits::typical_gpu();
-        let plan = default_gpu_plan(2, &limits, |p| p.threads_per_block() <= 64);
+        let default = |traits: &ProgramTraits, fits: &dyn Fn(&GpuPlan) -> bool| {
+            plan_gpu(traits, &PlanRequest::default(), "cuda", &limits, fits).expect("plans")
+        };
+        let all = |_: &GpuPlan| true;
+        let j2d = default(&ProgramTraits::stencil(&[64, 64]), &all);
         assert_eq!(
-            (plan.strategy, plan.block),
-            (GpuStrategy::Tiled, [16, 4, 1])
+            (
+                j2d.strategy,
+                j2d.block,
+                j2d.elements_per_thread,
+                j2d.time_tile
+            ),
+            (GpuStrategy::Overlapped, [32, 8, 1], 4, 4)
         );
+        let wide = ProgramTraits {
+            radius: 2,
+            ..ProgramTraits::stencil(&[64, 64])
+        };
+        assert_eq!(default(&wide, &all).time_tile, 1, "radius 2: T = 1");
+        let scan = ProgramTraits {
+            fusable: false,
+            ..ProgramTraits::stencil(&[64, 64])
+        };
+        assert_eq!(default(&scan, &all).strategy, GpuStrategy::Naive);
+        let half = ProgramTraits {
+            half_storage: true,
+            ..ProgramTraits::stencil(&[64, 64])
+        };
+        assert_eq!(default(&half, &all).strategy, GpuStrategy::Naive);
+        // An overlapped tile that does not fit unshrunk gives naive, shrunk until it fits.
+        let small = default(&ProgramTraits::stencil(&[64, 64]), &|p| {
+            p.threads_per_block() <= 64
+        });
         assert_eq!(
-            default_gpu_plan(3, &limits, |_| true).strategy,
-            GpuStrategy::Streaming
+            (small.strategy, small.block),
+            (GpuStrategy::Naive, [16, 4, 1])
         );
-        assert_eq!(default_gpu_plan(1, &limits, |_| true).block, [256, 1, 1]);
+        let j3d = default(&ProgramTraits::stencil(&[16, 16, 16]), &all);
+        assert_eq!(j3d.strategy, GpuStrategy::Streaming);
+        let line = default(&ProgramTraits::stencil(&[64]), &all);
         assert_eq!(
-            default_gpu_plan(4, &limits, |_| false).threads_per_block(),
-            1
+            (line.strategy, line.block),
+            (GpuStrategy::Tiled, [256, 1, 1])
+        );
+        let four = default(&ProgramTraits::stencil(&[4, 4, 4, 4]), &|_| false);
+        assert_eq!(
+            (four.strategy, four.threads_per_block()),
+            (GpuStrategy::Naive, 1)
         );
     }
 }

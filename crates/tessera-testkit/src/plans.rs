@@ -1,10 +1,10 @@
 //! The GPU plans every program is tested under: each single-step strategy with a warp-wide
 //! block, a small block with two elements per thread, a 3D block (tiled), and concurrent
-//! streaming chunks; overlapped time tiling at T = 1 to 4 with tiles from 1 to 32 points per
-//! axis (a tile smaller than its halo included).
+//! streaming chunks (one reading its plane through the cache); overlapped time tiling at T = 1
+//! to 4 with tiles from 1 to 32 points per axis (a tile smaller than its halo included).
 
 use tessera_analysis::BoundProgram;
-use tessera_plan::gpu::{GpuPlan, GpuStrategy};
+use tessera_plan::gpu::{GpuPlan, GpuStrategy, PlaneReads};
 
 /// The GPU test plans (exact mode).
 pub fn gpu_test_plans() -> Vec<GpuPlan> {
@@ -21,6 +21,10 @@ pub fn gpu_test_plans() -> Vec<GpuPlan> {
         plan(GpuStrategy::Tiled, [8, 4, 2], 2, None),
         plan(GpuStrategy::Streaming, [32, 8, 1], 1, None),
         plan(GpuStrategy::Streaming, [8, 4, 1], 2, Some(3)),
+        GpuPlan {
+            plane_reads: PlaneReads::Cache,
+            ..plan(GpuStrategy::Streaming, [16, 4, 1], 1, Some(5))
+        },
     ]
 }
 

@@ -163,6 +163,56 @@ impl SharedArray {
     }
 }
 
+/// The most shared memory a CUDA kernel declares statically (the default per-block amount).
+/// Beyond it the CUDA printer carves the arrays out of dynamic shared memory, which the device
+/// opts into up to its per-block limit (227 KiB on an H100).
+pub const CUDA_STATIC_SHARED_BYTES: usize = 48 * 1024;
+
+/// Where the arrays of dynamic shared memory start: every array aligned to 16 bytes.
+const DYNAMIC_SHARED_ALIGN: usize = 16;
+
+impl Kernel {
+    /// The shared memory one block needs, in bytes: the arrays' sum when declared statically,
+    /// the end of the dynamic layout ([`Kernel::dynamic_shared_offsets`]) beyond
+    /// [`CUDA_STATIC_SHARED_BYTES`].
+    pub fn shared_bytes(&self) -> usize {
+        let declared: usize = self.shared.iter().map(SharedArray::bytes).sum();
+        if declared <= CUDA_STATIC_SHARED_BYTES {
+            return declared;
+        }
+        self.dynamic_layout().1
+    }
+
+    /// The dynamic shared memory a CUDA launch of the kernel passes: 0 when its arrays are
+    /// declared statically (they fit [`CUDA_STATIC_SHARED_BYTES`]).
+    pub fn dynamic_shared_bytes(&self) -> usize {
+        let declared: usize = self.shared.iter().map(SharedArray::bytes).sum();
+        if declared <= CUDA_STATIC_SHARED_BYTES {
+            0
+        } else {
+            self.dynamic_layout().1
+        }
+    }
+
+    /// Each array's byte offset in dynamic shared memory, when the kernel uses it.
+    pub fn dynamic_shared_offsets(&self) -> Vec<usize> {
+        self.dynamic_layout().0
+    }
+
+    /// The arrays' offsets and the layout's end, each array aligned to 16 bytes.
+    fn dynamic_layout(&self) -> (Vec<usize>, usize) {
+        let mut end = 0usize;
+        let offsets = (self.shared.iter())
+            .map(|array| {
+                let offset = end.next_multiple_of(DYNAMIC_SHARED_ALIGN);
+                end = offset + array.bytes();
+                offset
+            })
+            .collect();
+        (offsets, end)
+    }
+}
+
 /// A statement of a kernel body.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {

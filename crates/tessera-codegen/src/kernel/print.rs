@@ -118,6 +118,17 @@ impl Printer<'_> {
                 let _ = writeln!(self.out, "{}({}) {{", kernel.name, params.join(", "));
             }
         }
+        if self.dialect != Dialect::OpenCl && kernel.dynamic_shared_bytes() > 0 {
+            self.dynamic_shared_arrays(kernel);
+        } else {
+            self.static_shared_arrays(kernel);
+        }
+        self.block(&kernel.body, 1);
+        self.out.push_str("}\n");
+    }
+
+    /// Declares the kernel's shared arrays statically (`__local` in OpenCL).
+    fn static_shared_arrays(&mut self, kernel: &Kernel) {
         let qualifier = if self.dialect == Dialect::OpenCl {
             "__local"
         } else {
@@ -132,8 +143,24 @@ impl Printer<'_> {
                 array.name
             );
         }
-        self.block(&kernel.body, 1);
-        self.out.push_str("}\n");
+    }
+
+    /// Carves the kernel's shared arrays out of CUDA dynamic shared memory: each array a
+    /// pointer to its rows, indexed as the static array would be.
+    fn dynamic_shared_arrays(&mut self, kernel: &Kernel) {
+        self.line(
+            1,
+            "extern __shared__ __align__(16) unsigned char ts_shared[];",
+        );
+        for (array, offset) in kernel.shared.iter().zip(kernel.dynamic_shared_offsets()) {
+            let ty = self.ty(array.ty);
+            let rows: String = array.dims[1..].iter().map(|d| format!("[{d}]")).collect();
+            let text = format!(
+                "{ty} (*{name}){rows} = reinterpret_cast<{ty} (*){rows}>(ts_shared + {offset});",
+                name = array.name
+            );
+            self.line(1, &text);
+        }
     }
 
     fn line(&mut self, depth: usize, text: &str) {

@@ -41,7 +41,7 @@ pub fn kernel_resources(kernel: &Kernel, launch: &Launch) -> KernelResources {
         kernel: kernel.name.clone(),
         block: launch.block,
         grid: launch.grid,
-        shared_bytes: kernel.shared.iter().map(|s| s.bytes()).sum(),
+        shared_bytes: kernel.shared_bytes(),
         registers_per_thread: 16 + index_registers + registers(&kernel.body),
     }
 }

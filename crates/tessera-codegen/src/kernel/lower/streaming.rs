@@ -4,11 +4,13 @@
 //! chunks. For every field read at neighbouring planes only straight along the streaming axis
 //! ("diagonal-access free"), each thread keeps a register queue of the planes it reads; the
 //! current plane is staged in shared memory (own points from the queue, halo from global
-//! memory) when the field is also read at in-plane neighbours. Other fields are read from
-//! global memory through the read-only cache.
+//! memory) when the field is also read at in-plane neighbours, or, under `plane=cache`
+//! ([`PlaneReads::Cache`]), those neighbours are read through the read-only cache. Other fields
+//! are read from global memory through the read-only cache.
 
 use tessera_analysis::{Domain, Footprint};
 use tessera_ir::{Border, Field, Id, Stage, UnaryOp};
+use tessera_plan::gpu::PlaneReads;
 
 use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, kernel_name};
@@ -46,9 +48,14 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
         name: kernel_name(ctx, stage, "streaming"),
         strategy: "streaming",
         doc: format!(
-            "stage `{}`: plane sweep along {}, register queues and a shared current plane",
+            "stage `{}`: plane sweep along {}, register queues and {}",
             ctx.bound.program().stages[stage].name,
-            sweep.names[sweep.s]
+            sweep.names[sweep.s],
+            if shared.is_empty() {
+                "in-plane reads through the cache"
+            } else {
+                "a shared current plane"
+            }
         ),
         params: io.kernel_params(),
         shared,
@@ -133,7 +140,8 @@ impl<'a> Sweep<'a> {
         };
         let min: Vec<i64> = self.plane.iter().map(|&a| reach(a, i64::min)).collect();
         let max: Vec<i64> = self.plane.iter().map(|&a| reach(a, i64::max)).collect();
-        let neighbours = min.iter().chain(&max).any(|&v| v != 0);
+        let staged = self.ctx.plan.plane_reads == PlaneReads::Shared;
+        let neighbours = staged && min.iter().chain(&max).any(|&v| v != 0);
         Some(Streamed {
             field,
             lo: i64::from(fp.min[s]).min(0),
@@ -440,8 +448,9 @@ impl<'a> Sweep<'a> {
             .collect()
     }
 
-    /// The read of `field` at `offset` from element `e`'s point at `coords`: from the shared
-    /// current plane or the register queue when streamed, else from memory.
+    /// The read of `field` at `offset` from element `e`'s point at `coords`: from the register
+    /// queue along the streaming axis and from the shared current plane in it when streamed
+    /// (from memory in the plane under `plane=cache`), else from memory.
     fn read(&self, e: u32, coords: &[Expr], field: Id<Field>, offset: &[i32]) -> Expr {
         let ctx = self.ctx;
         let Some(f) = self.streamed.iter().find(|f| f.field == field) else {
@@ -461,7 +470,8 @@ impl<'a> Sweep<'a> {
                     index,
                 }
             }
-            _ => Expr::var(Self::queue(f, e, i64::from(offset[self.s]))),
+            (None, true) => self.io.load_offset(ctx, field, coords, offset),
+            (_, false) => Expr::var(Self::queue(f, e, i64::from(offset[self.s]))),
         }
     }
 
