@@ -269,7 +269,7 @@ pub fn plan_gpu(
     plan.strategy = match request.strategy {
         Some(strategy) => GpuStrategy::from_strategy(strategy, backend)?,
         None if fusing => GpuStrategy::Overlapped,
-        None => default_strategy(traits, &plan, &fits),
+        None => default_strategy(traits, &plan, limits, &fits),
     };
     if !plan.strategy.runs_dims(dims) {
         return Err(PlanError::Unsupported(format!(
@@ -324,12 +324,18 @@ fn check_gpu_request(request: &PlanRequest, backend: &str) -> Result<(), PlanErr
 /// fits the device unshrunk (1.0-1.6x the copy roofline, 1.3-2.5x naive), else `naive` (which
 /// beat `tiled` in every 2D case, and `overlapped` on `f16` fields, whose conversions make
 /// the fused steps compute-bound: 168 against 142 GCells/s); `streaming` in 3D (1.1-2.0x naive in f32 and f64); `tiled`
-/// in 1D (not measured) and `naive` beyond 3D.
+/// in 1D (not measured) and `naive` beyond 3D. On an OpenCL device that is no GPU (warps of
+/// one: PoCL on a CPU), where work-groups are loops and barriers cost what they save
+/// elsewhere, `naive` everywhere (fastest in every PoCL case measured).
 pub fn default_strategy(
     traits: &ProgramTraits,
     initial: &GpuPlan,
+    limits: &DeviceLimits,
     fits: impl Fn(&GpuPlan) -> bool,
 ) -> GpuStrategy {
+    if limits.warp_size <= 1 {
+        return GpuStrategy::Naive;
+    }
     match traits.extents.len() {
         1 => GpuStrategy::Tiled,
         2 => {
@@ -1124,5 +1130,24 @@ mod tests {
             (four.strategy, four.threads_per_block()),
             (GpuStrategy::Naive, 1)
         );
+        // An OpenCL device that is no GPU (PoCL on a CPU): naive in every dimension.
+        let cpu_device = DeviceLimits {
+            warp_size: 1,
+            ..DeviceLimits::typical_gpu()
+        };
+        for extents in [&[64][..], &[64, 64], &[16, 16, 16]] {
+            let plan = plan_gpu(
+                &ProgramTraits::stencil(extents),
+                &PlanRequest::default(),
+                "opencl",
+                &cpu_device,
+                |_| true,
+            );
+            assert_eq!(
+                plan.expect("plans").strategy,
+                GpuStrategy::Naive,
+                "{extents:?}"
+            );
+        }
     }
 }
