@@ -5,7 +5,7 @@
 //! so the tuner never builds a plan the planner could not.
 
 use crate::cpu::{CpuPlan, CpuStrategy};
-use crate::gpu::{GpuPlan, GpuStrategy};
+use crate::gpu::{GpuPlan, GpuStrategy, PlaneReads};
 use crate::isa::TargetIsa;
 use crate::plan::{BackendPlan, Plan};
 use crate::request::PlanRequest;
@@ -71,6 +71,7 @@ pub fn request_of(plan: &Plan, base: &PlanRequest) -> PlanRequest {
             strategy: Some(gpu.strategy.strategy()),
             tile: Some(gpu_tile(gpu, plan.grid.len())),
             time_tile: Some(gpu.time_tile),
+            plane_reads: (gpu.strategy == GpuStrategy::Streaming).then_some(gpu.plane_reads),
             ..base.clone()
         },
         BackendPlan::Reference(_) => base.clone(),
@@ -143,7 +144,13 @@ fn gpu_neighbours(gpu: &GpuPlan, dims: usize, here: &PlanRequest) -> Vec<PlanReq
             time_tile: Some(t),
             ..here.clone()
         });
-    blocks.chain(depths).collect()
+    let planes = (PlaneReads::ALL.into_iter())
+        .filter(|&r| gpu.strategy == GpuStrategy::Streaming && r != gpu.plane_reads)
+        .map(|r| PlanRequest {
+            plane_reads: Some(r),
+            ..here.clone()
+        });
+    blocks.chain(depths).chain(planes).collect()
 }
 
 /// A GPU plan's block as a `--tile` value for a grid of `dims` axes (slowest axis first).
@@ -266,6 +273,33 @@ mod tests {
             strategy_requests(&plan, &PlanRequest::default()).len(),
             GpuStrategy::ALL.len()
         );
+    }
+
+    #[test]
+    fn streaming_plans_try_the_other_plane_reads() {
+        let streaming = GpuPlan {
+            plane_reads: PlaneReads::Cache,
+            ..GpuPlan::new(GpuStrategy::Streaming)
+        };
+        let plan = Plan {
+            format: crate::PLAN_FORMAT,
+            program: "p".into(),
+            grid: vec![16, 16, 16],
+            backend: BackendPlan::Cuda(streaming),
+        };
+        let here = request_of(&plan, &PlanRequest::default());
+        assert_eq!(here.plane_reads, Some(PlaneReads::Cache));
+        let near = neighbours(&plan, &PlanRequest::default());
+        assert!(
+            near.iter()
+                .any(|r| r.plane_reads == Some(PlaneReads::Shared))
+        );
+        let tiled = Plan {
+            backend: BackendPlan::Cuda(GpuPlan::new(GpuStrategy::Tiled)),
+            ..plan
+        };
+        let near = neighbours(&tiled, &PlanRequest::default());
+        assert!(near.iter().all(|r| r.plane_reads.is_none()));
     }
 
     #[test]

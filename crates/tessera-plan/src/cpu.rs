@@ -560,6 +560,11 @@ pub fn plan_cpu(
 /// Whether the request asks for exact arithmetic (the CPU has no f64 accuracy mode and no
 /// devices).
 fn request_exactness(request: &PlanRequest) -> Result<bool, PlanError> {
+    if request.plane_reads.is_some() {
+        return Err(PlanError::Invalid(
+            "the cpu backend has no GPU planes to read; drop `--plane-reads`".into(),
+        ));
+    }
     if let DeviceSelection::Named(_) = request.device {
         return Err(PlanError::Invalid(
             "the cpu backend has no devices; drop `--device` or choose a GPU backend".into(),

@@ -92,6 +92,24 @@ pub enum PlaneReads {
     Cache,
 }
 
+impl PlaneReads {
+    /// Both, in the order of their names.
+    pub const ALL: [PlaneReads; 2] = [PlaneReads::Shared, PlaneReads::Cache];
+
+    /// Its name in plans and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlaneReads::Shared => "shared",
+            PlaneReads::Cache => "cache",
+        }
+    }
+
+    /// The plane reads `name` names.
+    pub fn from_name(name: &str) -> Option<PlaneReads> {
+        PlaneReads::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
 /// How a program is lowered to GPU kernels: plain data, hashed into cache keys.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -284,6 +302,15 @@ pub fn plan_gpu(
     }
     if let Some(depth) = request.time_tile {
         plan.time_tile = depth;
+    }
+    if let Some(reads) = request.plane_reads {
+        if plan.strategy != GpuStrategy::Streaming {
+            return Err(PlanError::Invalid(format!(
+                "`--plane-reads` chooses how the `streaming` strategy reads its planes; this plan's strategy is `{}`",
+                plan.strategy.name()
+            )));
+        }
+        plan.plane_reads = reads;
     }
     plan.exact = request.arithmetic == Arithmetic::Exact;
     // A block the user gives is checked as given; the default one shrinks until the requested
@@ -961,6 +988,34 @@ mod tests {
             256,
             "a given block is kept as given"
         );
+    }
+
+    #[test]
+    fn plane_reads_are_asked_of_streaming_plans_only() {
+        let limits = DeviceLimits::typical_gpu();
+        let ask = |strategy, reads| {
+            let request = PlanRequest {
+                strategy: Some(strategy),
+                plane_reads: Some(reads),
+                ..PlanRequest::default()
+            };
+            plan_gpu(
+                &ProgramTraits::stencil(&[64, 64]),
+                &request,
+                "cuda",
+                &limits,
+                |_| true,
+            )
+        };
+        let shared = ask(Strategy::Streaming, PlaneReads::Shared).expect("plans");
+        assert_eq!(shared.plane_reads, PlaneReads::Shared);
+        assert!(!shared.describe().contains("plane="));
+        let error = ask(Strategy::Naive, PlaneReads::Cache)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("this plan's strategy is `naive`"), "{error}");
+        assert_eq!(PlaneReads::from_name("cache"), Some(PlaneReads::Cache));
+        assert_eq!(PlaneReads::from_name("l1"), None);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::gpu::PlaneReads;
 use crate::isa::TargetIsa;
 
 /// How values are computed.
@@ -131,6 +132,8 @@ pub struct PlanRequest {
     pub device: DeviceSelection,
     /// The instruction set CPU code is written for (`None`: the host's best).
     pub isa: Option<TargetIsa>,
+    /// GPU `streaming`: where in-plane neighbours are read from.
+    pub plane_reads: Option<PlaneReads>,
 }
 
 impl PlanRequest {

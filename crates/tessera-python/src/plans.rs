@@ -76,6 +76,7 @@ impl PlanKeywords {
             arithmetic: Arithmetic::exact_if(self.exact),
             device: self.device(),
             isa: None,
+            plane_reads: None,
         })
     }
 

@@ -48,5 +48,6 @@ pub use backends::{
 };
 pub use error::Error;
 pub use session::{FieldRef, Session};
+pub use tessera_plan::gpu::PlaneReads;
 pub use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanRequest, Strategy, TargetIsa};
 pub use tessera_runtime::{Executable, FieldSet, RunReport};

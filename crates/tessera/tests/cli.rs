@@ -380,6 +380,21 @@ fn bad_flags_are_user_errors_with_clear_messages() {
             "must be at least 1",
         ),
         (
+            &[
+                "run",
+                "jacobi.tess",
+                "--backend",
+                "cpu",
+                "--plane-reads",
+                "cache",
+            ],
+            "the cpu backend has no GPU planes to read; drop `--plane-reads`",
+        ),
+        (
+            &["run", "jacobi.tess", "--plane-reads", "l1"],
+            "invalid value 'l1' for '--plane-reads <R>'",
+        ),
+        (
             &["run", "missing.tess"],
             "cannot read program missing.tess: ",
         ),

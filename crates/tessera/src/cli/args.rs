@@ -7,7 +7,9 @@ use std::time::Duration;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use tessera::session::parse_set;
-use tessera::{Arithmetic, DeviceSelection, Error, PlanRequest, Session, Strategy, TargetIsa};
+use tessera::{
+    Arithmetic, DeviceSelection, Error, PlanRequest, PlaneReads, Session, Strategy, TargetIsa,
+};
 
 /// Tessera: a stencil compiler and runtime.
 #[derive(Debug, Parser)]
@@ -94,6 +96,12 @@ fn strategy_parser() -> impl TypedValueParser<Value = Strategy> {
         .map(|name| Strategy::from_name(&name).expect("a listed strategy"))
 }
 
+/// The names `--plane-reads` takes.
+fn plane_reads_parser() -> impl TypedValueParser<Value = PlaneReads> {
+    PossibleValuesParser::new(PlaneReads::ALL.map(PlaneReads::name))
+        .map(|name| PlaneReads::from_name(&name).expect("a listed way"))
+}
+
 /// How to execute: backend, the plan's decisions or a plan file, and the device.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
@@ -114,6 +122,10 @@ pub struct ExecArgs {
     /// Threads for CPU backends (default: all cores).
     #[arg(long, value_parser = at_least_one, value_name = "N")]
     pub threads: Option<usize>,
+    /// GPU `streaming`: read in-plane neighbours from a shared current plane or through the
+    /// cache (default: the planner's choice, `cache`).
+    #[arg(long, value_parser = plane_reads_parser(), value_name = "R")]
+    pub plane_reads: Option<PlaneReads>,
     /// Device for GPU backends (`platform:device` or an index).
     #[arg(long, value_name = "D")]
     pub device: Option<String>,
@@ -122,7 +134,7 @@ pub struct ExecArgs {
     pub target_isa: Option<Isa>,
     /// Run exactly this plan (from `tessera plan --json`) instead of planning: it names the
     /// backend and fixes strategy, tiles, time tile, threads and exactness.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["strategy", "tile", "time_tile", "exact", "threads", "target_isa"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["strategy", "tile", "time_tile", "exact", "threads", "target_isa", "plane_reads"])]
     pub plan: Option<PathBuf>,
     /// Ignore the tuning database: plan with the backend's model even when `tessera tune`
     /// stored a plan for this program, size and device.
@@ -151,6 +163,7 @@ impl ExecArgs {
             && self.time_tile.is_none()
             && self.threads.is_none()
             && self.target_isa.is_none()
+            && self.plane_reads.is_none()
     }
 
     /// The plan request these flags describe, for the device `device`.
@@ -163,6 +176,7 @@ impl ExecArgs {
             arithmetic: Arithmetic::exact_if(self.exact),
             device,
             isa: self.target_isa.and_then(|isa| isa.0),
+            plane_reads: self.plane_reads,
         }
     }
 }
