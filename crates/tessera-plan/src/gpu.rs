@@ -743,6 +743,18 @@ pub fn check_memory(limits: &DeviceLimits, bytes: u64) -> Result<(), PlanError> 
 mod tests {
     use super::*;
 
+    /// The plan `request` gives a fusable radius-1 stencil on a 64x64 grid, typical device.
+    fn plan_square(request: &PlanRequest, backend: &'static str) -> Result<GpuPlan, PlanError> {
+        let limits = DeviceLimits::typical_gpu();
+        plan_gpu(
+            &ProgramTraits::stencil(&[64, 64]),
+            request,
+            backend,
+            &limits,
+            |_| true,
+        )
+    }
+
     fn kernel(block: [u32; 3], shared_bytes: usize, registers_per_thread: u32) -> KernelResources {
         KernelResources {
             kernel: "k".into(),
@@ -857,7 +869,6 @@ mod tests {
 
     #[test]
     fn requests_override_the_default_plan() {
-        let limits = DeviceLimits::typical_gpu();
         let request = PlanRequest {
             arithmetic: Arithmetic::Exact,
             strategy: Some(Strategy::Naive),
@@ -865,42 +876,18 @@ mod tests {
             time_tile: Some(1),
             ..PlanRequest::default()
         };
-        let plan = plan_gpu(
-            &ProgramTraits::stencil(&[64, 64]),
-            &request,
-            "opencl",
-            &limits,
-            |_| true,
-        )
-        .unwrap();
+        let plan = plan_square(&request, "opencl").unwrap();
         assert_eq!(
             (plan.strategy, plan.block, plan.exact),
             (GpuStrategy::Naive, [16, 4, 1], true)
         );
-        let default = plan_gpu(
-            &ProgramTraits::stencil(&[64, 64]),
-            &PlanRequest::default(),
-            "opencl",
-            &limits,
-            |_| true,
-        );
+        let default = plan_square(&PlanRequest::default(), "opencl");
         assert!(!default.unwrap().exact);
     }
 
     #[test]
     fn bad_requests_are_refused_with_the_alternatives() {
-        let limits = DeviceLimits::typical_gpu();
-        let refuse = |request: PlanRequest| {
-            plan_gpu(
-                &ProgramTraits::stencil(&[64, 64]),
-                &request,
-                "cuda",
-                &limits,
-                |_| true,
-            )
-            .unwrap_err()
-            .to_string()
-        };
+        let refuse = |request: PlanRequest| plan_square(&request, "cuda").unwrap_err().to_string();
         let cases = [
             (
                 PlanRequest {
@@ -992,20 +979,13 @@ mod tests {
 
     #[test]
     fn plane_reads_are_asked_of_streaming_plans_only() {
-        let limits = DeviceLimits::typical_gpu();
         let ask = |strategy, reads| {
             let request = PlanRequest {
                 strategy: Some(strategy),
                 plane_reads: Some(reads),
                 ..PlanRequest::default()
             };
-            plan_gpu(
-                &ProgramTraits::stencil(&[64, 64]),
-                &request,
-                "cuda",
-                &limits,
-                |_| true,
-            )
+            plan_square(&request, "cuda")
         };
         let shared = ask(Strategy::Streaming, PlaneReads::Shared).expect("plans");
         assert_eq!(shared.plane_reads, PlaneReads::Shared);
@@ -1084,14 +1064,7 @@ mod tests {
             time_tile: Some(3),
             ..PlanRequest::default()
         };
-        let plan = plan_gpu(
-            &ProgramTraits::stencil(&[64, 64]),
-            &request,
-            "opencl",
-            &limits,
-            |_| true,
-        )
-        .expect("plans");
+        let plan = plan_square(&request, "opencl").expect("plans");
         assert_eq!(
             (plan.strategy, plan.time_tile, plan.elements_per_thread),
             (GpuStrategy::Overlapped, 3, 4)
