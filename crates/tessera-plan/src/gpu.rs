@@ -350,8 +350,8 @@ fn check_gpu_request(request: &PlanRequest, backend: &str) -> Result<(), PlanErr
 /// (docs/performance.md, "GPU"): in 2D `overlapped` where steps may fuse and its default tile
 /// fits the device unshrunk (1.0-1.6x the copy roofline, 1.3-2.5x naive), else `naive` (which
 /// beat `tiled` in every 2D case, and `overlapped` on `f16` fields, whose conversions make
-/// the fused steps compute-bound: 168 against 142 GCells/s); `streaming` in 3D (1.1-2.0x naive in f32 and f64); `tiled`
-/// in 1D (not measured) and `naive` beyond 3D. On an OpenCL device that is no GPU (warps of
+/// the fused steps compute-bound: 168 against 142 GCells/s); `streaming` in 3D (1.1-2.0x
+/// naive in f32 and f64); `tiled` in 1D (not measured) and `naive` beyond 3D. On an OpenCL device that is no GPU (warps of
 /// one: PoCL on a CPU), where work-groups are loops and barriers cost what they save
 /// elsewhere, `naive` everywhere (fastest in every PoCL case measured).
 pub fn default_strategy(
@@ -428,17 +428,12 @@ fn block_of_tile(tile: &[usize]) -> Result<[u32; 3], PlanError> {
 }
 
 /// The default plan's block before fitting, within the device's per-axis limits (256 threads
-/// in a row in 1D, 32x8 otherwise), with the strategy [`default_strategy`] gives a program
-/// whose steps cannot fuse.
+/// in a row in 1D, 32x8 otherwise); the caller sets the strategy.
 fn initial_gpu_plan(dims: usize, limits: &DeviceLimits) -> GpuPlan {
-    let mut plan = match dims {
-        1 => GpuPlan {
-            block: [256, 1, 1],
-            ..GpuPlan::new(GpuStrategy::Tiled)
-        },
-        3 => GpuPlan::new(GpuStrategy::Streaming),
-        _ => GpuPlan::new(GpuStrategy::Naive),
-    };
+    let mut plan = GpuPlan::new(GpuStrategy::Naive);
+    if dims == 1 {
+        plan.block = [256, 1, 1];
+    }
     for axis in 0..3 {
         plan.block[axis] = plan.block[axis].min(limits.max_block_dims[axis].max(1));
     }

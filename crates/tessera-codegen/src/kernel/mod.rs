@@ -176,22 +176,25 @@ impl Kernel {
     /// the end of the dynamic layout ([`Kernel::dynamic_shared_offsets`]) beyond
     /// [`CUDA_STATIC_SHARED_BYTES`].
     pub fn shared_bytes(&self) -> usize {
-        let declared: usize = self.shared.iter().map(SharedArray::bytes).sum();
-        if declared <= CUDA_STATIC_SHARED_BYTES {
-            return declared;
+        match self.dynamic_shared_bytes() {
+            0 => self.declared_shared_bytes(),
+            dynamic => dynamic,
         }
-        self.dynamic_layout().1
     }
 
     /// The dynamic shared memory a CUDA launch of the kernel passes: 0 when its arrays are
     /// declared statically (they fit [`CUDA_STATIC_SHARED_BYTES`]).
     pub fn dynamic_shared_bytes(&self) -> usize {
-        let declared: usize = self.shared.iter().map(SharedArray::bytes).sum();
-        if declared <= CUDA_STATIC_SHARED_BYTES {
+        if self.declared_shared_bytes() <= CUDA_STATIC_SHARED_BYTES {
             0
         } else {
             self.dynamic_layout().1
         }
+    }
+
+    /// The arrays' bytes, added up without alignment.
+    fn declared_shared_bytes(&self) -> usize {
+        self.shared.iter().map(SharedArray::bytes).sum()
     }
 
     /// Each array's byte offset in dynamic shared memory, when the kernel uses it.
