@@ -25,7 +25,8 @@ use tessera_runtime::{
     ActiveRun, Backend, BackendError, Buffer, Executable, FieldSet, Pass, RankTimes, RunTimes,
 };
 
-use crate::{DistributeError, Distribution, field_bytes, steps_text};
+use crate::overlap::{PreparedStrips, StripRuns};
+use crate::{DistributeError, Distribution, field_bytes};
 
 /// MPI in this process, from start to the end of the process's run: its rank and the job's
 /// size.
@@ -79,6 +80,8 @@ pub struct MpiExecutable {
     rank: usize,
     executable: Box<dyn Executable>,
     local: FieldSet,
+    /// This rank's boundary strips (none without overlap).
+    strips: PreparedStrips,
 }
 
 impl MpiExecutable {
@@ -94,12 +97,17 @@ impl MpiExecutable {
         let executable = (backend.plan_and_prepare(&program.bound, request))
             .map_err(|e| DistributeError::Backend(rank, e))?;
         let local = FieldSet::zeros(&program.bound);
+        let strips = match distribution.strips.get(rank) {
+            Some(strips) => PreparedStrips::prepare(strips, backend, request)?,
+            None => PreparedStrips::prepare(&[], backend, request)?,
+        };
         Ok(MpiExecutable {
             distribution,
             global: global.clone(),
             rank,
             executable,
             local,
+            strips,
         })
     }
 }
@@ -115,11 +123,11 @@ impl Executable for MpiExecutable {
 
     fn describe(&self) -> String {
         format!(
-            "{} on {} MPI ranks ({}, exchanges every {})",
+            "{} on {} MPI ranks ({}, {})",
             self.executable.describe(),
             self.distribution.ranks.len(),
             self.distribution.decomposition.describe(),
-            steps_text(self.distribution.steps_per_exchange)
+            self.distribution.exchange_text()
         )
     }
 
@@ -129,11 +137,17 @@ impl Executable for MpiExecutable {
     ) -> Result<Box<dyn ActiveRun + 'a>, BackendError> {
         self.local = self.distribution.scatter(self.rank, fields);
         let run = self.executable.start(&mut self.local)?;
+        let strips = match self.distribution.strips.get(self.rank) {
+            Some(strips) => strips.as_slice(),
+            None => &[],
+        };
+        let strip_runs = self.strips.start(strips, fields)?;
         Ok(Box::new(MpiRun {
             global: &self.global,
             distribution: &self.distribution,
             rank: self.rank,
             run,
+            strip_runs,
             fields,
             halos_stale: false,
             scatter_pending: false,
@@ -148,6 +162,8 @@ struct MpiRun<'a> {
     distribution: &'a Distribution,
     rank: usize,
     run: Box<dyn ActiveRun + 'a>,
+    /// This rank's boundary strips running (none without overlap).
+    strip_runs: StripRuns<'a>,
     fields: &'a mut FieldSet,
     halos_stale: bool,
     scatter_pending: bool,
@@ -196,6 +212,59 @@ impl MpiRun<'_> {
         Ok(())
     }
 
+    /// Runs `part` with the exchange after it overlapped: the boundary strips first, their
+    /// messages sent and this rank's halos received while its pass runs.
+    fn run_overlapped(&mut self, part: &Pass) -> Result<Vec<RowPartials>, BackendError> {
+        let clock = Instant::now();
+        let sends = self.strip_runs.messages(self.run.as_mut(), part)?;
+        self.times.compute += clock.elapsed();
+        let world = SimpleCommunicator::world();
+        let transfers = &self.distribution.transfers;
+        let point_bytes = self.distribution.ranks[self.rank].point_bytes();
+        let incoming: Vec<usize> = (0..transfers.len())
+            .filter(|&i| transfers[i].to == self.rank)
+            .collect();
+        let mut received: Vec<Vec<u8>> = (incoming.iter())
+            .map(|&i| vec![0u8; transfers[i].points() as usize * point_bytes])
+            .collect();
+        let run = &mut self.run;
+        let times = &mut self.times;
+        let partials = mpi::request::scope(|scope| {
+            let clock = Instant::now();
+            let sending: Vec<_> = (sends.iter())
+                .map(|(i, message)| {
+                    let to = world.process_at_rank(transfers[*i].to as i32);
+                    to.immediate_send_with_tag(scope, &message[..], *i as i32)
+                })
+                .collect();
+            let receiving: Vec<_> = (incoming.iter().zip(&mut received))
+                .map(|(&i, buffer)| {
+                    let from = world.process_at_rank(transfers[i].from as i32);
+                    from.immediate_receive_into_with_tag(scope, &mut buffer[..], i as i32)
+                })
+                .collect();
+            times.exchange += clock.elapsed();
+            let clock = Instant::now();
+            let partials = run.run_pass(part);
+            times.compute += clock.elapsed();
+            let clock = Instant::now();
+            for request in receiving {
+                request.wait();
+            }
+            for request in sending {
+                request.wait();
+            }
+            times.wait += clock.elapsed();
+            partials
+        })?;
+        let clock = Instant::now();
+        for (i, message) in incoming.iter().zip(&received) {
+            self.run.write_box(&transfers[*i].target, message)?;
+        }
+        self.times.exchange += clock.elapsed();
+        Ok(partials)
+    }
+
     /// Every rank's owned row values of the pass's reductions, by rank.
     fn all_rows(
         &self,
@@ -234,9 +303,7 @@ impl MpiRun<'_> {
         let program = &ranks[self.rank];
         let frame: Vec<i64> = program.local.lo.iter().map(|l| -l).collect();
         let mine = self.run.read_box(&program.owned.shifted(&frame))?;
-        let point_bytes: usize = (self.fields.buffers.iter())
-            .map(|b| b.as_bytes().len() / b.len().max(1))
-            .sum();
+        let point_bytes = program.point_bytes();
         let counts: Vec<usize> = (ranks.iter())
             .map(|r| r.owned.volume() as usize * point_bytes)
             .collect();
@@ -288,6 +355,10 @@ impl ActiveRun for MpiRun<'_> {
         }
         let mut partials = Vec::new();
         for part in self.distribution.parts(pass) {
+            if self.distribution.overlapped() {
+                partials = self.run_overlapped(&part)?;
+                continue;
+            }
             if self.halos_stale {
                 self.exchange()?;
             }
@@ -366,6 +437,7 @@ impl ActiveRun for MpiRun<'_> {
                 wait: seconds(t[2]),
             })
             .collect();
+        self.strip_runs.finish()?;
         Ok(RunTimes {
             ranks,
             ..self.run.finish()?

@@ -16,7 +16,8 @@ use tessera_runtime::{
 };
 
 use crate::exchange::gather;
-use crate::{DistributeError, Distribution, field_bytes, steps_text};
+use crate::overlap::{PreparedStrips, StripRuns};
+use crate::{DistributeError, Distribution, field_bytes};
 
 /// A distribution's ranks prepared on one backend, run in this process.
 pub struct InProcessExecutable {
@@ -24,6 +25,8 @@ pub struct InProcessExecutable {
     global: BoundProgram,
     executables: Vec<Box<dyn Executable>>,
     locals: Vec<FieldSet>,
+    /// Each rank's boundary strips, by rank (none without overlap).
+    strips: Vec<PreparedStrips>,
 }
 
 impl InProcessExecutable {
@@ -43,11 +46,15 @@ impl InProcessExecutable {
         let locals = (distribution.ranks.iter())
             .map(|r| FieldSet::zeros(&r.bound))
             .collect();
+        let strips = (distribution.strips.iter())
+            .map(|strips| PreparedStrips::prepare(strips, backend, request))
+            .collect::<Result<_, _>>()?;
         Ok(InProcessExecutable {
             distribution,
             global: global.clone(),
             executables,
             locals,
+            strips,
         })
     }
 }
@@ -63,11 +70,11 @@ impl Executable for InProcessExecutable {
 
     fn describe(&self) -> String {
         format!(
-            "{} on {} ranks ({}, exchanges every {})",
+            "{} on {} ranks ({}, {})",
             self.executables[0].describe(),
             self.distribution.ranks.len(),
             self.distribution.decomposition.describe(),
-            steps_text(self.distribution.steps_per_exchange)
+            self.distribution.exchange_text()
         )
     }
 
@@ -80,17 +87,21 @@ impl Executable for InProcessExecutable {
             global,
             executables,
             locals,
-            ..
+            strips,
         } = self;
         let mut runs = Vec::new();
         for ((rank, executable), local) in executables.iter_mut().enumerate().zip(locals) {
             *local = distribution.scatter(rank, fields);
             runs.push(executable.start(local)?);
         }
+        let strip_runs = (strips.iter_mut().zip(&distribution.strips))
+            .map(|(prepared, strips)| prepared.start(strips, fields))
+            .collect::<Result<_, _>>()?;
         Ok(Box::new(InProcessRun {
             global,
             distribution,
             runs,
+            strip_runs,
             fields,
             halos_stale: false,
             scatter_pending: false,
@@ -104,6 +115,8 @@ struct InProcessRun<'a> {
     global: &'a BoundProgram,
     distribution: &'a Distribution,
     runs: Vec<Box<dyn ActiveRun + 'a>>,
+    /// Each rank's boundary strips running, by rank (none without overlap).
+    strip_runs: Vec<StripRuns<'a>>,
     fields: &'a mut FieldSet,
     /// A pass ran since the last exchange.
     halos_stale: bool,
@@ -126,6 +139,36 @@ impl InProcessRun<'_> {
         }
         self.halos_stale = false;
         Ok(())
+    }
+
+    /// Runs `part` on every rank; with overlap, first each rank's boundary strips, whose
+    /// messages are written into the halos after every rank's pass (as if they had been
+    /// received while the ranks computed).
+    fn run_part(&mut self, part: &Pass) -> Result<Vec<Vec<RowPartials>>, BackendError> {
+        let mut messages = Vec::new();
+        for ((run, strips), times) in
+            (self.runs.iter_mut().zip(&mut self.strip_runs)).zip(&mut self.times)
+        {
+            let clock = Instant::now();
+            messages.extend(strips.messages(run.as_mut(), part)?);
+            times.compute += clock.elapsed();
+        }
+        let per_rank = (self.runs.iter_mut().zip(&mut self.times))
+            .map(|(run, times)| {
+                let clock = Instant::now();
+                let partials = run.run_pass(part);
+                times.compute += clock.elapsed();
+                partials
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for (number, message) in messages {
+            let transfer = &self.distribution.transfers[number];
+            let clock = Instant::now();
+            self.runs[transfer.to].write_box(&transfer.target, &message)?;
+            self.times[transfer.to].exchange += clock.elapsed();
+        }
+        self.halos_stale = !self.distribution.overlapped();
+        Ok(per_rank)
     }
 
     /// Cuts the global fields into the ranks' again after they were lent writable.
@@ -164,15 +207,7 @@ impl ActiveRun for InProcessRun<'_> {
             if self.halos_stale {
                 self.exchange()?;
             }
-            per_rank = (self.runs.iter_mut().zip(&mut self.times))
-                .map(|(run, times)| {
-                    let clock = Instant::now();
-                    let partials = run.run_pass(&part);
-                    times.compute += clock.elapsed();
-                    partials
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            self.halos_stale = true;
+            per_rank = self.run_part(&part)?;
         }
         let owned: Vec<Vec<Vec<f64>>> = (self.distribution.ranks.iter().zip(&per_rank))
             .map(|(program, partials)| program.owned_values(pass, partials))
@@ -214,6 +249,9 @@ impl ActiveRun for InProcessRun<'_> {
             ranks: self.times.clone(),
             ..RunTimes::default()
         };
+        for strips in self.strip_runs {
+            strips.finish()?;
+        }
         for run in self.runs {
             let rank = run.finish()?;
             times.transfer += rank.transfer;

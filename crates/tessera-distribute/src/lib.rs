@@ -13,6 +13,7 @@ pub mod decompose;
 pub mod exchange;
 pub mod in_process;
 pub mod local;
+pub mod overlap;
 pub mod rows;
 
 use tessera_analysis::bind::BoundProgram;
@@ -57,6 +58,9 @@ pub struct Distribution {
     pub transfers: Vec<Transfer>,
     /// The number of rows of each reduction on the whole grid.
     pub global_rows: Vec<usize>,
+    /// Each rank's boundary strips, by rank, when the exchange overlaps compute (empty
+    /// otherwise).
+    pub strips: Vec<Vec<overlap::Strip>>,
     /// The operation of each reduction.
     ops: Vec<ReduceOp>,
     /// Whether boxes reach past the grid's edges (periodic borders on a cut axis).
@@ -89,9 +93,39 @@ impl Distribution {
             ranks,
             transfers,
             global_rows,
+            strips: Vec::new(),
             ops,
             periodic,
         })
+    }
+
+    /// The same layout with boundary strips: each rank computes and sends the halos its
+    /// neighbours need before its own pass, which then hides the exchange ([`overlap`]).
+    pub fn with_overlap(mut self, global: &BoundProgram) -> Result<Distribution, DistributeError> {
+        let steps = self.steps_per_exchange as usize;
+        self.strips = overlap::strips(
+            global,
+            &self.decomposition,
+            &self.ranks,
+            &self.transfers,
+            steps,
+        )?;
+        Ok(self)
+    }
+
+    /// Whether ranks compute their boundary strips first, overlapping the exchange with their
+    /// pass.
+    pub fn overlapped(&self) -> bool {
+        self.strips.iter().any(|strips| !strips.is_empty())
+    }
+
+    /// How the halos move, for `describe`: `exchanges every 3 steps` and `, overlapped`.
+    pub fn exchange_text(&self) -> String {
+        let every = steps_text(self.steps_per_exchange);
+        match self.overlapped() {
+            true => format!("exchanges every {every}, overlapped with compute"),
+            false => format!("exchanges every {every}"),
+        }
     }
 
     /// A rank's fields cut from the global fields (tables copied whole).

@@ -50,6 +50,13 @@ pub struct RankProgram {
 }
 
 impl RankProgram {
+    /// The bytes of one point of every field (the layout of `ActiveRun::read_box`).
+    pub fn point_bytes(&self) -> usize {
+        (self.bound.program().fields.values())
+            .map(|f| f.ty.size_bytes())
+            .sum()
+    }
+
     /// The values of the rows this rank owns of each reduction of `pass`, from its backend's
     /// row partials (in the pass's order).
     pub fn owned_values(
@@ -133,6 +140,36 @@ pub fn rank_program(
     rank: usize,
     steps: usize,
 ) -> Result<RankProgram, DistributeError> {
+    check_distributable(global, decomposition)?;
+    let owned = decomposition.owned(rank);
+    box_program(global, decomposition, rank, owned, steps, Reductions::Kept)
+}
+
+/// The program of one boundary strip of rank `rank` (see [`crate::overlap`]): the points
+/// `strip` (owned by the rank) grown by the halo `steps` steps need, like a rank's box, without
+/// reductions or `until` (the rank's own program computes those).
+pub fn strip_program(
+    global: &BoundProgram,
+    decomposition: &Decomposition,
+    rank: usize,
+    strip: Rect,
+    steps: usize,
+) -> Result<RankProgram, DistributeError> {
+    box_program(
+        global,
+        decomposition,
+        rank,
+        strip,
+        steps,
+        Reductions::Dropped,
+    )
+}
+
+/// Refuses what a grid cut into ranks cannot run yet.
+fn check_distributable(
+    global: &BoundProgram,
+    decomposition: &Decomposition,
+) -> Result<(), DistributeError> {
     let program = global.program();
     let cut = decomposition.ranks.iter().any(|&k| k > 1);
     if cut && !global.checked().stage_read_reductions().is_empty() {
@@ -152,11 +189,33 @@ pub fn rank_program(
             )));
         }
     }
+    Ok(())
+}
+
+/// Whether a box's program keeps the global program's reductions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reductions {
+    /// Kept, with their rows placed in the global row order (a rank's program).
+    Kept,
+    /// Left out, with `until` (a boundary strip's program).
+    Dropped,
+}
+
+/// The program computing the points `owned` exactly for `steps` steps: on `owned` grown by
+/// the halo, rewritten for that box.
+fn box_program(
+    global: &BoundProgram,
+    decomposition: &Decomposition,
+    rank: usize,
+    owned: Rect,
+    steps: usize,
+    reductions: Reductions,
+) -> Result<RankProgram, DistributeError> {
+    let program = global.program();
     let periodic = wraps(program)?;
-    let owned = decomposition.owned(rank);
     let depths = halo_depths(global, &owned, steps.max(1));
     let local = local_box(global, decomposition, &owned, &depths, periodic)?;
-    let rewritten = local_program(global, &local, periodic)?;
+    let rewritten = local_program(global, &local, periodic, reductions)?;
     let checked = check(&rewritten).map_err(|d| DistributeError::Rank(rank, first_message(&d)))?;
     let values: Vec<(String, Constant)> = (program.params.values())
         .zip(&global.param_values)
@@ -222,6 +281,7 @@ fn local_program(
     global: &BoundProgram,
     local: &Rect,
     periodic: bool,
+    reductions: Reductions,
 ) -> Result<Program, DistributeError> {
     let mut program = global.program().clone();
     // Receivers record from the global run (`Distribution::locate`), not from each rank's.
@@ -247,6 +307,11 @@ fn local_program(
         }));
     }
     program.stages = stages;
+    if reductions == Reductions::Dropped {
+        program.reductions = Arena::new();
+        program.until = None;
+        return Ok(program);
+    }
     for id in program.reductions.ids() {
         let reduction = &mut program.reductions[id];
         match &mut reduction.placement {

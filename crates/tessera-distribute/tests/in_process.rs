@@ -1,11 +1,11 @@
 //! Every program of the corpus run on a grid cut into ranks, all ranks in one process, against
-//! the single-process reference run: bitwise, for 2, 3 and 4 ranks, 1D and 2D cuts, and 1 or 3
-//! steps between exchanges.
+//! the single-process reference run: bitwise, for 2, 3 and 4 ranks, 1D and 2D cuts, 1 or 3
+//! steps between exchanges, and 3 with the exchange overlapped (boundary strips first).
 
 mod common;
 
-use common::{layouts, subject_for};
-use tessera_distribute::{Decomposition, DistributeError, Distribution, InProcessExecutable};
+use common::{Exchange, layout, layouts, subject_for};
+use tessera_distribute::InProcessExecutable;
 use tessera_ir::Border;
 use tessera_plan::PlanRequest;
 use tessera_reference::ReferenceBackend;
@@ -19,9 +19,10 @@ fn matrix_on(name: &str, backend: &dyn Backend) {
     let mut failures = Failures::new();
     let mut ran = 0;
     for ranks in layouts(case.bind(0).extents.len()) {
-        for steps_per_exchange in [1, 3] {
-            let subject = subject_for(&case, &ranks, steps_per_exchange);
-            let outcome = check(&subject, backend, &ranks, steps_per_exchange);
+        for (every, overlap) in [(1, false), (3, false), (3, true)] {
+            let exchange = Exchange { every, overlap };
+            let subject = subject_for(&case, &ranks, every);
+            let outcome = check(&subject, backend, &ranks, exchange);
             ran += usize::from(matches!(outcome, Ok(true)));
             failures.record(outcome.map(|_| ()));
         }
@@ -56,15 +57,11 @@ fn check(
     subject: &Subject,
     backend: &dyn Backend,
     ranks: &[usize],
-    t: u64,
+    exchange: Exchange,
 ) -> Result<bool, String> {
-    let label = format!("{} ranks {ranks:?} T={t}", subject.label);
-    let decomposition =
-        Decomposition::new(&subject.bound.extents, ranks).map_err(|e| format!("{label}: {e}"))?;
-    let distribution = match Distribution::new(&subject.bound, decomposition, t) {
-        Ok(d) => d,
-        Err(DistributeError::Unsupported(_)) => return Ok(false),
-        Err(e) => return Err(format!("{label}: {e}")),
+    let label = format!("{} ranks {ranks:?} {}", subject.label, exchange.label());
+    let Some(distribution) = layout(subject, ranks, exchange, &label)? else {
+        return Ok(false);
     };
     let mut executable =
         InProcessExecutable::prepare(distribution, &subject.bound, backend, &PlanRequest::exact())
@@ -94,7 +91,11 @@ fn cpu_matrix(name: &str) {
     };
     let subject = subject_for(&case, &ranks, 3);
     let backend = tessera_cpu::CpuBackend::default();
-    check(&subject, &backend, &ranks, 3).unwrap_or_else(|e| panic!("{e}"));
+    let exchange = Exchange {
+        every: 3,
+        overlap: false,
+    };
+    check(&subject, &backend, &ranks, exchange).unwrap_or_else(|e| panic!("{e}"));
 }
 
 mod cpu {

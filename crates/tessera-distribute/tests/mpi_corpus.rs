@@ -1,6 +1,7 @@
 //! Every program of the corpus under `mpirun` with 2, 3 and 4 processes: 1D cuts and (from 3D
 //! grids, on 4 processes) 2D cuts, 1 and 3 steps between exchanges, the reference backend on
-//! every rank and the cpu backend at 3 steps, bitwise against the single-process reference.
+//! every rank (at 3 with the exchange overlapped) and the cpu backend at 3 steps overlapped,
+//! bitwise against the single-process reference.
 //!
 //! Run as a test (`cargo test -p tessera-distribute --features mpi --test mpi_corpus`) it
 //! launches itself under `mpirun`; launched by `mpirun` it is one rank of the job. Without
@@ -11,9 +12,8 @@ mod common;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
-use common::{layouts, subject_for};
+use common::{Exchange, layout, layouts, subject_for};
 use tessera_distribute::cluster::{MpiExecutable, MpiProcess};
-use tessera_distribute::{Decomposition, DistributeError, Distribution};
 use tessera_plan::PlanRequest;
 use tessera_reference::ReferenceBackend;
 use tessera_runtime::Backend;
@@ -77,13 +77,14 @@ fn run_rank() -> ExitCode {
             if ranks.iter().product::<usize>() != process.size() {
                 continue;
             }
-            for (t, backend) in [
-                (1, &ReferenceBackend as &dyn Backend),
-                (3, &ReferenceBackend),
-                (3, &cpu),
+            for (every, overlap, backend) in [
+                (1, false, &ReferenceBackend as &dyn Backend),
+                (3, true, &ReferenceBackend),
+                (3, true, &cpu),
             ] {
-                let subject = subject_for(&case, &ranks, t);
-                match check(&process, &subject, backend, &ranks, t) {
+                let exchange = Exchange { every, overlap };
+                let subject = subject_for(&case, &ranks, every);
+                match check(&process, &subject, backend, &ranks, exchange) {
                     Ok(ran) => runs += usize::from(ran),
                     Err(e) => failures.push(e),
                 }
@@ -113,15 +114,16 @@ fn check(
     subject: &Subject,
     backend: &dyn Backend,
     ranks: &[usize],
-    t: u64,
+    exchange: Exchange,
 ) -> Result<bool, String> {
-    let label = format!("{} ranks {ranks:?} T={t} {}", subject.label, backend.name());
-    let decomposition =
-        Decomposition::new(&subject.bound.extents, ranks).map_err(|e| format!("{label}: {e}"))?;
-    let distribution = match Distribution::new(&subject.bound, decomposition, t) {
-        Ok(d) => d,
-        Err(DistributeError::Unsupported(_)) => return Ok(false),
-        Err(e) => return Err(format!("{label}: {e}")),
+    let label = format!(
+        "{} ranks {ranks:?} {} {}",
+        subject.label,
+        exchange.label(),
+        backend.name()
+    );
+    let Some(distribution) = layout(subject, ranks, exchange, &label)? else {
+        return Ok(false);
     };
     let mut executable = MpiExecutable::prepare(
         distribution,

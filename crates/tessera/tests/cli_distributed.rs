@@ -72,8 +72,9 @@ fn ranks_in_one_process_give_the_single_process_answer() {
         single.contains("(step 57)") || single.contains("stopped"),
         "{single}"
     );
-    let layouts: [&[&str]; 5] = [
+    let layouts: [&[&str]; 6] = [
         &["--ranks", "2"],
+        &["--ranks", "3", "--overlap", "on"],
         &["--ranks", "3", "--exchange-every", "1"],
         &["--ranks", "4x1", "--exchange-every", "2"],
         &["--ranks", "3", "--backend", "reference"],
@@ -94,6 +95,8 @@ fn ranks_in_one_process_give_the_single_process_answer() {
         args.extend_from_slice(layout);
         let summary = run(path, &tag, &args);
         assert!(summary.contains(" ranks ("), "{layout:?}: {summary}");
+        let overlap = layout.contains(&"on");
+        assert_eq!(summary.contains("overlapped with compute"), overlap, "{summary}");
         assert_eq!(written(path, "one"), written(path, &tag), "{layout:?}");
     }
 }
@@ -221,11 +224,12 @@ fn mpi_ranks_give_the_single_process_answer() {
     let dir = program_dir();
     let path = dir.path();
     run(path, "one", &["--steps", "80"]);
-    for processes in [2, 3, 4] {
+    for (processes, overlap) in [(2, "auto"), (3, "on"), (4, "off")] {
         let tag = format!("mpi{processes}");
         let mut args: Vec<String> = ["run", "spread.tess", "--exact", "--steps", "80"]
             .map(String::from)
             .to_vec();
+        args.extend(["--overlap".into(), overlap.into()]);
         args.extend(outputs(&tag));
         let output: std::process::Output = mpi_command(&mpirun, path, processes, &args)
             .output()
@@ -237,6 +241,7 @@ fn mpi_ranks_give_the_single_process_answer() {
             summary.contains(&format!("on {processes} MPI ranks")),
             "{summary}"
         );
+        assert_eq!(summary.contains("overlapped with compute"), overlap == "on", "{summary}");
         assert_eq!(
             written(path, "one"),
             written(path, &tag),

@@ -1,6 +1,7 @@
 //! What the distributed tests share: the layouts tried and the cases grown to hold them.
 
 use tessera_distribute::local::minimum_extents;
+use tessera_distribute::{Decomposition, DistributeError, Distribution};
 use tessera_testkit::Subject;
 use tessera_testkit::corpus::Case;
 
@@ -32,4 +33,46 @@ pub fn subject_for(case: &Case, ranks: &[usize], t: u64) -> Subject {
     };
     let label = format!("{} {:?}", case.name, bound.extents);
     Subject::new(label, bound, 7, case.steps)
+}
+
+/// How the halos move in one tried layout.
+#[derive(Clone, Copy, Debug)]
+pub struct Exchange {
+    /// Steps between exchanges.
+    pub every: u64,
+    /// Boundary strips first, the exchange overlapped with each rank's pass.
+    pub overlap: bool,
+}
+
+impl Exchange {
+    /// `T=3` or `T=3 overlapped`, for labels.
+    pub fn label(&self) -> String {
+        match self.overlap {
+            true => format!("T={} overlapped", self.every),
+            false => format!("T={}", self.every),
+        }
+    }
+}
+
+/// `subject` laid out over `ranks` with `exchange`: `Ok(None)` when the program is refused
+/// for a feature distribution does not have yet.
+pub fn layout(
+    subject: &Subject,
+    ranks: &[usize],
+    exchange: Exchange,
+    label: &str,
+) -> Result<Option<Distribution>, String> {
+    let decomposition =
+        Decomposition::new(&subject.bound.extents, ranks).map_err(|e| format!("{label}: {e}"))?;
+    let distribution = match Distribution::new(&subject.bound, decomposition, exchange.every) {
+        Ok(d) => d,
+        Err(DistributeError::Unsupported(_)) => return Ok(None),
+        Err(e) => return Err(format!("{label}: {e}")),
+    };
+    match exchange.overlap {
+        true => (distribution.with_overlap(&subject.bound))
+            .map(Some)
+            .map_err(|e| format!("{label}: {e}")),
+        false => Ok(Some(distribution)),
+    }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use tessera::session::parse_set;
 use tessera::{
     Arithmetic, DeviceSelection, Error, PlanRequest, PlaneReads, Session, Strategy, TargetIsa,
@@ -374,6 +374,22 @@ pub struct RankArgs {
     /// the plan's time tile, or less where the rank boxes are thinner than its halo.
     #[arg(long, value_parser = at_least_one, value_name = "T")]
     pub exchange_every: Option<usize>,
+    /// With ranks: each rank first computes the boundary strips its neighbours need, sends
+    /// them, and computes its box while they fly. `auto`: under MPI where the strips add at
+    /// most 10 % to a rank's points.
+    #[arg(long, value_enum, default_value_t = Overlap::Auto)]
+    pub overlap: Overlap,
+}
+
+/// An `--overlap` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Overlap {
+    /// Under MPI where the boundary strips are cheap.
+    Auto,
+    /// Always (also every rank in one process, which only checks it).
+    On,
+    /// Never: exchange after each pass.
+    Off,
 }
 
 /// A `--ranks` value.

@@ -8,7 +8,7 @@ use tessera_distribute::{Decomposition, DistributeError, Distribution, InProcess
 use tessera_plan::StepsPerPass;
 use tessera_runtime::Executable;
 
-use super::args::{ExecArgs, RankArgs, RanksSpec};
+use super::args::{ExecArgs, Overlap, RankArgs, RanksSpec};
 use super::planning::Planned;
 use super::usage;
 
@@ -122,6 +122,7 @@ pub fn prepare(
         )));
     }
     let distribution = distribution(session, planned, decomposition, ranks.exchange_every)?;
+    let distribution = overlapped(session, distribution, ranks.overlap, role)?;
     let request = exec.request(rank_device(planned, role));
     let backend = planned.backend.as_ref();
     match role {
@@ -195,6 +196,30 @@ fn distribution(
         }
     };
     Distribution::new(bound, decomposition, steps).map_err(refused)
+}
+
+/// The most boundary strips may add to a rank's points for `--overlap auto` to overlap.
+const AUTO_OVERLAP_COST: f64 = 0.1;
+
+/// The layout with boundary strips where `--overlap` asks for them.
+fn overlapped(
+    session: &Session,
+    distribution: Distribution,
+    overlap: Overlap,
+    role: &Role,
+) -> Result<Distribution, Error> {
+    let bound = session.bound();
+    match (overlap, role.job_size()) {
+        (Overlap::Off, _) | (Overlap::Auto, None) => Ok(distribution),
+        (Overlap::On, _) => distribution.with_overlap(bound).map_err(refused),
+        (Overlap::Auto, Some(_)) => {
+            let with_strips = distribution.clone().with_overlap(bound).map_err(refused)?;
+            Ok(match with_strips.overlap_cost() <= AUTO_OVERLAP_COST {
+                true => with_strips,
+                false => distribution,
+            })
+        }
+    }
 }
 
 /// Whether every rank box is at least as thick as the halo `t` steps need.
