@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Weak and strong scaling of a distributed run on this machine: the cpu backend, one thread per
 # rank, K = 1 and 2 MPI processes, a 2D 5-point Jacobi (f32) of 100 steps, exact mode. Prints a
-# Markdown table (docs/scaling.md). Needs OpenMPI (`apt-get install libopenmpi-dev openmpi-bin
+# Markdown table (docs/scaling.md), each run on 2 ranks with the exchange after each pass and
+# overlapped with it (`--overlap off|on`). Needs OpenMPI (`apt-get install libopenmpi-dev openmpi-bin
 # libclang-dev`); builds Tessera with the mpi feature. Extra arguments go to every run
 # (`--exchange-every 1`).
 set -euo pipefail
@@ -21,8 +22,8 @@ stage update over [1..NY-1, 1..NX-1] {
 }
 TESS
 tessera=target/release/tessera
-# One run: its summary line's time-loop seconds (median of 3).
-seconds() {
+# One configuration: `K NY [flags]` → the median of 3 runs' `run --json` reports, as JSON.
+report() {
   local k=$1 ny=$2; shift 2
   for _ in 1 2 3; do
     if [ "$k" = 1 ]; then
@@ -30,16 +31,23 @@ seconds() {
     else
       mpirun --oversubscribe -n "$k" "$tessera" run "$program" --exact --threads 1 --steps 100 \
         --set NY="$ny" --set NX=4096 --json "$@"
-    fi | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])'
-  done | sort -g | sed -n 2p
+    fi
+  done | python3 -c 'import json,sys; runs=[json.loads(l) for l in sys.stdin]; runs.sort(key=lambda r: r["seconds"]); print(json.dumps(runs[1]))'
 }
-echo "| run | ranks | grid | time loop (s) | GCells/s | efficiency |"
-echo "| --- | --- | --- | --- | --- | --- |"
-t1=$(seconds 1 4096 "$@")
-row() { python3 -c "import sys; k,ny,t,t1,kind=sys.argv[1:]; k=int(k); ny=int(ny); t=float(t); t1=float(t1)
+# A table row: kind, ranks, rows, the base time and the report; per rank the time spent
+# exchanging (packing, sending, unpacking) and waiting, the largest of the ranks.
+row() { python3 -c "import json,sys; kind,k,ny,t1,mode=sys.argv[1:6]; r=json.loads(sys.argv[6]); k=int(k); ny=int(ny); t1=float(t1); t=r['seconds']
 cells=(ny-2)*4094*100/t/1e9
-eff = t1/t if kind=='weak' else t1/(k*t)
-print(f'| {kind} | {k} | {ny}x4096 | {t:.3f} | {cells:.3f} | {eff*100:.0f} % |')" "$@"; }
-row 1 4096 "$t1" "$t1" base
-row 2 8192 "$(seconds 2 8192 "$@")" "$t1" weak
-row 2 4096 "$(seconds 2 4096 "$@")" "$t1" strong
+eff = t1/t if kind!='strong' else t1/(k*t)
+ranks=r.get('ranks') or [{'exchange_seconds':0,'wait_seconds':0}]
+ex=max(x['exchange_seconds'] for x in ranks)*1e3; wait=max(x['wait_seconds'] for x in ranks)*1e3
+print(f'| {kind} | {k} | {ny}x4096 | {mode} | {t:.3f} | {cells:.3f} | {eff*100:.0f} % | {ex:.1f} | {wait:.1f} |')" "$@"; }
+echo "| run | ranks | grid | exchange | time loop (s) | GCells/s | efficiency | exchange (ms) | wait (ms) |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+base=$(report 1 4096 "$@")
+t1=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["seconds"])' "$base")
+row base 1 4096 "$t1" - "$base"
+for overlap in off on; do
+  row weak 2 8192 "$t1" "$overlap" "$(report 2 8192 --overlap "$overlap" "$@")"
+  row strong 2 4096 "$t1" "$overlap" "$(report 2 4096 --overlap "$overlap" "$@")"
+done
