@@ -1,6 +1,7 @@
 //! Distributed runs with the OpenCL backend (PoCL on CI) on every rank, every rank in this
 //! process: programs with reductions, `until`, periodic borders across ranks, sub-domains,
-//! tables, 3D grids cut along two axes; the default exact plan and overlapped time tiling at 3
+//! tables, 3D grids cut along two axes; the default exact plan with the exchange after each
+//! pass, and overlapped time tiling with the exchange overlapped (boundary strips first), at 3
 //! steps between exchanges; bitwise against the single-process reference. This exercises the
 //! GPU runtime's side of distribution: row partials read back, and fields written between
 //! passes (uploaded again, twin buffers made to agree).
@@ -47,25 +48,34 @@ fn opencl_ranks_give_the_single_process_answer() {
         let extents = minimum_extents(&bound, &ranks, 3);
         let bound = case.bind_extents(&extents, &[]);
         let subject = Subject::new(format!("{name} {extents:?}"), bound, 11, case.steps.max(7));
-        for request in [PlanRequest::exact(), overlapped.clone()] {
-            failures.record(check(&subject, &backend, &ranks, &request));
+        for (request, overlap) in [(PlanRequest::exact(), false), (overlapped.clone(), true)] {
+            failures.record(check(&subject, &backend, &ranks, &request, overlap));
         }
     }
     failures.assert_none("opencl distributed");
 }
 
-/// One layout and plan request, three steps between exchanges.
+/// One layout and plan request, three steps between exchanges (overlapped with the passes when
+/// `overlap`).
 fn check(
     subject: &Subject,
     backend: &OpenClBackend,
     ranks: &[usize],
     request: &PlanRequest,
+    overlap: bool,
 ) -> Result<(), String> {
-    let label = format!("{} ranks {ranks:?} {:?}", subject.label, request.strategy);
+    let label = format!(
+        "{} ranks {ranks:?} {:?} overlap {overlap}",
+        subject.label, request.strategy
+    );
     let decomposition =
         Decomposition::new(&subject.bound.extents, ranks).map_err(|e| format!("{label}: {e}"))?;
-    let distribution =
+    let mut distribution =
         Distribution::new(&subject.bound, decomposition, 3).map_err(|e| format!("{label}: {e}"))?;
+    if overlap {
+        distribution =
+            (distribution.with_overlap(&subject.bound)).map_err(|e| format!("{label}: {e}"))?;
+    }
     let mut executable =
         InProcessExecutable::prepare(distribution, &subject.bound, backend, request)
             .map_err(|e| format!("{label}: {e}"))?;

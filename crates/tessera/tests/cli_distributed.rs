@@ -96,7 +96,11 @@ fn ranks_in_one_process_give_the_single_process_answer() {
         let summary = run(path, &tag, &args);
         assert!(summary.contains(" ranks ("), "{layout:?}: {summary}");
         let overlap = layout.contains(&"on");
-        assert_eq!(summary.contains("overlapped with compute"), overlap, "{summary}");
+        assert_eq!(
+            summary.contains("overlapped with compute"),
+            overlap,
+            "{summary}"
+        );
         assert_eq!(written(path, "one"), written(path, &tag), "{layout:?}");
     }
 }
@@ -217,6 +221,28 @@ fn mpi_command(mpirun: &Path, dir: &Path, processes: usize, args: &[String]) -> 
     command
 }
 
+/// `mpirun -n processes tessera run spread.tess --exact --steps 80 EXTRA` writing under `tag`:
+/// expects success, one summary line naming the ranks, and the files of the run of one process
+/// (written under `one`); returns the summary.
+#[cfg(feature = "mpi")]
+fn mpi_run(mpirun: &Path, dir: &Path, processes: usize, tag: &str, extra: &[&str]) -> String {
+    let mut args: Vec<String> = ["run", "spread.tess", "--exact", "--steps", "80"]
+        .map(String::from)
+        .to_vec();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.extend(outputs(tag));
+    let output = mpi_command(mpirun, dir, processes, &args).output().unwrap();
+    assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    let summary = stdout(&output);
+    assert_eq!(summary.lines().count(), 1, "one summary line: {summary}");
+    assert!(
+        summary.contains(&format!("on {processes} MPI ranks")),
+        "{summary}"
+    );
+    assert_eq!(written(dir, "one"), written(dir, tag), "{args:?}");
+    summary
+}
+
 #[cfg(feature = "mpi")]
 #[test]
 fn mpi_ranks_give_the_single_process_answer() {
@@ -226,26 +252,11 @@ fn mpi_ranks_give_the_single_process_answer() {
     run(path, "one", &["--steps", "80"]);
     for (processes, overlap) in [(2, "auto"), (3, "on"), (4, "off")] {
         let tag = format!("mpi{processes}");
-        let mut args: Vec<String> = ["run", "spread.tess", "--exact", "--steps", "80"]
-            .map(String::from)
-            .to_vec();
-        args.extend(["--overlap".into(), overlap.into()]);
-        args.extend(outputs(&tag));
-        let output: std::process::Output = mpi_command(&mpirun, path, processes, &args)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{processes}: {}", stderr(&output));
-        let summary = stdout(&output);
-        assert_eq!(summary.lines().count(), 1, "one summary line: {summary}");
-        assert!(
-            summary.contains(&format!("on {processes} MPI ranks")),
-            "{summary}"
-        );
-        assert_eq!(summary.contains("overlapped with compute"), overlap == "on", "{summary}");
+        let summary = mpi_run(&mpirun, path, processes, &tag, &["--overlap", overlap]);
         assert_eq!(
-            written(path, "one"),
-            written(path, &tag),
-            "{processes} processes"
+            summary.contains("overlapped with compute"),
+            overlap == "on",
+            "{summary}"
         );
     }
     let bench: Vec<String> = [
@@ -263,6 +274,19 @@ fn mpi_ranks_give_the_single_process_answer() {
     assert!(output.status.success(), "{}", stderr(&output));
     let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(report["ranks"].as_array().unwrap().len(), 2, "{report}");
+}
+
+/// One GPU runtime per rank: OpenCL (PoCL on CI) in every process, the exchange overlapped.
+#[cfg(all(feature = "mpi", feature = "opencl"))]
+#[test]
+fn mpi_ranks_on_opencl_give_the_single_process_answer() {
+    let Some(mpirun) = mpirun() else { return };
+    let dir = program_dir();
+    let path = dir.path();
+    run(path, "one", &["--steps", "80"]);
+    let extra = ["--backend", "opencl", "--overlap", "on"];
+    let summary = mpi_run(&mpirun, path, 2, "mpicl", &extra);
+    assert!(summary.contains("opencl"), "{summary}");
 }
 
 #[cfg(feature = "mpi")]
