@@ -158,9 +158,18 @@ impl GpuDevice for CudaStreamDevice {
         Ok(self.allocations.len() - 1)
     }
 
-    fn upload(&mut self, allocation: usize, data: &[u8]) -> Result<(), BackendError> {
+    fn upload(
+        &mut self,
+        allocation: usize,
+        offset: usize,
+        data: &[u8],
+    ) -> Result<(), BackendError> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let mut view = self.allocations[allocation].slice_mut(offset..offset + data.len());
         self.stream
-            .memcpy_htod(data, &mut self.allocations[allocation])
+            .memcpy_htod(data, &mut view)
             .map_err(|e| CudaError::driver("uploading a field", e))?;
         Ok(self.synchronize("uploading a field")?)
     }
@@ -276,11 +285,16 @@ impl HostDevice for CudaStreamDevice {
         Ok(())
     }
 
-    fn download(&mut self, allocation: usize, data: &mut [u8]) -> Result<(), BackendError> {
+    fn download(
+        &mut self,
+        allocation: usize,
+        offset: usize,
+        data: &mut [u8],
+    ) -> Result<(), BackendError> {
         if data.is_empty() {
             return Ok(());
         }
-        let view = self.allocations[allocation].slice(0..data.len());
+        let view = self.allocations[allocation].slice(offset..offset + data.len());
         self.stream
             .memcpy_dtoh(&view, data)
             .map_err(|e| CudaError::driver("downloading a buffer", e))?;

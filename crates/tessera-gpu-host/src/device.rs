@@ -27,9 +27,14 @@ pub trait HostDevice {
     fn launch(&mut self, launch: &Launch, args: &[BoundArg]) -> Result<(), BackendError>;
     /// Copies all of allocation `from` into allocation `to`.
     fn copy(&mut self, from: usize, to: usize) -> Result<(), BackendError>;
-    /// Copies the start of an allocation into `data`, after all earlier work; done when it
-    /// returns.
-    fn download(&mut self, allocation: usize, data: &mut [u8]) -> Result<(), BackendError>;
+    /// Copies the bytes of an allocation from `offset` on into `data`, after all earlier
+    /// work; done when it returns.
+    fn download(
+        &mut self,
+        allocation: usize,
+        offset: usize,
+        data: &mut [u8],
+    ) -> Result<(), BackendError>;
 }
 
 /// Registers and spilled bytes per kernel, as the toolchain reports them.
@@ -75,8 +80,10 @@ pub trait GpuDevice: HostDevice + Sized + Send {
     /// write shows; returns its allocation index (allocations are numbered in order from 0).
     fn allocate(&mut self, name: &str, bytes: usize) -> Result<usize, BackendError>;
 
-    /// Copies `data` into the start of an allocation; done when it returns.
-    fn upload(&mut self, allocation: usize, data: &[u8]) -> Result<(), BackendError>;
+    /// Copies `data` into an allocation from `offset` on, after all earlier work; done when
+    /// it returns.
+    fn upload(&mut self, allocation: usize, offset: usize, data: &[u8])
+    -> Result<(), BackendError>;
 
     /// Marks the start of a time loop.
     fn start_timing(&mut self) -> Result<(), BackendError>;

@@ -6,9 +6,13 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{BufferRole, GpuPlan, KernelProgram, LaunchArg, ReceiverGather};
+use tessera_analysis::region::Rect;
+use tessera_codegen::kernel::{
+    BufferRole, GpuPlan, HostOp, KernelProgram, LaunchArg, ReceiverGather,
+};
 use tessera_ir::{Id, Receiver, ScalarType};
 use tessera_plan::Plan;
+use tessera_runtime::boxes::{box_chunks, element_width, pack_box, unpack_box};
 use tessera_runtime::reduce::RowPartials;
 use tessera_runtime::{ActiveRun, BackendError, Buffer, Executable, FieldSet, Pass, RunTimes};
 
@@ -90,17 +94,26 @@ impl<D: GpuDevice> GpuExecutable<D> {
     }
 
     /// The (field index, buffer id) of every field buffer.
+    /// The (field index, buffer id) of every field buffer, in field order.
     fn field_buffers(&self) -> Vec<(usize, usize)> {
-        self.program
-            .host
-            .buffers
-            .iter()
-            .enumerate()
+        let mut buffers: Vec<(usize, usize)> = (self.program.host.buffers.iter().enumerate())
             .filter_map(|(id, b)| match b.role {
                 BufferRole::Field { field } => Some((field.index(), id)),
                 _ => None,
             })
-            .collect()
+            .collect();
+        buffers.sort_unstable();
+        buffers
+    }
+
+    /// The buffer ids holding field buffer `id`'s values where no stage writes: itself and
+    /// the partners the host program's start copies it into.
+    fn twins(&self, id: usize) -> Vec<usize> {
+        let partners = (self.program.host.start.iter()).filter_map(|op| match op {
+            HostOp::Copy { from, to } if from.0 == id => Some(to.0),
+            _ => None,
+        });
+        std::iter::once(id).chain(partners).collect()
     }
 
     fn check_fields(&self, fields: &FieldSet) -> Result<(), BackendError> {
@@ -175,7 +188,7 @@ impl<D: GpuDevice> GpuExecutable<D> {
                 })?
                 .as_bytes();
             let allocation = self.run_sized_allocation(id, data.len())?;
-            self.device.upload(allocation, data)?;
+            self.device.upload(allocation, 0, data)?;
             bindings[id] = allocation;
         }
         Ok(())
@@ -195,7 +208,7 @@ impl<D: GpuDevice> GpuExecutable<D> {
             _ => (points.iter().map(|&p| p as i64).collect::<Vec<_>>()).into(),
         };
         let allocation = self.run_sized_allocation(gather.points.0, indices.as_bytes().len())?;
-        self.device.upload(allocation, indices.as_bytes())?;
+        self.device.upload(allocation, 0, indices.as_bytes())?;
         bindings[gather.points.0] = allocation;
         let field = &self.bound.program().receivers[gather.receiver].field;
         let bytes = points.len() * self.bound.program().fields[*field].ty.size_bytes();
@@ -235,7 +248,8 @@ impl<D: GpuDevice> Executable for GpuExecutable<D> {
         let field_buffers = self.field_buffers();
         let uploads = Instant::now();
         for &(field, id) in &field_buffers {
-            self.device.upload(id, fields.buffers[field].as_bytes())?;
+            self.device
+                .upload(id, 0, fields.buffers[field].as_bytes())?;
         }
         let mut bindings: Vec<usize> = (0..self.program.host.buffers.len()).collect();
         run_host_start(&self.program, &mut self.device, &mut bindings)?;
@@ -280,7 +294,11 @@ impl<D: GpuDevice> GpuRun<'_, D> {
         let uploads = Instant::now();
         for &(field, id) in &self.field_buffers {
             let allocation = self.bindings[id];
-            (self.executable.device).upload(allocation, self.fields.buffers[field].as_bytes())?;
+            (self.executable.device).upload(
+                allocation,
+                0,
+                self.fields.buffers[field].as_bytes(),
+            )?;
         }
         let executable = &mut *self.executable;
         run_host_start(
@@ -301,9 +319,11 @@ impl<D: GpuDevice> GpuRun<'_, D> {
         let downloads = Instant::now();
         for &(field, id) in &self.field_buffers {
             let allocation = self.bindings[id];
-            self.executable
-                .device
-                .download(allocation, self.fields.buffers[field].as_bytes_mut())?;
+            self.executable.device.download(
+                allocation,
+                0,
+                self.fields.buffers[field].as_bytes_mut(),
+            )?;
         }
         self.transfer += downloads.elapsed();
         Ok(())
@@ -328,7 +348,7 @@ impl<D: GpuDevice> GpuRun<'_, D> {
         launch.grid[0] = (n as u64).div_ceil(u64::from(launch.block[0]));
         let device = &mut self.executable.device;
         device.launch(&launch, &args)?;
-        device.download(self.bindings[gather.values.0], values.as_bytes_mut())?;
+        device.download(self.bindings[gather.values.0], 0, values.as_bytes_mut())?;
         Ok(values)
     }
 }
@@ -389,6 +409,53 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
         self.download_fields()?;
         self.upload_pending = true;
         Ok(self.fields)
+    }
+
+    /// Reads only the box's bytes from the device (one transfer per contiguous range).
+    fn read_box(&mut self, rect: &Rect) -> Result<Vec<u8>, BackendError> {
+        if self.upload_pending {
+            return Ok(pack_box(self.fields, rect));
+        }
+        let clock = Instant::now();
+        let mut out = Vec::new();
+        for &(field, id) in &self.field_buffers {
+            let width = element_width(&self.fields.buffers[field]);
+            for (offset, len) in box_chunks(rect, &self.fields.shape, width) {
+                let start = out.len();
+                out.resize(start + len, 0);
+                let allocation = self.bindings[id];
+                (self.executable.device).download(allocation, offset, &mut out[start..])?;
+            }
+        }
+        self.transfer += clock.elapsed();
+        Ok(out)
+    }
+
+    /// Writes only the box's bytes to the device, into every twin buffer of each field (they
+    /// must agree where no stage writes, as the host program's start left them).
+    fn write_box(&mut self, rect: &Rect, bytes: &[u8]) -> Result<(), BackendError> {
+        if self.upload_pending {
+            unpack_box(bytes, self.fields, rect);
+            return Ok(());
+        }
+        let clock = Instant::now();
+        let mut at = 0;
+        for &(field, id) in &self.field_buffers {
+            let width = element_width(&self.fields.buffers[field]);
+            let chunks = box_chunks(rect, &self.fields.shape, width);
+            for twin in self.executable.twins(id) {
+                let mut from = at;
+                for &(offset, len) in &chunks {
+                    let allocation = self.bindings[twin];
+                    let data = &bytes[from..from + len];
+                    (self.executable.device).upload(allocation, offset, data)?;
+                    from += len;
+                }
+            }
+            at += chunks.iter().map(|(_, len)| len).sum::<usize>();
+        }
+        self.transfer += clock.elapsed();
+        Ok(())
     }
 
     fn sample(&mut self, receiver: Id<Receiver>, points: &[usize]) -> Result<Buffer, BackendError> {

@@ -119,7 +119,7 @@ fn read_f64(
 ) -> Result<Vec<f64>, BackendError> {
     let mut raw = vec![0u8; count * 8];
     if count > 0 {
-        device.download(allocation, &mut raw)?;
+        device.download(allocation, 0, &mut raw)?;
     }
     Ok(raw
         .chunks_exact(8)

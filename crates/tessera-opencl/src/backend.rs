@@ -213,13 +213,19 @@ impl GpuDevice for OpenClDevice {
         Ok(self.allocations.len() - 1)
     }
 
-    fn upload(&mut self, allocation: usize, data: &[u8]) -> Result<(), BackendError> {
-        // SAFETY: the allocation holds at least `data.len()` bytes; the write is blocking.
+    fn upload(
+        &mut self,
+        allocation: usize,
+        offset: usize,
+        data: &[u8],
+    ) -> Result<(), BackendError> {
+        // SAFETY: the allocation holds at least `offset + data.len()` bytes; the write is
+        // blocking (in order after the kernels).
         unsafe {
             self.queue.enqueue_write_buffer(
                 &mut self.allocations[allocation],
                 CL_BLOCKING,
-                0,
+                offset,
                 data,
                 &[],
             )
@@ -325,12 +331,22 @@ impl HostDevice for OpenClDevice {
         Ok(())
     }
 
-    fn download(&mut self, allocation: usize, data: &mut [u8]) -> Result<(), BackendError> {
-        // SAFETY: the allocation holds at least `data.len()` bytes; the read is blocking (in
-        // order after the kernels).
+    fn download(
+        &mut self,
+        allocation: usize,
+        offset: usize,
+        data: &mut [u8],
+    ) -> Result<(), BackendError> {
+        // SAFETY: the allocation holds at least `offset + data.len()` bytes; the read is
+        // blocking (in order after the kernels).
         unsafe {
-            self.queue
-                .enqueue_read_buffer(&self.allocations[allocation], CL_BLOCKING, 0, data, &[])
+            (self.queue).enqueue_read_buffer(
+                &self.allocations[allocation],
+                CL_BLOCKING,
+                offset,
+                data,
+                &[],
+            )
         }
         .map_err(|e| OpenClError::call("downloading a buffer", e))?;
         Ok(())

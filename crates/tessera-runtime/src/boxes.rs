@@ -34,6 +34,20 @@ pub fn box_rows(rect: &Rect, shape: &[usize], width: usize) -> Vec<(usize, usize
         .collect()
 }
 
+/// The byte ranges `(offset, length)` of a box in an array of `shape` whose elements are
+/// `width` bytes, in order, with rows that follow each other in memory joined (a box spanning
+/// the trailing axes whole is one range): what a device copies in one transfer each.
+pub fn box_chunks(rect: &Rect, shape: &[usize], width: usize) -> Vec<(usize, usize)> {
+    let mut chunks: Vec<(usize, usize)> = Vec::new();
+    for (offset, len) in box_rows(rect, shape, width) {
+        match chunks.last_mut() {
+            Some(last) if last.0 + last.1 == offset => last.1 += len,
+            _ => chunks.push((offset, len)),
+        }
+    }
+    chunks
+}
+
 /// Bytes per element of a buffer.
 pub fn element_width(buffer: &Buffer) -> usize {
     buffer.as_bytes().len() / buffer.len().max(1)
@@ -62,5 +76,25 @@ pub fn unpack_box(bytes: &[u8], fields: &mut FieldSet, rect: &Rect) {
             data[offset..offset + len].copy_from_slice(&bytes[at..at + len]);
             at += len;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_join_rows_that_follow_each_other() {
+        let shape = [4, 5, 6];
+        // Whole rows and planes of the trailing axes: one range.
+        let slab = Rect::new(vec![1, 0, 0], vec![3, 5, 6]);
+        assert_eq!(box_chunks(&slab, &shape, 4), vec![(30 * 4, 60 * 4)]);
+        // Part of the middle axis: one range per plane.
+        let strip = Rect::new(vec![0, 1, 0], vec![2, 3, 6]);
+        assert_eq!(box_chunks(&strip, &shape, 2), vec![(12, 24), (72, 24)]);
+        // Part of the fastest axis: one range per row, as `box_rows`.
+        let column = Rect::new(vec![0, 0, 2], vec![1, 2, 3]);
+        assert_eq!(box_chunks(&column, &shape, 8), box_rows(&column, &shape, 8));
+        assert!(box_chunks(&Rect::empty(3), &shape, 4).is_empty());
     }
 }
