@@ -7,6 +7,7 @@
 //! [`InProcessExecutable`] runs every rank in one process (the model of a distributed run,
 //! checked against the single-process reference by the tests).
 
+mod borders;
 #[cfg(feature = "mpi")]
 pub mod cluster;
 pub mod decompose;
@@ -79,7 +80,7 @@ impl Distribution {
         let ranks = (0..decomposition.rank_count())
             .map(|r| local::rank_program(global, &decomposition, r, steps as usize))
             .collect::<Result<Vec<_>, _>>()?;
-        let periodic = local::wraps(global.program())?;
+        let periodic = local::wraps(global.program());
         let transfers = exchange::transfers(&decomposition, &ranks, periodic);
         let global_rows = global
             .reduction_domains

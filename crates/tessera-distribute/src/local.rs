@@ -3,14 +3,18 @@
 //!
 //! A rank's *local box* is the points it owns grown by the halo that `T` steps between
 //! exchanges need (Holewinski's backward growth, `tessera_analysis::tiling`). On an axis cut
-//! into several ranks the box is clipped to the grid unless the fields wrap there (periodic
-//! borders), where it reaches past the edge and its points stand for their periodic images. The
+//! into several ranks the box is clipped to the grid unless some field wraps there (a periodic
+//! border), where it reaches past the edge and its points stand for their periodic images. The
 //! rank's program is the global one with
 //! - the local box as its grid (concrete extents);
 //! - coordinates read as the global coordinates of the points' images (`x` → `(x + lo) mod N`),
 //!   so that initial values, sources and sub-domain tests see the points they stand for;
 //! - each stage's domain translated into the box, and narrowed at cut edges so that reads of
-//!   fields without a border stay inside it; a stage with no point in the box is left out.
+//!   fields without a border stay inside it; a stage with no point in the box is left out; a
+//!   sub-domain that the periodic halo cuts in two spans the gap, where its assignments keep
+//!   the fields' values;
+//! - the reads of fields that do not wrap, past the grid's edge inside a box that reaches past
+//!   it, through their own border at the global edge ([`crate::borders`]).
 //!
 //! The points near a cut edge go wrong as the steps pass (their neighbours beyond the box are
 //! missing, read through the field's border mode or not computed), but by no more than the
@@ -23,12 +27,13 @@ use tessera_analysis::region::Rect;
 use tessera_analysis::tiling::local_tile_regions;
 use tessera_ir::{
     Arena, BinaryOp, Border, Constant, Expr, ExprKind, Field, Id, Program, Range,
-    ReductionPlacement, Region, SizeExpr, Span, Stage,
+    ReductionPlacement, Region, SizeExpr, Span, Stage, Statement,
 };
 use tessera_runtime::Pass;
 use tessera_runtime::reduce::RowPartials;
 
 use crate::DistributeError;
+use crate::borders::borders_at_global_edges;
 use crate::decompose::Decomposition;
 use crate::rows::{owned_values, row_targets};
 
@@ -114,23 +119,24 @@ pub fn minimum_extents(global: &BoundProgram, ranks: &[usize], steps: u64) -> Ve
         .collect()
 }
 
-/// Whether the program's fields wrap around the grid's edges: `Some(true)` when every border
-/// is periodic, `Some(false)` when none is, `None` when there are no borders at all.
-pub(crate) fn wraps(program: &Program) -> Result<bool, DistributeError> {
-    let borders = (program.fields.values().filter_map(|f| f.border)).chain(
+/// Whether some field wraps around the grid's edges (a periodic border): then the boxes at
+/// the ends of a cut axis reach past the grid's edge and hold the images of the points beyond
+/// it.
+pub(crate) fn wraps(program: &Program) -> bool {
+    let mut borders = (program.fields.values().filter_map(|f| f.border)).chain(
         program
             .stages
             .values()
             .flat_map(|s| s.borders.iter().map(|(_, b)| *b)),
     );
-    let (periodic, other): (Vec<Border>, Vec<Border>) =
-        borders.partition(|b| matches!(b, Border::Periodic));
-    if !periodic.is_empty() && !other.is_empty() {
-        return Err(unsupported(
-            "periodic and non-periodic borders in one program on a grid cut into ranks",
-        ));
-    }
-    Ok(!periodic.is_empty())
+    borders.any(|b| matches!(b, Border::Periodic))
+}
+
+/// Per axis, whether the box reaches past the grid's edges (`periodic`: some field wraps).
+fn reaches_past(local: &Rect, extents: &[usize], periodic: bool) -> Vec<bool> {
+    (0..local.dims())
+        .map(|a| periodic && (local.lo[a] < 0 || local.hi[a] > extents[a] as i64))
+        .collect()
 }
 
 /// The program rank `rank` of `decomposition` runs with `steps` steps between exchanges.
@@ -212,7 +218,7 @@ fn box_program(
     reductions: Reductions,
 ) -> Result<RankProgram, DistributeError> {
     let program = global.program();
-    let periodic = wraps(program)?;
+    let periodic = wraps(program);
     let depths = halo_depths(global, &owned, steps.max(1));
     let local = local_box(global, decomposition, &owned, &depths, periodic)?;
     let rewritten = local_program(global, &local, periodic, reductions)?;
@@ -289,7 +295,28 @@ fn local_program(
     program.extents = (0..local.dims())
         .map(|a| SizeExpr::Const(local.len(a)))
         .collect();
-    offset_coordinates(&mut program, local, &global.extents, periodic);
+    let kept = local_stages(global, &mut program, local, periodic)?;
+    match reductions {
+        Reductions::Kept => local_reductions(global, &mut program, &kept, local, periodic)?,
+        Reductions::Dropped => {
+            program.reductions = Arena::new();
+            program.until = None;
+        }
+    }
+    let past = reaches_past(local, &global.extents, periodic);
+    borders_at_global_edges(&mut program, &past, &global.extents)?;
+    offset_coordinates(&mut program, local, &global.extents, &past);
+    Ok(program)
+}
+
+/// Each stage's domain translated into the box (see [`local_domain`]), the stages with no
+/// point there left out; returns each global stage's id in the local program.
+fn local_stages(
+    global: &BoundProgram,
+    program: &mut Program,
+    local: &Rect,
+    periodic: bool,
+) -> Result<Vec<Option<Id<Stage>>>, DistributeError> {
     let mut stages = Arena::new();
     let mut kept = Vec::new();
     for (id, stage) in global.program().stages.iter() {
@@ -298,20 +325,87 @@ fn local_program(
             reach: global.checked().stage_footprints(id),
             bordered: &|field| stage.border_of(field, global.program()).is_some(),
         };
-        let domain = local_domain(global, &reads, global.stage_domain(id), local, periodic)?;
-        kept.push(domain.as_ref().map(|domain| {
-            stages.alloc(Stage {
-                region: Some(region_of(domain)),
-                ..stage.clone()
-            })
-        }));
+        let domain = global.stage_domain(id);
+        let Some(within) = local_domain(global, &reads, domain, local, periodic)? else {
+            kept.push(None);
+            continue;
+        };
+        let mut body = stage.body.clone();
+        if !within.split.is_empty() {
+            if !stage.scans().is_empty() {
+                return Err(unsupported(format!(
+                    "stage `{}`: a scan on a sub-domain that a rank's periodic halo cuts in two",
+                    stage.name
+                )));
+            }
+            guard_assignments(program, &mut body, domain, &within.split);
+        }
+        kept.push(Some(stages.alloc(Stage {
+            region: Some(region_of(&within.domain)),
+            body,
+            ..stage.clone()
+        })));
     }
     program.stages = stages;
-    if reductions == Reductions::Dropped {
-        program.reductions = Arena::new();
-        program.until = None;
-        return Ok(program);
+    Ok(kept)
+}
+
+/// Makes each assignment of a stage whose box domain spans points outside its domain (along
+/// the `split` axes, where the periodic halo cut it in two) keep the field's value there:
+/// `field = select(inside, value, field)`.
+fn guard_assignments(
+    program: &mut Program,
+    body: &mut [Statement],
+    domain: &Domain,
+    split: &[usize],
+) {
+    let mut node = |kind| {
+        program.exprs.alloc(Expr {
+            kind,
+            span: Span::NONE,
+        })
+    };
+    let mut inside = None;
+    for &a in split {
+        let bounds = [
+            (BinaryOp::Ge, domain.rect.lo[a]),
+            (BinaryOp::Lt, domain.rect.hi[a]),
+        ];
+        for (op, bound) in bounds {
+            let coordinate = node(ExprKind::Coord(a));
+            let bound = node(ExprKind::Literal(Constant::Int(bound)));
+            let test = node(ExprKind::Binary(op, coordinate, bound));
+            inside = Some(match inside {
+                None => test,
+                Some(before) => node(ExprKind::Binary(BinaryOp::And, before, test)),
+            });
+        }
     }
+    let Some(inside) = inside else { return };
+    for statement in body {
+        if let Statement::Assign { field, value, .. } = statement {
+            let kept = node(ExprKind::Read {
+                field: *field,
+                offset: vec![0; domain.rect.dims()],
+            });
+            *value = node(ExprKind::Select {
+                cond: inside,
+                then: *value,
+                otherwise: kept,
+            });
+        }
+    }
+}
+
+/// Each reduction placed in the box: an in-stage one on its stage's local id, an after-step
+/// one on its domain translated into the box.
+fn local_reductions(
+    global: &BoundProgram,
+    program: &mut Program,
+    kept: &[Option<Id<Stage>>],
+    local: &Rect,
+    periodic: bool,
+) -> Result<(), DistributeError> {
     for id in program.reductions.ids() {
         let reduction = &mut program.reductions[id];
         match &mut reduction.placement {
@@ -331,12 +425,14 @@ fn local_program(
                     bordered: &|field| fields[field].border.is_some(),
                 };
                 let domain = &global.reduction_domains[id.index()];
+                // Rows of a split domain outside the global one are not the rank's rows.
                 let within = local_domain(global, &reads, domain, local, periodic)?;
-                *region = Some(region_of(&within.unwrap_or_else(|| outside_point(local))));
+                let domain = within.map_or_else(|| outside_point(local), |w| w.domain);
+                *region = Some(region_of(&domain));
             }
         }
     }
-    Ok(program)
+    Ok(())
 }
 
 /// A domain of one point at the middle of the box, for an after-step reduction with no point
@@ -353,8 +449,13 @@ fn outside_point(local: &Rect) -> Domain {
 
 /// Rewrites every coordinate `c` along axis `a` as the global coordinate of the point's image:
 /// `c + lo` (wrapped into `0..N` with `((c + lo) % N + N) % N` where the box reaches past the
-/// grid's edge).
-fn offset_coordinates(program: &mut Program, local: &Rect, extents: &[usize], periodic: bool) {
+/// grid's edge, `reaches_past[a]`).
+fn offset_coordinates(
+    program: &mut Program,
+    local: &Rect,
+    extents: &[usize],
+    reaches_past: &[bool],
+) {
     let coordinates: Vec<_> = (program.exprs.iter())
         .filter_map(|(id, e)| match e.kind {
             ExprKind::Coord(axis) => Some((id, axis, e.span)),
@@ -364,7 +465,7 @@ fn offset_coordinates(program: &mut Program, local: &Rect, extents: &[usize], pe
     for (id, axis, span) in coordinates {
         let lo = local.lo[axis];
         let n = extents[axis] as i64;
-        let reaches_past = periodic && (lo < 0 || local.hi[axis] > n);
+        let reaches_past = reaches_past[axis];
         if lo == 0 && !reaches_past {
             continue;
         }
@@ -396,20 +497,34 @@ struct Reads<'a> {
     bordered: &'a dyn Fn(Id<Field>) -> bool,
 }
 
-/// A stage's (or reduction's) domain in the local box's own frame (`None`: no point of it there), narrowed so
-/// that reads of fields without a border stay inside the box.
+/// A domain in a box: the points of the box standing for points of the domain, and the axes
+/// along which it also spans points that do not (see [`image_span`]).
+struct BoxDomain {
+    /// The domain in the box's own frame.
+    domain: Domain,
+    /// The axes where the periodic halo cut the domain in two and it spans the gap.
+    split: Vec<usize>,
+}
+
+/// A stage's (or reduction's) domain in the local box's own frame (`None`: no point of it
+/// there), narrowed so that reads of fields without a border stay inside the box.
 fn local_domain(
     global: &BoundProgram,
     reads: &Reads,
     domain: &Domain,
     local: &Rect,
     periodic: bool,
-) -> Result<Option<Domain>, DistributeError> {
+) -> Result<Option<BoxDomain>, DistributeError> {
     let mut lo = Vec::new();
     let mut hi = Vec::new();
+    let mut split = Vec::new();
     for a in 0..local.dims() {
         let n = global.extents[a] as i64;
-        let (mut l, mut h, shift) = image_span(domain, a, local, n, periodic, &reads.what)?;
+        let span = image_span(domain, a, local, n, periodic, &reads.what)?;
+        let (mut l, mut h) = (span.lo, span.hi);
+        if span.split {
+            split.push(a);
+        }
         for (field, fp) in reads.reach {
             if !(reads.bordered)(*field) {
                 l = l.max(local.lo[a] - i64::from(fp.min[a]));
@@ -418,7 +533,7 @@ fn local_domain(
         }
         let stride = domain.stride[a];
         // Keep the domain's phase: the first covered index at or after `l`.
-        let phase = (l - domain.rect.lo[a] - shift).rem_euclid(stride);
+        let phase = (l - domain.rect.lo[a] - span.shift).rem_euclid(stride);
         if phase != 0 {
             l += stride - phase;
         }
@@ -428,15 +543,31 @@ fn local_domain(
         lo.push(l - local.lo[a]);
         hi.push(h - local.lo[a]);
     }
-    Ok(Some(Domain {
-        rect: Rect::new(lo, hi),
-        stride: domain.stride.clone(),
+    Ok(Some(BoxDomain {
+        domain: Domain {
+            rect: Rect::new(lo, hi),
+            stride: domain.stride.clone(),
+        },
+        split,
     }))
 }
 
-/// The span of box points (global, unwrapped) whose images lie in the domain along axis `a`,
-/// and the shift from images to those points (a multiple of the extent); refused when they are not one interval (a sub-domain stage of a periodic program whose
-/// images are cut by the wrap).
+/// The box points (global, unwrapped) along one axis whose images lie in a domain.
+struct ImageSpan {
+    /// The first.
+    lo: i64,
+    /// Past the last.
+    hi: i64,
+    /// The shift from images to those points (a multiple of the extent).
+    shift: i64,
+    /// The images lie in two pieces (the periodic halo cut the domain in two), and the span
+    /// covers the gap between them: points there must keep their values.
+    split: bool,
+}
+
+/// The span of box points along axis `a` whose images lie in the domain; on a sub-domain that
+/// the wrap cuts in two, the span of both pieces and the gap (refused on a strided axis whose
+/// stride does not divide the extent: the pieces' strides are out of phase).
 fn image_span(
     domain: &Domain,
     a: usize,
@@ -444,14 +575,20 @@ fn image_span(
     n: i64,
     periodic: bool,
     what: &str,
-) -> Result<(i64, i64, i64), DistributeError> {
+) -> Result<ImageSpan, DistributeError> {
     let (lo, hi) = (domain.rect.lo[a], domain.rect.hi[a]);
     let box_span = (local.lo[a], local.hi[a]);
+    let span = |lo: i64, hi: i64, shift: i64, split: bool| ImageSpan {
+        lo,
+        hi,
+        shift,
+        split,
+    };
     if !periodic || (box_span.0 >= 0 && box_span.1 <= n) {
-        return Ok((lo.max(box_span.0), hi.min(box_span.1), 0));
+        return Ok(span(lo.max(box_span.0), hi.min(box_span.1), 0, false));
     }
     if lo == 0 && hi == n && domain.stride[a] == 1 {
-        return Ok((box_span.0, box_span.1, 0));
+        return Ok(span(box_span.0, box_span.1, 0, false));
     }
     let pieces: Vec<(i64, i64, i64)> = [-n, 0, n]
         .iter()
@@ -465,10 +602,14 @@ fn image_span(
         .filter(|(l, h, _)| l < h)
         .collect();
     match pieces.as_slice() {
-        [] => Ok((0, 0, 0)),
-        [one] => Ok(*one),
+        [] => Ok(span(0, 0, 0, false)),
+        [(l, h, shift)] => Ok(span(*l, *h, *shift, false)),
+        [(l, _, shift), .., (_, h, _)] if n % domain.stride[a] == 0 => {
+            Ok(span(*l, *h, *shift, true))
+        }
         _ => Err(unsupported(format!(
-            "{what}: a sub-domain that a rank's periodic halo cuts in two"
+            "{what}: a sub-domain with a stride that does not divide the extent, which a \
+             rank's periodic halo cuts in two"
         ))),
     }
 }

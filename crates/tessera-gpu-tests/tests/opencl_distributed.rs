@@ -1,5 +1,6 @@
 //! Distributed runs with the OpenCL backend (PoCL on CI) on every rank, every rank in this
-//! process: programs with reductions, `until`, periodic borders across ranks, sub-domains,
+//! process: programs with reductions, `until`, periodic borders across ranks (also beside
+//! clamped fields), sub-domains,
 //! tables, 3D grids cut along two axes; the default exact plan with the exchange after each
 //! pass, and overlapped time tiling with the exchange overlapped (boundary strips first), at 3
 //! steps between exchanges; bitwise against the single-process reference. This exercises the
@@ -14,7 +15,7 @@ use tessera_plan::{PlanRequest, Strategy};
 use tessera_testkit::{Failures, Subject, case};
 
 /// The programs: each a feature distribution must carry through a GPU run.
-const PROGRAMS: [&str; 9] = [
+const PROGRAMS: [&str; 11] = [
     "reductions2d",
     "tv2d_until",
     "heat2d_periodic",
@@ -24,6 +25,8 @@ const PROGRAMS: [&str; 9] = [
     "acoustic2d",
     "strided",
     "half_heat2d",
+    "functions2d",
+    "partial_writes2d",
 ];
 
 #[test]
