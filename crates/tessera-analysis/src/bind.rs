@@ -451,7 +451,8 @@ fn eval_region(
                     "E0404",
                     format!("a bound of the region of {what} overflows or divides by zero"),
                 )
-                .with_primary(region.span, format!("with {}", describe_params())),
+                .with_primary(region.span, format!("with {}", describe_params()))
+                .with_help("use smaller sizes, and no division by a size that can be 0"),
             );
             continue;
         };

@@ -49,7 +49,8 @@ fn every_test_program_at_every_size_and_plan_lowers_prints_and_fits_a_typical_gp
         }
     }
     assert!(cases > 300, "{cases}");
-    assert!(too_deep.len() < 10, "{too_deep:#?}");
+    // Four programs (three 3D ones at T = 4, the D2Q9) at their three sizes each.
+    assert!(too_deep.len() <= 12, "{too_deep:#?}");
 }
 
 fn lowered(name: &str, sizes: &[usize], plan: &GpuPlan) -> KernelProgram {
