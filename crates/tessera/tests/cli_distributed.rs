@@ -178,6 +178,11 @@ fn layouts_the_grid_or_program_cannot_have_are_refused() {
     refused(&["--ranks", "0"], "must be at least 1");
     std::fs::write(path.join("plan.json"), "{}").unwrap();
     refused(&["--ranks", "2", "--plan", "plan.json"], "drop `--plan`");
+    refused(&["--overlap", "on"], "`--overlap` is for a run on ranks");
+    refused(
+        &["--exchange-every", "2"],
+        "`--exchange-every` is for a run on ranks",
+    );
 }
 
 #[cfg(not(feature = "mpi"))]

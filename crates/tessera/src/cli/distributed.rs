@@ -76,9 +76,19 @@ impl Role {
 }
 
 /// Refuses flags a run on ranks cannot take, before anything is read: `--plan` holds a plan
-/// for the whole grid.
+/// for the whole grid; and the flags of a run on ranks without ranks.
 pub fn check_flags(exec: &ExecArgs, ranks: &RankArgs, role: &Role) -> Result<(), Error> {
     let distributed = ranks.ranks.is_some() || role.job_size().is_some();
+    let rank_flag = match (ranks.exchange_every, ranks.overlap) {
+        (Some(_), _) => Some("--exchange-every"),
+        (None, Overlap::On | Overlap::Off) => Some("--overlap"),
+        (None, Overlap::Auto) => None,
+    };
+    if let Some(flag) = rank_flag.filter(|_| !distributed) {
+        return Err(usage(format!(
+            "`{flag}` is for a run on ranks: add `--ranks K` or start it with `mpirun`"
+        )));
+    }
     if distributed && exec.plan.is_some() {
         return Err(usage(
             "`--plan` holds a plan for the whole grid; a run on ranks plans each rank's box from \
