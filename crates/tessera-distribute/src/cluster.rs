@@ -3,10 +3,11 @@
 //! every pass of at most `T` steps, reduction rows all-gathered so that every rank combines
 //! the same rows in THE row order (and so decides `until` alike, with no broadcast).
 //!
-//! Every process holds the global fields: it reads the inputs or evaluates the initial values
-//! itself, cuts its box out, and gets every rank's owned points back when the fields are read
-//! (an observation point or the end of the run), so that outputs, checkpoints and checks work
-//! as in one process. Rank 0 writes them.
+//! Rank 0 holds the global fields (the inputs or initial values, the fields at observation
+//! points and at the end, which it writes): it sends each rank its box at the start, and every
+//! rank sends it the points it owns when the fields are read. The other processes hold only
+//! their boxes: the global fields they pass in need the tables and receivers' points alone
+//! ([`FieldSet::buffers`] may be empty), and are not written.
 
 use std::time::{Duration, Instant};
 
@@ -66,10 +67,52 @@ impl MpiProcess {
         self.size
     }
 
+    /// Rank 0's `text` in every process (the others' `text` is ignored).
+    pub fn broadcast_from_root(&self, text: Option<String>) -> Option<String> {
+        let world = SimpleCommunicator::world();
+        let root = world.process_at_rank(0);
+        let mine = text.filter(|_| self.rank == 0).map(String::into_bytes);
+        // The length plus one, 0 for none.
+        let mut len = mine.as_ref().map_or(0u64, |b| b.len() as u64 + 1);
+        root.broadcast_into(&mut len);
+        if len == 0 {
+            return None;
+        }
+        let mut bytes = mine.unwrap_or_else(|| vec![0; len as usize - 1]);
+        root.broadcast_into(&mut bytes[..]);
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
     /// Ends every process of the job with `code` (a rank that fails must not leave the others
     /// waiting for it).
     pub fn abort(&self, code: i32) -> ! {
         SimpleCommunicator::world().abort(code)
+    }
+}
+
+/// The tag of the messages that carry a rank's box from rank 0 at the start.
+const SCATTER_TAG: i32 = 32_001;
+/// The tag of the messages that carry a rank's owned points to rank 0.
+const GATHER_TAG: i32 = 32_002;
+
+/// The most bytes one message of a box carries (a box sent in several, in order).
+const CHUNK_BYTES: usize = 1 << 30;
+
+/// Sends `bytes` to rank `to` in messages of at most [`CHUNK_BYTES`].
+fn send_bytes(to: usize, tag: i32, bytes: &[u8]) {
+    let world = SimpleCommunicator::world();
+    for chunk in bytes.chunks(CHUNK_BYTES) {
+        world.process_at_rank(to as i32).send_with_tag(chunk, tag);
+    }
+}
+
+/// Receives the `len` bytes rank `from` sends with [`send_bytes`] into `into`.
+fn receive_bytes(from: usize, tag: i32, into: &mut [u8]) {
+    let world = SimpleCommunicator::world();
+    for chunk in into.chunks_mut(CHUNK_BYTES) {
+        world
+            .process_at_rank(from as i32)
+            .receive_into_with_tag(chunk, tag);
     }
 }
 
@@ -135,7 +178,7 @@ impl Executable for MpiExecutable {
         &'a mut self,
         fields: &'a mut FieldSet,
     ) -> Result<Box<dyn ActiveRun + 'a>, BackendError> {
-        self.local = self.distribution.scatter(self.rank, fields);
+        self.local = scatter_from_root(&self.distribution, self.rank, fields);
         let run = self.executable.start(&mut self.local)?;
         let strips = match self.distribution.strips.get(self.rank) {
             Some(strips) => strips.as_slice(),
@@ -297,25 +340,44 @@ impl MpiRun<'_> {
             .collect())
     }
 
-    /// Every rank's owned points written into this process's global fields.
+    /// Every rank's owned points written into rank 0's global fields.
     fn gather(&mut self) -> Result<(), BackendError> {
         let ranks = &self.distribution.ranks;
-        let program = &ranks[self.rank];
-        let frame: Vec<i64> = program.local.lo.iter().map(|l| -l).collect();
-        let mine = self.run.read_box(&program.owned.shifted(&frame))?;
-        let point_bytes = program.point_bytes();
-        let counts: Vec<usize> = (ranks.iter())
-            .map(|r| r.owned.volume() as usize * point_bytes)
-            .collect();
-        let all = all_gather(&mine, &counts)?;
-        let mut at = 0;
-        for (rank, count) in ranks.iter().zip(&counts) {
-            unpack_box(&all[at..at + count], self.fields, &rank.owned);
-            at += count;
+        let frame: Vec<i64> = ranks[self.rank].local.lo.iter().map(|l| -l).collect();
+        let mine = self.run.read_box(&ranks[self.rank].owned.shifted(&frame))?;
+        if self.rank != 0 {
+            send_bytes(0, GATHER_TAG, &mine);
+            return Ok(());
+        }
+        unpack_box(&mine, self.fields, &ranks[0].owned);
+        for rank in &ranks[1..] {
+            let mut points = vec![0u8; rank.owned.volume() as usize * rank.point_bytes()];
+            receive_bytes(rank.rank, GATHER_TAG, &mut points);
+            unpack_box(&points, self.fields, &rank.owned);
         }
         Ok(())
     }
 }
+
+/// Rank `rank`'s fields: rank 0 cuts every rank's box from the global `fields` and sends it,
+/// the others receive theirs (with the tables of their own `fields`).
+fn scatter_from_root(distribution: &Distribution, rank: usize, fields: &FieldSet) -> FieldSet {
+    if rank == 0 {
+        for other in 1..distribution.ranks.len() {
+            for buffer in &distribution.scatter(other, fields).buffers {
+                send_bytes(other, SCATTER_TAG, buffer.as_bytes());
+            }
+        }
+        return distribution.scatter(0, fields);
+    }
+    let mut local = FieldSet::zeros(&distribution.ranks[rank].bound);
+    local.tables = fields.tables.clone();
+    for buffer in &mut local.buffers {
+        receive_bytes(0, SCATTER_TAG, buffer.as_bytes_mut());
+    }
+    local
+}
+
 /// Every process's `mine` (of `counts[rank]` elements), concatenated by rank, in every process.
 fn all_gather<T: Equivalence + Default + Clone>(
     mine: &[T],
@@ -349,7 +411,7 @@ fn internal(what: String) -> BackendError {
 impl ActiveRun for MpiRun<'_> {
     fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
         if std::mem::take(&mut self.scatter_pending) {
-            let local = self.distribution.scatter(self.rank, self.fields);
+            let local = scatter_from_root(self.distribution, self.rank, self.fields);
             self.run.fields_mut()?.buffers = local.buffers;
             self.halos_stale = false;
         }

@@ -284,6 +284,18 @@ impl FieldSet {
         }
     }
 
+    /// The tables' and receivers' storage of `program` without field buffers: what a process
+    /// that does not hold the fields passes to a distributed run (ranks of an MPI job but
+    /// rank 0, which hold only their boxes).
+    pub fn without_fields(program: &BoundProgram) -> FieldSet {
+        FieldSet {
+            shape: program.extents.clone(),
+            buffers: Vec::new(),
+            tables: empty_tables(program),
+            receiver_points: Vec::new(),
+        }
+    }
+
     /// Like [`FieldSet::zeros`], or an error naming the size when the allocator has no room.
     pub fn try_zeros(program: &BoundProgram) -> Result<FieldSet, BackendError> {
         let len = program.cell_count();

@@ -145,9 +145,19 @@ pub fn write(
     Ok(complete)
 }
 
+/// Whether [`read`] reads the fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fields {
+    /// Every field.
+    Read,
+    /// None (a process that does not hold the fields: an MPI rank but rank 0); the checkpoint's
+    /// fields set holds no field buffers.
+    Skip,
+}
+
 /// Reads the newest checkpoint of `dir` for `session`, refusing one of another program, grid,
 /// parameter value, Tessera version or format.
-pub fn read(dir: &Path, session: &Session) -> Result<Checkpoint, Error> {
+pub fn read(dir: &Path, session: &Session, with_fields: Fields) -> Result<Checkpoint, Error> {
     let refuse =
         |why: String| Error::Usage(format!("cannot restart from {}: {why}", dir.display()));
     let latest = std::fs::read_to_string(dir.join(LATEST))
@@ -174,7 +184,11 @@ pub fn read(dir: &Path, session: &Session) -> Result<Checkpoint, Error> {
     let program = session.program();
     let shape = &session.bound().extents;
     let mut buffers = Vec::new();
-    for (file, field) in saved.fields.iter().zip(program.fields.values()) {
+    let field_files = match with_fields {
+        Fields::Read => saved.fields.as_slice(),
+        Fields::Skip => &[],
+    };
+    for (file, field) in field_files.iter().zip(program.fields.values()) {
         buffers.push(tessera_io::read_npy(
             &at.join(file),
             &field.name,

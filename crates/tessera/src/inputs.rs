@@ -10,6 +10,10 @@ use tessera_runtime::{Buffer, FieldSet};
 use crate::error::Error;
 use crate::session::Session;
 
+/// The seed of the tables' random values, from the run's (a stream of their own, so that a
+/// process without the fields makes the same tables).
+const TABLE_SEED: u64 = 0x7ab1_e5ee_d000_0001;
+
 /// Initial fields for a benchmark of runs of `steps` steps from step 0: declared initial
 /// values, seeded random values in `[0, 1)` for floating-point fields that declare none, and
 /// input tables of random values long enough for those steps. Returns the fields and the names
@@ -28,6 +32,21 @@ pub fn random_inputs(
             randomised.push(field.name.clone());
         }
     }
+    randomised.extend(random_tables(session, seed, steps, &mut fields)?);
+    Ok((fields, randomised))
+}
+
+/// The input tables of [`random_inputs`] written into `fields` (which may hold no field
+/// buffers); returns their names.
+pub fn random_tables(
+    session: &Session,
+    seed: u64,
+    steps: u64,
+    fields: &mut FieldSet,
+) -> Result<Vec<String>, Error> {
+    let mut rng = SplitMix64::new(seed ^ TABLE_SEED);
+    let mut randomised = Vec::new();
+    let program = session.program();
     for (id, table) in program.tables.iter() {
         let reach = table_reach(program, id).map_or(0, |(_, hi)| hi.max(0) as u64);
         let len = usize::try_from(steps.saturating_add(reach)).map_err(|_| {
@@ -38,7 +57,7 @@ pub fn random_inputs(
         fields.tables[id.index()] = values;
         randomised.push(table.name.clone());
     }
-    Ok((fields, randomised))
+    Ok(randomised)
 }
 
 /// Fills a floating-point buffer with random values in `[0, 1)` (rounded to its type); returns

@@ -294,6 +294,54 @@ fn mpi_ranks_on_opencl_give_the_single_process_answer() {
     assert!(summary.contains("opencl"), "{summary}");
 }
 
+/// Under MPI rank 0 holds the fields: a checkpoint written by 3 processes continues on 2,
+/// and the non-finite check every few steps stops every rank alike.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_checkpoints_continue_and_checks_stop_every_rank() {
+    let Some(mpirun) = mpirun() else { return };
+    let dir = program_dir();
+    let path = dir.path();
+    run(path, "one", &["--steps", "80"]);
+    let first: Vec<String> = [
+        "run",
+        "spread.tess",
+        "--exact",
+        "--steps",
+        "40",
+        "--checkpoint",
+        "ck",
+        "--checkpoint-every",
+        "20",
+    ]
+    .map(String::from)
+    .to_vec();
+    let output = mpi_command(&mpirun, path, 3, &first).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    mpi_run(&mpirun, path, 2, "again", &["--restart", "ck"]);
+    let blowing_up = "grid [12, 9];\nfield u: f64 border clamp = 2.0;\n\
+        stage grow { u = u * 1e80 + u[1, 0]; }\n";
+    std::fs::write(path.join("grow.tess"), blowing_up).unwrap();
+    let args: Vec<String> = [
+        "run",
+        "grow.tess",
+        "--steps",
+        "30",
+        "--check-finite",
+        "--check-every",
+        "2",
+    ]
+    .map(String::from)
+    .to_vec();
+    let output = mpi_command(&mpirun, path, 2, &args).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("non-finite value: `u`"),
+        "{}",
+        stderr(&output)
+    );
+}
+
 #[cfg(feature = "mpi")]
 #[test]
 fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_intact() {

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use tessera::inputs::random_inputs;
+use tessera::inputs::{random_inputs, random_tables};
 use tessera::metrics::{gcells_per_s, roofline_gcells_per_s};
 use tessera::{DeviceSelection, Error, Session};
 use tessera_runtime::{Backend, Bandwidth, Executable, FieldSet, RankTimes};
@@ -102,7 +102,15 @@ fn bench_as(args: &BenchArgs, role: &Role) -> Result<i32, Error> {
         compiled.print(args.json, args.exec.exact);
         return Ok(0);
     }
-    let (inputs, randomised) = random_inputs(&session, args.seed, steps)?;
+    // Under MPI rank 0 holds the fields, the other ranks their boxes (sent by rank 0).
+    let (inputs, randomised) = match role.is_root() {
+        true => random_inputs(&session, args.seed, steps)?,
+        false => {
+            let mut tables = FieldSet::without_fields(session.bound());
+            random_tables(&session, args.seed, steps, &mut tables)?;
+            (tables, Vec::new())
+        }
+    };
     let timings = measure(executable.as_mut(), &inputs, steps, args.reps)?;
     if !role.is_root() {
         return Ok(0);

@@ -43,7 +43,7 @@ impl Role {
         Ok(Role::Alone)
     }
 
-    /// Whether this process writes the outputs and prints the summary.
+    /// Whether this process holds the global fields, writes the outputs and prints the summary.
     pub fn is_root(&self) -> bool {
         match self {
             Role::Alone => true,
@@ -63,6 +63,16 @@ impl Role {
             process.abort(error.exit_code());
         }
         error
+    }
+
+    /// Rank 0's `found` in every process of the job (`found` alone): a decision on the fields,
+    /// which rank 0 holds, that every rank must take alike.
+    pub fn root_verdict(&self, found: Option<String>) -> Option<String> {
+        match self {
+            Role::Alone => found,
+            #[cfg(feature = "mpi")]
+            Role::Mpi(process) => process.broadcast_from_root(found),
+        }
     }
 
     /// The ranks the job holds (`None` alone).

@@ -39,6 +39,8 @@ struct SeriesOutput {
 /// --checkpoint-every N` a checkpoint every N steps.
 struct RunObserver<'s> {
     session: &'s Session,
+    /// This process's part in the run (under MPI only rank 0 holds the fields to check).
+    role: &'s Role,
     bar: StepBar,
     check_every: Option<u64>,
     /// The first non-finite value found, and the steps done when it was.
@@ -108,7 +110,10 @@ impl Observer for RunObserver<'_> {
     fn observe(&mut self, at: &Observation<'_>) -> Flow {
         if self.check_every.is_some_and(|k| at.done.is_multiple_of(k)) {
             self.checked_at = Some(at.done);
-            if let Some(what) = first_non_finite(self.session, at.fields) {
+            let found = (self.role.is_root())
+                .then(|| first_non_finite(self.session, at.fields))
+                .flatten();
+            if let Some(what) = self.role.root_verdict(found) {
                 self.non_finite = Some((what, at.done));
                 return Flow::Stop;
             }
@@ -144,7 +149,13 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     let total_steps = args.start.steps(&session);
     // A restart takes its fields, tables and receivers' points from the checkpoint.
     let start = match &args.restart {
-        Some(dir) => Start::Restart(restart_from(dir, &session, total_steps)?),
+        Some(dir) => {
+            let fields = match root {
+                true => checkpoint::Fields::Read,
+                false => checkpoint::Fields::Skip,
+            };
+            Start::Restart(restart_from(dir, &session, total_steps, fields)?)
+        }
         None => Start::Fresh(resolve_inputs(&session, &args.start.inputs)?),
     };
     // Compiling checks the plan against the device: refusals come before any allocation.
@@ -158,6 +169,13 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     let clock = Instant::now();
     let (mut fields, mut state, first_step, earlier, earlier_recordings) = match start {
         Start::Restart(c) => (c.fields, c.state, c.steps_done, c.records, c.recordings),
+        // Under MPI rank 0 holds the fields, the other ranks their boxes (sent by rank 0).
+        Start::Fresh(inputs) if !root => {
+            let mut fields = FieldSet::without_fields(session.bound());
+            read_tables_and_points(&session, &inputs, &mut fields)?;
+            let state = RunState::new(session.program());
+            (fields, state, 0, Vec::new(), Vec::new())
+        }
         Start::Fresh(inputs) => {
             let fields = read_inputs(&session, &inputs)?;
             let state = RunState::new(session.program());
@@ -168,6 +186,7 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     let steps = total_steps - first_step;
     let mut observer = RunObserver {
         session: &session,
+        role,
         bar: StepBar::new(if root { steps } else { 0 }),
         check_every: args
             .check_every
@@ -206,7 +225,7 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     }
     report.reductions.splice(0..0, earlier);
     report.receivers.splice(0..0, earlier_recordings);
-    if args.check_finite && non_finite.is_none() && checked_at != Some(report.steps) {
+    if root && args.check_finite && non_finite.is_none() && checked_at != Some(report.steps) {
         non_finite = first_non_finite(&session, &fields).map(|what| (what, report.steps));
     }
     if !root {
@@ -383,6 +402,16 @@ pub fn read_inputs(session: &Session, inputs: &Inputs) -> Result<FieldSet, Error
     for (field, path) in &inputs.fields {
         files::read_into(session, &mut fields, field, path)?;
     }
+    read_tables_and_points(session, inputs, &mut fields)?;
+    Ok(fields)
+}
+
+/// The input tables and receivers' points of `inputs` read into `fields`.
+fn read_tables_and_points(
+    session: &Session,
+    inputs: &Inputs,
+    fields: &mut FieldSet,
+) -> Result<(), Error> {
     for &(table, path) in &inputs.tables {
         fields.tables[table] = files::read_table(session, table, path)?;
     }
@@ -391,7 +420,7 @@ pub fn read_inputs(session: &Session, inputs: &Inputs) -> Result<FieldSet, Error
         let points = files::read_points(session, receiver.index(), path)?;
         fields.receiver_points[receiver.index()] = Some(points);
     }
-    Ok(fields)
+    Ok(())
 }
 
 /// The newest checkpoint in `dir` for `session`, which must have done at most `total_steps`.
@@ -399,8 +428,9 @@ fn restart_from(
     dir: &std::path::Path,
     session: &Session,
     total_steps: u64,
+    fields: checkpoint::Fields,
 ) -> Result<checkpoint::Checkpoint, Error> {
-    let restart = checkpoint::read(dir, session)?;
+    let restart = checkpoint::read(dir, session, fields)?;
     if restart.steps_done > total_steps {
         return Err(Error::Usage(format!(
             "the checkpoint in {} has done {} steps, more than the {total_steps} this run asks for (`--steps` counts the steps done before the restart)",
