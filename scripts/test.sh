@@ -83,4 +83,5 @@ say "generated C under AddressSanitizer + UndefinedBehaviorSanitizer"
 cargo test -p tessera-cpu --test cpu_sanitize -- --ignored
 
 say "a grid of more than 2^31 cells (2 GiB)"
-cargo test --release -p tessera-cpu --test cpu_large -- --ignored
+# The test profile (the kernel is generated C at -O3 either way): no release build of the crates.
+cargo test -p tessera-cpu --test cpu_large -- --ignored

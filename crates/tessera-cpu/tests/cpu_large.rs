@@ -1,6 +1,6 @@
 //! A run on a field of more than 2^31 points (64-bit indexing end to end).
 //!
-//! About 2 GiB; run with `cargo test --release -p tessera-cpu --test cpu_large -- --ignored`.
+//! About 2 GiB; run with `cargo test -p tessera-cpu --test cpu_large -- --ignored`.
 
 mod common;
 
