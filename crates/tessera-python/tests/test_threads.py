@@ -48,14 +48,21 @@ def test_the_gil_is_released_during_a_run():
     thread = threading.Thread(target=ticker)
     thread.start()
     running.set()
-    started = time.perf_counter()
-    program.run(steps=40, backend="reference")
-    ended = time.perf_counter()
+    # Long enough for the ticker to tick many times on any machine: double the steps until
+    # the run takes a tenth of a second.
+    steps = 40
+    while True:
+        started = time.perf_counter()
+        program.run(steps=steps, backend="reference")
+        ended = time.perf_counter()
+        if ended - started > 0.1 or steps >= 40 * 2**10:
+            break
+        steps *= 2
     running.clear()
     thread.join()
     during = [t for t in ticks if started < t < ended]
-    # The reference run takes a while; with the GIL held the ticker could not have ticked.
-    assert ended - started > 0.05
+    # With the GIL held the ticker could not have ticked while the run went on.
+    assert ended - started > 0.1
     assert len(during) >= 5, f"{len(during)} ticks during a {ended - started:.3f} s run"
 
 
