@@ -169,9 +169,7 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
                     gb_s: known.peak_gb_s,
                     how: format!("{}'s data-sheet peak", known.limits.name),
                 }),
-                None => Err(BackendError::Unavailable(
-                    "no device to measure; give --bandwidth GB/s".into(),
-                )),
+                None => Err(BackendError::Unavailable("no device to measure".into())),
             };
         };
         let bytes = measurement_bytes(&device.limits());
