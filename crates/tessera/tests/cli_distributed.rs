@@ -226,6 +226,13 @@ fn mpi_command(mpirun: &Path, dir: &Path, processes: usize, args: &[String]) -> 
     command
 }
 
+/// `mpirun -n processes tessera ARGS` in `dir`, run to its end.
+#[cfg(feature = "mpi")]
+fn mpi_output(mpirun: &Path, dir: &Path, processes: usize, args: &[&str]) -> std::process::Output {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    mpi_command(mpirun, dir, processes, &args).output().unwrap()
+}
+
 /// `mpirun -n processes tessera run spread.tess --exact --steps 80 EXTRA` writing under `tag`:
 /// expects success, one summary line naming the ranks, and the files of the run of one process
 /// (written under `one`); returns the summary.
@@ -264,7 +271,7 @@ fn mpi_ranks_give_the_single_process_answer() {
             "{summary}"
         );
     }
-    let bench: Vec<String> = [
+    let bench = [
         "bench",
         "spread.tess",
         "--steps",
@@ -272,10 +279,8 @@ fn mpi_ranks_give_the_single_process_answer() {
         "--reps",
         "1",
         "--json",
-    ]
-    .map(String::from)
-    .to_vec();
-    let output = mpi_command(&mpirun, path, 2, &bench).output().unwrap();
+    ];
+    let output = mpi_output(&mpirun, path, 2, &bench);
     assert!(output.status.success(), "{}", stderr(&output));
     let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(report["ranks"].as_array().unwrap().len(), 2, "{report}");
@@ -303,7 +308,7 @@ fn mpi_checkpoints_continue_and_checks_stop_every_rank() {
     let dir = program_dir();
     let path = dir.path();
     run(path, "one", &["--steps", "80"]);
-    let first: Vec<String> = [
+    let first = [
         "run",
         "spread.tess",
         "--exact",
@@ -311,18 +316,19 @@ fn mpi_checkpoints_continue_and_checks_stop_every_rank() {
         "40",
         "--checkpoint",
         "ck",
-        "--checkpoint-every",
-        "20",
-    ]
-    .map(String::from)
-    .to_vec();
-    let output = mpi_command(&mpirun, path, 3, &first).output().unwrap();
+    ];
+    let output = mpi_output(
+        &mpirun,
+        path,
+        3,
+        &[&first[..], &["--checkpoint-every", "20"]].concat(),
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     mpi_run(&mpirun, path, 2, "again", &["--restart", "ck"]);
     let blowing_up = "grid [12, 9];\nfield u: f64 border clamp = 2.0;\n\
         stage grow { u = u * 1e80 + u[1, 0]; }\n";
     std::fs::write(path.join("grow.tess"), blowing_up).unwrap();
-    let args: Vec<String> = [
+    let checked = [
         "run",
         "grow.tess",
         "--steps",
@@ -330,10 +336,8 @@ fn mpi_checkpoints_continue_and_checks_stop_every_rank() {
         "--check-finite",
         "--check-every",
         "2",
-    ]
-    .map(String::from)
-    .to_vec();
-    let output = mpi_command(&mpirun, path, 2, &args).output().unwrap();
+    ];
+    let output = mpi_output(&mpirun, path, 2, &checked);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("non-finite value: `u`"),
