@@ -346,15 +346,39 @@ fn mpi_checkpoints_continue_and_checks_stop_every_rank() {
     );
 }
 
+/// An error every rank meets (here an undefined name) is reported once, by rank 0, which ends
+/// the job.
+#[cfg(feature = "mpi")]
+#[test]
+fn an_error_of_every_rank_is_reported_once() {
+    let Some(mpirun) = mpirun() else { return };
+    let dir = program_dir();
+    let path = dir.path();
+    std::fs::write(
+        path.join("bad.tess"),
+        "grid [8, 8];\nfield u: f32;\nstage s { u = w; }\n",
+    )
+    .unwrap();
+    let output = mpi_output(&mpirun, path, 3, &["run", "bad.tess"]);
+    assert!(!output.status.success());
+    let text = stderr(&output);
+    assert_eq!(text.matches("error[").count(), 1, "{text}");
+    assert!(text.contains("rank 0: error["), "{text}");
+    assert!(!text.contains("interrupted by"), "{text}");
+}
+
 #[cfg(feature = "mpi")]
 #[test]
 fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_intact() {
     let Some(mpirun) = mpirun() else { return };
     let dir = program_dir();
     let path = dir.path();
+    // `spread.tess` stops by `until` within tens of steps: this one runs until it is killed.
+    let endless = PROGRAM.replace("until peak > 160.0;\n", "");
+    std::fs::write(path.join("endless.tess"), endless).unwrap();
     let args: Vec<String> = [
         "run",
-        "spread.tess",
+        "endless.tess",
         "--exact",
         "--set",
         "N=600",
@@ -405,7 +429,7 @@ fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_intact() {
         path,
         &[
             "run",
-            "spread.tess",
+            "endless.tess",
             "--exact",
             "--set",
             "N=600",

@@ -12,6 +12,10 @@ use super::args::{ExecArgs, Overlap, RankArgs, RanksSpec};
 use super::planning::Planned;
 use super::usage;
 
+/// How long a failed rank but 0 waits for rank 0 to report the same error and end the job.
+#[cfg(feature = "mpi")]
+const OTHER_RANK_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How this process takes part in a run.
 pub enum Role {
     /// The whole grid, or every rank of it, in this process.
@@ -53,11 +57,17 @@ impl Role {
     }
 
     /// A failed run's error, to report; under MPI reported here, and the whole job ended
-    /// (the other ranks would wait for this one forever).
+    /// (the other ranks would wait for this one forever). Most errors (a program, a flag, a
+    /// file) are every rank's alike: a rank but 0 waits [`OTHER_RANK_GRACE`] first, so that
+    /// rank 0 reports it once and ends the job, and reports it itself only when rank 0 did not.
     pub fn on_error(&self, error: Error) -> Error {
         #[cfg(feature = "mpi")]
         if let Role::Mpi(process) = self {
             use std::io::IsTerminal;
+            if process.rank() != 0 {
+                super::signals::quiet();
+                std::thread::sleep(OTHER_RANK_GRACE);
+            }
             let text = error.render(std::io::stderr().is_terminal());
             eprint!("rank {}: {text}", process.rank());
             process.abort(error.exit_code());

@@ -9,6 +9,17 @@
 //! cleanup each output is whole (renamed before the signal) or absent.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether a signal ends the process without a message.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Ends the process without a message on a signal: a rank of an MPI job waiting for rank 0,
+/// whose report of the same error ends the job (and every rank with a signal).
+#[cfg(feature = "mpi")]
+pub fn quiet() {
+    QUIET.store(true, Ordering::SeqCst);
+}
 
 /// Blocks SIGINT and SIGTERM in this thread and starts the thread that handles them. Call it
 /// first thing in `main`, before any other thread is started.
@@ -49,12 +60,14 @@ fn wait_and_exit(set: libc::sigset_t) {
         } else {
             "SIGTERM"
         };
-        let mut stderr = std::io::stderr().lock();
-        let _ = writeln!(
-            stderr,
-            "tessera: interrupted by {name}; temporary files removed, outputs not yet written are absent"
-        );
-        let _ = stderr.flush();
+        if !QUIET.load(Ordering::SeqCst) {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(
+                stderr,
+                "tessera: interrupted by {name}; temporary files removed, outputs not yet written are absent"
+            );
+            let _ = stderr.flush();
+        }
         // `_exit`: no exit handlers, which could wait on threads still running kernels.
         // SAFETY: ends the process at once; nothing is used afterwards.
         unsafe { libc::_exit(128 + signal) };
