@@ -793,7 +793,22 @@ impl<'p> Checker<'p> {
         what: &str,
     ) -> Option<ExprId> {
         let stored = self.program.fields[field].ty;
+        // A program checked before (a rank's program, rewritten from a checked one) holds the
+        // running value already: checking it again keeps it.
+        let mut lowered = false;
+        visit(self.program, value, &mut |e| {
+            lowered |= e.kind == ExprKind::ScanAccumulator(field);
+        });
         let ty = stored.arithmetic_type();
+        if lowered {
+            // The same shape again: the running value, narrowed to a storage-only type.
+            let running = match self.program.exprs[value].kind {
+                ExprKind::Cast(to, inner) if to == stored && stored.is_storage_only() => inner,
+                _ => value,
+            };
+            let running = self.lower_coerced(scope, running, ty, what)?;
+            return Some(self.narrow(running, stored));
+        }
         let operand = self.lower_coerced(scope, value, ty, what)?;
         let span = self.out[operand].span;
         let acc = self.emit(ExprKind::ScanAccumulator(field), ty, span);

@@ -40,24 +40,37 @@ impl Decomposition {
 
     /// `count` ranks spread over the grid's axes (as `MPI_Dims_create` would, but never along
     /// the fastest axis, so that every row of the grid lies in one rank: reductions then fold
-    /// whole rows, in THE order of `tessera_runtime::reduce`). Each prime factor of `count`,
-    /// largest first, goes to the axis whose boxes are longest.
-    pub fn automatic(extents: &[usize], count: usize) -> Result<Decomposition, DistributeError> {
+    /// whole rows, in THE order of `tessera_runtime::reduce`; nor along the axes `whole`, which
+    /// scans run along). Each prime factor of `count`, largest first, goes to the axis whose
+    /// boxes are longest.
+    pub fn automatic(
+        extents: &[usize],
+        count: usize,
+        whole: &[usize],
+    ) -> Result<Decomposition, DistributeError> {
         if count == 0 {
             return Err(DistributeError::Ranks("0 ranks".into()));
         }
         let mut ranks = vec![1; extents.len()];
-        let split_axes = extents.len().saturating_sub(1);
-        if split_axes == 0 && count > 1 {
-            return Err(DistributeError::Ranks(format!(
-                "{count} ranks for a 1D grid: the fastest axis is never split"
-            )));
+        let cuttable: Vec<usize> = (0..extents.len().saturating_sub(1))
+            .filter(|a| !whole.contains(a))
+            .collect();
+        if cuttable.is_empty() && count > 1 {
+            let why = match extents.len() {
+                1 => "a 1D grid: the fastest axis is never split".to_string(),
+                _ => format!(
+                    "a grid whose axes but the fastest are scanned along (axes {whole:?}): the \
+                     fastest axis is never split, nor one a scan runs along"
+                ),
+            };
+            return Err(DistributeError::Ranks(format!("{count} ranks for {why}")));
         }
         for factor in prime_factors(count).into_iter().rev() {
-            let axis = (0..split_axes)
-                .max_by_key(|&a| (extents[a] / ranks[a], std::cmp::Reverse(a)))
-                .expect("a grid of two or more axes");
-            ranks[axis] *= factor;
+            let longest = (cuttable.iter().copied())
+                .max_by_key(|&a| (extents[a] / ranks[a], std::cmp::Reverse(a)));
+            if let Some(axis) = longest {
+                ranks[axis] *= factor;
+            }
         }
         Decomposition::new(extents, &ranks)
     }
@@ -161,25 +174,37 @@ mod tests {
     }
 
     #[test]
-    fn automatic_never_splits_the_fastest_axis() {
+    fn automatic_never_splits_the_fastest_axis_nor_a_scanned_one() {
         assert_eq!(
-            Decomposition::automatic(&[64, 64], 4).unwrap().ranks,
+            Decomposition::automatic(&[64, 64], 4, &[]).unwrap().ranks,
             [4, 1]
         );
         assert_eq!(
-            Decomposition::automatic(&[64, 64, 64], 4).unwrap().ranks,
+            Decomposition::automatic(&[64, 64, 64], 4, &[])
+                .unwrap()
+                .ranks,
             [2, 2, 1]
         );
         assert_eq!(
-            Decomposition::automatic(&[8, 64, 9], 6).unwrap().ranks,
+            Decomposition::automatic(&[8, 64, 9], 6, &[]).unwrap().ranks,
             [1, 6, 1]
         );
         assert_eq!(
-            Decomposition::automatic(&[64, 64, 64], 6).unwrap().ranks,
+            Decomposition::automatic(&[64, 64, 64], 6, &[])
+                .unwrap()
+                .ranks,
             [3, 2, 1]
         );
-        assert!(Decomposition::automatic(&[64], 2).is_err());
-        assert_eq!(Decomposition::automatic(&[64], 1).unwrap().ranks, [1]);
+        assert!(Decomposition::automatic(&[64], 2, &[]).is_err());
+        assert_eq!(Decomposition::automatic(&[64], 1, &[]).unwrap().ranks, [1]);
+        // A scan along z: the ranks go to y.
+        assert_eq!(
+            Decomposition::automatic(&[64, 64, 64], 4, &[0])
+                .unwrap()
+                .ranks,
+            [1, 4, 1]
+        );
+        assert!(Decomposition::automatic(&[64, 64], 2, &[0]).is_err());
     }
 
     #[test]

@@ -85,3 +85,34 @@ mod cpu {
     use super::cpu_matrix;
     tessera_testkit::test_every_program!(cpu_matrix);
 }
+
+/// Scans along the axes a decomposition leaves whole, on a grid cut along another: a rank's
+/// program is checked again from the checked global one, which must keep each scan's running
+/// value (checking twice once applied the scan twice).
+#[test]
+fn scans_along_uncut_axes_give_the_single_process_answer() {
+    let text = "grid [12, 10, 9];\n\
+        field u: f64 border clamp = f64((x + 2 * y + 3 * z) % 5);\n\
+        field s: f64;\n\
+        field m: f16 border mirror = f32((x * y + z) % 7) * 0.25;\n\
+        stage a { u = 0.5 * (u[-1, 0, 0] + u[1, 0, 0]) + 0.1 * u[0, 1, 0]; }\n\
+        stage b { s = scan(sum, u, z); }\n\
+        stage c { m = scan(max, m + f32(s) * 0.01, x, exclusive); }\n";
+    let parsed = tessera_lang::parse(text, "scans", &[]).expect("parses");
+    let checked = tessera_analysis::check(&parsed.program).expect("checks");
+    let bound = tessera_analysis::bind(std::sync::Arc::new(checked), &[]).expect("binds");
+    let subject = Subject::new("scans [12, 10, 9]", bound, 5, 4);
+    let cpu = tessera_cpu::CpuBackend::default();
+    let mut failures = Failures::new();
+    for backend in [&ReferenceBackend as &dyn Backend, &cpu] {
+        for (every, overlap) in [(1, false), (3, true)] {
+            let exchange = Exchange { every, overlap };
+            let outcome = check(&subject, backend, &[1, 3, 1], exchange);
+            failures.record(outcome.and_then(|ran| match ran {
+                true => Ok(()),
+                false => Err(format!("{}: refused", exchange.label())),
+            }));
+        }
+    }
+    failures.assert_none("scans along uncut axes");
+}

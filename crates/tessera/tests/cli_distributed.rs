@@ -105,6 +105,41 @@ fn ranks_in_one_process_give_the_single_process_answer() {
     }
 }
 
+/// `--ranks 3` on a grid scanned along z cuts y: the scan's lines stay whole in each rank.
+#[test]
+fn a_count_of_ranks_leaves_scanned_axes_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let program = "grid [12, 10, 9];\n\
+        field u: f64 border clamp = f64((x + 2 * y + 3 * z) % 5);\nfield s: f64;\n\
+        stage a { u = 0.5 * (u[-1, 0, 0] + u[1, 0, 0]) + 0.1 * u[0, 1, 0]; }\n\
+        stage b { s = scan(sum, u, z); }\n";
+    std::fs::write(path.join("scans.tess"), program).unwrap();
+    let run = |tag: &str, extra: &[&str]| {
+        let out = format!("s={tag}.npy");
+        let mut args = vec![
+            "run",
+            "scans.tess",
+            "--exact",
+            "--steps",
+            "5",
+            "--output",
+            &out,
+        ];
+        args.extend_from_slice(extra);
+        let output = tessera(path, &args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        (
+            stdout(&output),
+            std::fs::read(path.join(format!("{tag}.npy"))).unwrap(),
+        )
+    };
+    let (_, one) = run("one", &[]);
+    let (summary, three) = run("three", &["--ranks", "3"]);
+    assert!(summary.contains("on 3 ranks (1x3x1"), "{summary}");
+    assert_eq!(one, three);
+}
+
 #[test]
 fn bench_on_ranks_reports_each_ranks_times() {
     let dir = program_dir();

@@ -141,7 +141,7 @@ pub fn prepare(
         (None, None) => return Ok(None),
     };
     let bound = session.bound();
-    let decomposition = decomposition(&bound.extents, &spec).map_err(refused)?;
+    let decomposition = decomposition(bound, &spec).map_err(refused)?;
     if let Some(size) = role.job_size()
         && decomposition.rank_count() != size
     {
@@ -195,10 +195,20 @@ fn rank_device(planned: &Planned, role: &Role) -> DeviceSelection {
     }
 }
 
-/// The decomposition `spec` asks for.
-fn decomposition(extents: &[usize], spec: &RanksSpec) -> Result<Decomposition, DistributeError> {
+/// The decomposition `spec` asks for; a count of ranks goes to axes no scan runs along.
+fn decomposition(
+    bound: &tessera_analysis::BoundProgram,
+    spec: &RanksSpec,
+) -> Result<Decomposition, DistributeError> {
+    let extents = &bound.extents;
     match spec {
-        RanksSpec::Count(count) => Decomposition::automatic(extents, *count),
+        RanksSpec::Count(count) => {
+            let stages = bound.program().stages.values();
+            let mut scanned: Vec<usize> = stages.filter_map(|s| s.scan_axis()).collect();
+            scanned.sort_unstable();
+            scanned.dedup();
+            Decomposition::automatic(extents, *count, &scanned)
+        }
         RanksSpec::PerAxis(ranks) => Decomposition::new(extents, ranks),
     }
 }
