@@ -88,12 +88,21 @@ def test_a_thousand_runs_do_not_grow_memory():
     assert grown < 4 << 20, f"resident memory grew by {grown} bytes over 1000 runs"
 
 
+@pytest.fixture
+def python_sigint_handler():
+    """Python's own SIGINT handler, as an interactive Python has it: tests started as a
+    background job inherit SIGINT ignored, and Python then installs none."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize(
     "size, keywords",
     [(512, {"backend": "reference"}), (1024, {"strategy": "parallel"})],
     ids=["reference, a pass per step", "cpu, a loop over any number of steps"],
 )
-def test_ctrl_c_stops_a_run_with_keyboard_interrupt(size, keywords):
+def test_ctrl_c_stops_a_run_with_keyboard_interrupt(size, keywords, python_sigint_handler):
     program = heat(size)
     program.run(steps=1, **keywords)
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
