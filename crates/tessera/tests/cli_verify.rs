@@ -54,6 +54,26 @@ fn an_exact_cpu_run_from_an_input_file_is_bitwise() {
 }
 
 #[test]
+fn a_run_on_ranks_with_the_exchange_overlapped_is_bitwise() {
+    let dir = contracted_dir();
+    let args = [
+        "verify",
+        "contracted.tess",
+        "--exact",
+        "--ranks",
+        "3",
+        "--overlap",
+        "on",
+    ];
+    let output = tessera(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let line = verdict(&output);
+    assert!(line.starts_with("bitwise: cpu "), "{line}");
+    assert!(line.contains("on 3 ranks (3x1"), "{line}");
+    assert!(line.contains("overlapped with compute"), "{line}");
+}
+
+#[test]
 fn a_non_exact_run_agrees_within_the_default_tolerance() {
     let dir = contracted_dir();
     let output = tessera(

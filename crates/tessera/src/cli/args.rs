@@ -432,6 +432,9 @@ pub struct VerifyArgs {
     /// Absolute tolerance (default: 1e-6 when the program has f32 fields, else 1e-12).
     #[arg(long, value_parser = non_negative, value_name = "Y")]
     pub atol: Option<f64>,
+    /// The run under test on a grid cut into ranks (every rank in this process).
+    #[command(flatten)]
+    pub ranks: RankArgs,
 }
 
 /// Parses a number that is zero or more.

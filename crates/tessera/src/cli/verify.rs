@@ -6,6 +6,7 @@ use tessera::verify::{Comparison, Tolerance, verify_executable};
 use tessera::{Error, Session};
 
 use super::args::VerifyArgs;
+use super::distributed::{self, Role};
 use super::planning;
 use super::run::{read_inputs, resolve_inputs};
 
@@ -19,17 +20,24 @@ enum Criterion {
 }
 
 /// Verifies the program; returns the exit code (1 when the comparison fails its criterion).
+/// With `--ranks` the run under test is distributed, every rank in this process.
 pub fn verify(args: &VerifyArgs) -> Result<i32, Error> {
+    let role = Role::Alone;
+    distributed::check_flags(&args.exec, &args.ranks, &role)?;
     let session = args.program.load()?;
     let planned = planning::plan_run(&session, &args.exec)?;
     let inputs = resolve_inputs(&session, &args.start.inputs)?;
     let criterion = criterion(args, &session, planned.plan.is_exact());
-    let mut executable = planned.prepare(&session)?;
+    let mut executable =
+        match distributed::prepare(&session, &planned, &args.exec, &args.ranks, &role)? {
+            Some(executable) => executable,
+            None => planned.prepare(&session)?,
+        };
     let fields = read_inputs(&session, &inputs)?;
     let steps = args.start.steps(&session);
     let comparison = verify_executable(&session, executable.as_mut(), &fields, steps)?;
     print!("{}", comparison.describe());
-    let under_test = format!("{} {}", planned.name, planned.plan.describe());
+    let under_test = executable.describe();
     let (line, code) = verdict(&comparison, criterion, &under_test);
     println!("{line}");
     Ok(code)
