@@ -114,6 +114,25 @@ fn reads_under(program: &Program, root: ExprId) -> Vec<ExprId> {
     reads
 }
 
+/// `coordinate(axis) + shift OP value` (no addition for a shift of 0), as new nodes at `span`.
+pub(crate) fn coordinate_test(
+    exprs: &mut Arena<Expr>,
+    span: Span,
+    axis: usize,
+    shift: i64,
+    op: BinaryOp,
+    value: i64,
+) -> ExprId {
+    let mut node = |kind| exprs.alloc(Expr { kind, span });
+    let mut coordinate = node(ExprKind::Coord(axis));
+    if shift != 0 {
+        let shift = node(ExprKind::Literal(Constant::Int(shift)));
+        coordinate = node(ExprKind::Binary(BinaryOp::Add, coordinate, shift));
+    }
+    let value = node(ExprKind::Literal(Constant::Int(value)));
+    node(ExprKind::Binary(op, coordinate, value))
+}
+
 /// A read of `field` through `border` at the global edges.
 struct EdgeRead<'a> {
     field: Id<Field>,
@@ -135,8 +154,8 @@ impl EdgeRead<'_> {
         };
         let (n, d) = (self.extents[a] as i64, i64::from(offset[a]));
         let inside = match d < 0 {
-            true => self.compare(exprs, a, d, BinaryOp::Ge, 0),
-            false => self.compare(exprs, a, d, BinaryOp::Lt, n),
+            true => coordinate_test(exprs, self.span, a, d, BinaryOp::Ge, 0),
+            false => coordinate_test(exprs, self.span, a, d, BinaryOp::Lt, n),
         };
         let plain = self.choice(exprs, offset.clone(), rest);
         let plain = self.node(exprs, plain);
@@ -177,7 +196,7 @@ impl EdgeRead<'_> {
         };
         let mut chosen = read_from(exprs, edge);
         for &g in others.iter().rev() {
-            let at_g = self.compare(exprs, a, 0, BinaryOp::Eq, g);
+            let at_g = coordinate_test(exprs, self.span, a, 0, BinaryOp::Eq, g);
             let read = read_from(exprs, g);
             chosen = self.node(
                 exprs,
@@ -189,22 +208,6 @@ impl EdgeRead<'_> {
             );
         }
         chosen
-    }
-
-    /// `coordinate(a) + d OP value`.
-    fn compare(
-        &self,
-        exprs: &mut Arena<Expr>,
-        a: usize,
-        d: i64,
-        op: BinaryOp,
-        value: i64,
-    ) -> ExprId {
-        let coordinate = self.node(exprs, ExprKind::Coord(a));
-        let shift = self.node(exprs, ExprKind::Literal(Constant::Int(d)));
-        let moved = self.node(exprs, ExprKind::Binary(BinaryOp::Add, coordinate, shift));
-        let value = self.node(exprs, ExprKind::Literal(Constant::Int(value)));
-        self.node(exprs, ExprKind::Binary(op, moved, value))
     }
 
     /// A new node.

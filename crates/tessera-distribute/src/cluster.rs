@@ -106,7 +106,7 @@ fn send_bytes(to: usize, tag: i32, bytes: &[u8]) {
     }
 }
 
-/// Receives the `len` bytes rank `from` sends with [`send_bytes`] into `into`.
+/// Receives the bytes rank `from` sends with [`send_bytes`] into `into` (as many as it holds).
 fn receive_bytes(from: usize, tag: i32, into: &mut [u8]) {
     let world = SimpleCommunicator::world();
     for chunk in into.chunks_mut(CHUNK_BYTES) {
@@ -140,10 +140,7 @@ impl MpiExecutable {
         let executable = (backend.plan_and_prepare(&program.bound, request))
             .map_err(|e| DistributeError::Backend(rank, e))?;
         let local = FieldSet::zeros(&program.bound);
-        let strips = match distribution.strips.get(rank) {
-            Some(strips) => PreparedStrips::prepare(strips, backend, request)?,
-            None => PreparedStrips::prepare(&[], backend, request)?,
-        };
+        let strips = PreparedStrips::prepare(distribution.rank_strips(rank), backend, request)?;
         Ok(MpiExecutable {
             distribution,
             global: global.clone(),
@@ -180,10 +177,7 @@ impl Executable for MpiExecutable {
     ) -> Result<Box<dyn ActiveRun + 'a>, BackendError> {
         self.local = scatter_from_root(&self.distribution, self.rank, fields);
         let run = self.executable.start(&mut self.local)?;
-        let strips = match self.distribution.strips.get(self.rank) {
-            Some(strips) => strips.as_slice(),
-            None => &[],
-        };
+        let strips = self.distribution.rank_strips(self.rank);
         let strip_runs = self.strips.start(strips, fields)?;
         Ok(Box::new(MpiRun {
             global: &self.global,

@@ -46,8 +46,8 @@ impl InProcessExecutable {
         let locals = (distribution.ranks.iter())
             .map(|r| FieldSet::zeros(&r.bound))
             .collect();
-        let strips = (distribution.strips.iter())
-            .map(|strips| PreparedStrips::prepare(strips, backend, request))
+        let strips = (distribution.ranks.iter())
+            .map(|r| PreparedStrips::prepare(distribution.rank_strips(r.rank), backend, request))
             .collect::<Result<_, _>>()?;
         Ok(InProcessExecutable {
             distribution,
@@ -94,8 +94,8 @@ impl Executable for InProcessExecutable {
             *local = distribution.scatter(rank, fields);
             runs.push(executable.start(local)?);
         }
-        let strip_runs = (strips.iter_mut().zip(&distribution.strips))
-            .map(|(prepared, strips)| prepared.start(strips, fields))
+        let strip_runs = (strips.iter_mut().enumerate())
+            .map(|(rank, prepared)| prepared.start(distribution.rank_strips(rank), fields))
             .collect::<Result<_, _>>()?;
         Ok(Box::new(InProcessRun {
             global,

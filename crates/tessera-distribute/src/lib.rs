@@ -114,6 +114,11 @@ impl Distribution {
         Ok(self)
     }
 
+    /// Rank `rank`'s boundary strips (none without overlap).
+    pub fn rank_strips(&self, rank: usize) -> &[overlap::Strip] {
+        self.strips.get(rank).map_or(&[], Vec::as_slice)
+    }
+
     /// Whether ranks compute their boundary strips first, overlapping the exchange with their
     /// pass.
     pub fn overlapped(&self) -> bool {

@@ -33,7 +33,7 @@ use tessera_runtime::Pass;
 use tessera_runtime::reduce::RowPartials;
 
 use crate::DistributeError;
-use crate::borders::borders_at_global_edges;
+use crate::borders::{borders_at_global_edges, coordinate_test};
 use crate::decompose::Decomposition;
 use crate::rows::{owned_values, row_targets};
 
@@ -359,8 +359,9 @@ fn guard_assignments(
     domain: &Domain,
     split: &[usize],
 ) {
-    let mut node = |kind| {
-        program.exprs.alloc(Expr {
+    let exprs = &mut program.exprs;
+    let node = |exprs: &mut Arena<Expr>, kind| {
+        exprs.alloc(Expr {
             kind,
             span: Span::NONE,
         })
@@ -372,27 +373,31 @@ fn guard_assignments(
             (BinaryOp::Lt, domain.rect.hi[a]),
         ];
         for (op, bound) in bounds {
-            let coordinate = node(ExprKind::Coord(a));
-            let bound = node(ExprKind::Literal(Constant::Int(bound)));
-            let test = node(ExprKind::Binary(op, coordinate, bound));
+            let test = coordinate_test(exprs, Span::NONE, a, 0, op, bound);
             inside = Some(match inside {
                 None => test,
-                Some(before) => node(ExprKind::Binary(BinaryOp::And, before, test)),
+                Some(before) => node(exprs, ExprKind::Binary(BinaryOp::And, before, test)),
             });
         }
     }
     let Some(inside) = inside else { return };
     for statement in body {
         if let Statement::Assign { field, value, .. } = statement {
-            let kept = node(ExprKind::Read {
-                field: *field,
-                offset: vec![0; domain.rect.dims()],
-            });
-            *value = node(ExprKind::Select {
-                cond: inside,
-                then: *value,
-                otherwise: kept,
-            });
+            let kept = node(
+                exprs,
+                ExprKind::Read {
+                    field: *field,
+                    offset: vec![0; domain.rect.dims()],
+                },
+            );
+            *value = node(
+                exprs,
+                ExprKind::Select {
+                    cond: inside,
+                    then: *value,
+                    otherwise: kept,
+                },
+            );
         }
     }
 }

@@ -93,7 +93,6 @@ impl<D: GpuDevice> GpuExecutable<D> {
         &self.device
     }
 
-    /// The (field index, buffer id) of every field buffer.
     /// The (field index, buffer id) of every field buffer, in field order.
     fn field_buffers(&self) -> Vec<(usize, usize)> {
         let mut buffers: Vec<(usize, usize)> = (self.program.host.buffers.iter().enumerate())
@@ -444,9 +443,9 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
             let width = element_width(&self.fields.buffers[field]);
             let chunks = box_chunks(rect, &self.fields.shape, width);
             for twin in self.executable.twins(id) {
+                let allocation = self.bindings[twin];
                 let mut from = at;
                 for &(offset, len) in &chunks {
-                    let allocation = self.bindings[twin];
                     let data = &bytes[from..from + len];
                     (self.executable.device).upload(allocation, offset, data)?;
                     from += len;

@@ -351,9 +351,10 @@ fn check_gpu_request(request: &PlanRequest, backend: &str) -> Result<(), PlanErr
 /// fits the device unshrunk (1.0-1.6x the copy roofline, 1.3-2.5x naive), else `naive` (which
 /// beat `tiled` in every 2D case, and `overlapped` on `f16` fields, whose conversions make
 /// the fused steps compute-bound: 168 against 142 GCells/s); `streaming` in 3D (1.1-2.0x
-/// naive in f32 and f64); `tiled` in 1D (not measured) and `naive` beyond 3D. On an OpenCL device that is no GPU (warps of
-/// one: PoCL on a CPU), where work-groups are loops and barriers cost what they save
-/// elsewhere, `naive` everywhere (fastest in every PoCL case measured).
+/// naive in f32 and f64); `tiled` in 1D (not measured) and `naive` beyond 3D. On an OpenCL
+/// device that is no GPU (warps of one: PoCL on a CPU), where work-groups are loops and
+/// barriers cost what they save elsewhere, `naive` everywhere (fastest in every PoCL case
+/// measured).
 pub fn default_strategy(
     traits: &ProgramTraits,
     initial: &GpuPlan,
