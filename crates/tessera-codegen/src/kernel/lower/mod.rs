@@ -9,6 +9,7 @@
 //! order), launched before their stage (in-stage) or after the step's stages (after-step).
 
 mod common;
+mod fused;
 mod gather;
 mod naive;
 pub(super) mod overlapped;

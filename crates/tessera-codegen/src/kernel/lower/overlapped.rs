@@ -19,13 +19,13 @@
 //! steps are unrolled, so which array holds a field is known at every statement.
 
 use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions, stage_tables};
-use tessera_ir::{Border, Field, Id, ScalarType, Stage, Table};
+use tessera_ir::{Field, Id, ScalarType, Stage, Table};
 
 use super::super::{
-    Expr, Kernel, KernelOp, KernelParam, KernelTraffic, ParamKind, ProgramEnv, SharedArray,
-    StageEval, Stmt,
+    Expr, Kernel, KernelOp, KernelParam, KernelTraffic, ParamKind, SharedArray, Stmt,
 };
 use super::common::{Ctx, StageIo, field_ident, ident, table_params};
+use super::fused::{BlockFrame, Frame, Place, Staging};
 use super::tile::Tile;
 
 /// Where an argument of the fused kernel's launch comes from.
@@ -163,15 +163,6 @@ fn block_tile(ctx: &Ctx) -> Tile {
     ];
     let elements = if d >= 2 { plan.elements_per_thread } else { 1 };
     Tile::new(d, block, elements)
-}
-
-/// Which code a block runs: the general one, or the one for blocks whose halo is in the grid.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Frame {
-    /// Some point may be outside the grid: coordinates are wrapped, reads resolved.
-    Edge,
-    /// Every point the block touches is inside the grid.
-    Interior,
 }
 
 /// An updated field kept in shared memory for the whole pass.
@@ -358,7 +349,7 @@ impl<'a> Overlap<'a> {
                 let position: Vec<Expr> = (local.into_iter().enumerate())
                     .map(|(a, l)| ctx.offset(l, staged.input.lo[a]))
                     .collect();
-                let coords = self.grid_coords(&position, frame);
+                let coords = self.frame(frame).grid_coords(&position);
                 vec![Stmt::SharedStore {
                     array: staged.arrays[0].name.clone(),
                     index: self.array_index(staged, &position),
@@ -371,18 +362,13 @@ impl<'a> Overlap<'a> {
             })
     }
 
-    /// The grid coordinates a block position stands for: `o + position`, wrapped into the
-    /// grid in the edge frame.
-    fn grid_coords(&self, position: &[Expr], frame: Frame) -> Vec<Expr> {
-        (position.iter().enumerate())
-            .map(|(a, p)| {
-                let global = Expr::var(format!("o_{}", self.names[a])).plus(p.clone());
-                match frame {
-                    Frame::Interior => global,
-                    Frame::Edge => self.ctx.resolve_axis(global, a, Border::Periodic),
-                }
-            })
-            .collect()
+    /// The block evaluating stages in `frame`.
+    fn frame(&self, frame: Frame) -> BlockFrame<'_> {
+        BlockFrame {
+            ctx: self.ctx,
+            names: &self.names,
+            frame,
+        }
     }
 
     /// The index of block position `position` in `staged`'s arrays.
@@ -438,7 +424,11 @@ impl<'a> Overlap<'a> {
             .tile
             .cooperative_loop(ctx, &dims, &self.names, |local| {
                 let position = self.positions(region, local);
-                self.point(&io, &position, frame, holders)
+                let staging = PingPong {
+                    overlap: self,
+                    holders,
+                };
+                self.frame(frame).point(&io, &position, &staging)
             });
         if step > 0
             && let Stmt::For { end, .. } = &mut sweep
@@ -483,172 +473,6 @@ impl<'a> Overlap<'a> {
         &arrays[(holders[k] + usize::from(next)) % arrays.len()]
     }
 
-    /// `stage` at block position `position`: its reads, its evaluation, each output stored in
-    /// its array (in place) or the other one; a point outside the stage's domain keeps its
-    /// values (copied to the other array where the output changes array).
-    fn point(&self, io: &StageIo, position: &[Expr], frame: Frame, holders: &Holders) -> Vec<Stmt> {
-        let ctx = self.ctx;
-        let mut body: Vec<Stmt> = (self.names.iter().zip(position))
-            .map(|(name, p)| Stmt::Declare {
-                var: format!("q_{name}"),
-                ty: ctx.ity,
-                value: Some(p.clone()),
-            })
-            .collect();
-        let position: Vec<Expr> = (self.names.iter())
-            .map(|n| Expr::var(format!("q_{n}")))
-            .collect();
-        body.extend(
-            (self.names.iter().zip(self.grid_coords(&position, frame))).map(|(name, c)| {
-                Stmt::Declare {
-                    var: format!("w_{name}"),
-                    ty: ctx.ity,
-                    value: Some(c),
-                }
-            }),
-        );
-        let coords: Vec<Expr> = (self.names.iter())
-            .map(|n| Expr::var(format!("w_{n}")))
-            .collect();
-        let mut read =
-            |field, offset: &[i32]| self.read(io.stage, field, offset, &coords, frame, holders);
-        let (mut compute, reads) = ctx.bind_reads(&io.reads, &mut read);
-        let (declarations, outputs) = ctx.output_vars(io);
-        compute.extend(declarations);
-        compute.push(Stmt::Stage(StageEval {
-            stage: io.stage,
-            env: ProgramEnv {
-                reads,
-                coords: coords.clone(),
-                step: Expr::var("t_s"),
-            },
-            outputs: outputs.clone(),
-            reductions: Vec::new(),
-        }));
-        let store = |field: Id<Field>, in_place: bool, value: Expr| {
-            let k = self.staged_index(field);
-            Stmt::SharedStore {
-                array: self.array(k, holders, !in_place).name.clone(),
-                index: self.array_index(&self.staged[k], &position),
-                value,
-            }
-        };
-        for ((field, in_place), (_, var)) in io.outputs().into_iter().zip(&outputs) {
-            compute.push(store(field, in_place, Expr::var(var.clone())));
-        }
-        let Some(cond) = self.in_domain(io.stage, &coords) else {
-            body.push(Stmt::Block(compute));
-            return body;
-        };
-        let unchanged = (io.outputs().into_iter())
-            .filter(|(_, in_place)| !in_place)
-            .map(|(field, _)| {
-                let k = self.staged_index(field);
-                let current = Expr::SharedLoad {
-                    array: self.array(k, holders, false).name.clone(),
-                    index: self.array_index(&self.staged[k], &position),
-                };
-                store(field, false, current)
-            })
-            .collect();
-        body.push(Stmt::If {
-            cond,
-            then: compute,
-            otherwise: unchanged,
-        });
-        body
-    }
-
-    /// Whether grid point `coords` is in `stage`'s domain; `None` when every grid point is.
-    fn in_domain(&self, stage: Id<Stage>, coords: &[Expr]) -> Option<Expr> {
-        let ctx = self.ctx;
-        let domain = ctx.domain(stage);
-        let d = ctx.dims();
-        let lo: Vec<Option<i64>> = (0..d)
-            .map(|a| (domain.rect.lo[a] > 0).then_some(domain.rect.lo[a]))
-            .collect();
-        let hi: Vec<Option<i64>> = (0..d)
-            .map(|a| (domain.rect.hi[a] < ctx.extent(a)).then_some(domain.rect.hi[a]))
-            .collect();
-        let strides = (0..d).filter(|&a| domain.stride[a] != 1).map(|a| {
-            ctx.offset(coords[a].clone(), -domain.rect.lo[a])
-                .op(KernelOp::Rem, ctx.lit(domain.stride[a]))
-                .op(KernelOp::Eq, ctx.lit(0))
-        });
-        ctx.within(coords, &lo, &hi)
-            .into_iter()
-            .chain(strides)
-            .reduce(|a, b| a.op(KernelOp::And, b))
-    }
-
-    /// The value of `field` at `offset` from the grid point `coords` (at the position the
-    /// point's variables `l_<axis>` name), as `stage` reads it.
-    fn read(
-        &self,
-        stage: Id<Stage>,
-        field: Id<Field>,
-        offset: &[i32],
-        coords: &[Expr],
-        frame: Frame,
-        holders: &Holders,
-    ) -> Expr {
-        let ctx = self.ctx;
-        let border = ctx
-            .border(Some(stage), field)
-            .filter(|_| frame == Frame::Edge);
-        let moved: Vec<usize> = (0..ctx.dims()).filter(|&a| offset[a] != 0).collect();
-        let Some(staged) = self.staged_field(field) else {
-            let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
-            return ctx.load(
-                &field_ident(ctx, field),
-                true,
-                field,
-                &ctx.shifted(coords, offset),
-                &resolve,
-                border,
-            );
-        };
-        let index = (0..ctx.dims())
-            .map(|a| {
-                let position = Expr::var(format!("q_{}", self.names[a]));
-                let base = ctx.offset(position, -staged.bounds.lo[a]);
-                match border {
-                    Some(Border::Clamp | Border::Mirror) if offset[a] != 0 => {
-                        let target = ctx.offset(coords[a].clone(), i64::from(offset[a]));
-                        let landed = ctx.resolve_axis(target, a, border.expect("a border"));
-                        base.plus(landed.op(KernelOp::Sub, coords[a].clone()))
-                    }
-                    _ => ctx.offset(base, i64::from(offset[a])),
-                }
-            })
-            .collect();
-        let array = self.array(self.staged_index(field), holders, false);
-        let value = Expr::SharedLoad {
-            array: array.name.clone(),
-            index,
-        };
-        match border {
-            Some(Border::Constant(constant)) if !moved.is_empty() => {
-                let inside = (moved.iter())
-                    .map(|&a| {
-                        let target = ctx.offset(coords[a].clone(), i64::from(offset[a]));
-                        ctx.lit(0).op(KernelOp::Le, target.clone()).op(
-                            KernelOp::And,
-                            target.op(KernelOp::Lt, ctx.lit(ctx.extent(a))),
-                        )
-                    })
-                    .reduce(|a, b| a.op(KernelOp::And, b))
-                    .expect("some axis moves");
-                Expr::Select(
-                    Box::new(inside),
-                    Box::new(value),
-                    Box::new(Expr::Literal(constant, array.ty)),
-                )
-            }
-            _ => value,
-        }
-    }
-
     /// Every block's tile of every updated field written to the field's partner, from the
     /// arrays `holders` names.
     fn write_tiles(&self, holders: &Holders) -> Stmt {
@@ -657,7 +481,7 @@ impl<'a> Overlap<'a> {
         let hi = self.tile.overhang(&self.grid_domain(), 0..d);
         self.tile
             .cooperative_loop(ctx, &self.extent, &self.names, |local| {
-                let coords = self.grid_coords(&local, Frame::Interior);
+                let coords = self.frame(Frame::Interior).grid_coords(&local);
                 let stores = (self.staged.iter().enumerate())
                     .map(|(k, staged)| Stmt::Store {
                         buffer: format!("{}_next", field_ident(ctx, staged.field)),
@@ -673,6 +497,36 @@ impl<'a> Overlap<'a> {
                     Stmt::Block(stores),
                 )]
             })
+    }
+}
+
+/// The overlapped kernel's staging: each updated field in the array of its pair that
+/// `holders` names, new values out of place into the other one.
+struct PingPong<'o> {
+    overlap: &'o Overlap<'o>,
+    holders: &'o Holders,
+}
+
+impl Staging for PingPong<'_> {
+    fn current(&self, field: Id<Field>) -> Option<Place<'_>> {
+        let overlap = self.overlap;
+        let staged = overlap.staged_field(field)?;
+        Some(Place {
+            array: overlap.array(overlap.staged_index(field), self.holders, false),
+            lo: &staged.bounds.lo,
+            ring: None,
+        })
+    }
+
+    fn next(&self, field: Id<Field>, in_place: bool) -> (Place<'_>, bool) {
+        let overlap = self.overlap;
+        let k = overlap.staged_index(field);
+        let place = Place {
+            array: overlap.array(k, self.holders, !in_place),
+            lo: &overlap.staged[k].bounds.lo,
+            ring: None,
+        };
+        (place, in_place)
     }
 }
 

@@ -1,0 +1,265 @@
+//! What the fused kernels (overlapped tiles, streaming time tiles) share: a block position's
+//! grid coordinates, and a stage evaluated at a block position against the shared arrays a
+//! [`Staging`] names.
+//!
+//! A block position outside the grid stands for its periodic image: it is computed with the
+//! image's coordinates, so a periodic read across the edge is a plain neighbour read in shared
+//! memory, and a clamped or mirrored read lands on the in-grid point the border names, which
+//! lies between the point and the read (or as far on the other side). Stage domains
+//! (sub-domains, strides) are checked point by point; a point outside keeps its value.
+
+use tessera_ir::{Border, Field, Id, Stage};
+
+use super::super::{Expr, KernelOp, ProgramEnv, SharedArray, StageEval, Stmt};
+use super::common::{Ctx, StageIo, field_ident};
+
+/// Which code a block runs: the general one, or the one for blocks whose halo is in the grid.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// Some point may be outside the grid: coordinates are wrapped, reads resolved.
+    Edge,
+    /// Every point the block touches is inside the grid.
+    Interior,
+}
+
+/// A field's shared array and how block positions index it: shifted by `lo`, and along one
+/// axis, for a ring of planes, taken modulo the ring's length from a base position.
+pub struct Place<'s> {
+    /// The array.
+    pub array: &'s SharedArray,
+    /// The block position of the array's first element along each axis.
+    pub lo: &'s [i64],
+    /// `(axis, base, planes)`: positions along `axis` go to slot `(position - base) % planes`.
+    pub ring: Option<(usize, i64, i64)>,
+}
+
+impl Place<'_> {
+    /// The index of block position `position` moved by `shift` (a constant offset, or an
+    /// expression) along each axis.
+    pub fn index(&self, ctx: &Ctx, position: &[Expr], shift: &[Shift]) -> Vec<Expr> {
+        (position.iter().zip(shift).enumerate())
+            .map(|(a, (p, shift))| match self.ring {
+                Some((axis, base, planes)) if axis == a => shift
+                    .apply(ctx, ctx.offset(p.clone(), -base))
+                    .op(KernelOp::Rem, ctx.lit(planes)),
+                _ => shift.apply(ctx, ctx.offset(p.clone(), -self.lo[a])),
+            })
+            .collect()
+    }
+
+    /// The index of block position `position`.
+    pub fn at(&self, ctx: &Ctx, position: &[Expr]) -> Vec<Expr> {
+        self.index(ctx, position, &vec![Shift::By(0); position.len()])
+    }
+}
+
+/// A move of a read along one axis.
+#[derive(Clone)]
+pub enum Shift {
+    /// By a constant offset.
+    By(i64),
+    /// By an expression's value.
+    Expr(Expr),
+}
+
+impl Shift {
+    fn apply(&self, ctx: &Ctx, base: Expr) -> Expr {
+        match self {
+            Shift::By(offset) => ctx.offset(base, *offset),
+            Shift::Expr(e) => base.plus(e.clone()),
+        }
+    }
+}
+
+/// Where a fused kernel keeps the fields it updates while it evaluates one stage.
+pub trait Staging {
+    /// The array holding `field`'s current values; `None` when `field` is read from memory.
+    fn current(&self, field: Id<Field>) -> Option<Place<'_>>;
+    /// The array receiving `field`'s new values from a stage that could write it in place
+    /// (`in_place`), and whether it is the current array.
+    fn next(&self, field: Id<Field>, in_place: bool) -> (Place<'_>, bool);
+}
+
+/// The block evaluating stages: its context, axis names and frame.
+pub struct BlockFrame<'a> {
+    /// The lowering context.
+    pub ctx: &'a Ctx<'a>,
+    /// Axis names, slowest first.
+    pub names: &'a [&'static str],
+    /// Which code the block runs.
+    pub frame: Frame,
+}
+
+impl BlockFrame<'_> {
+    /// The grid coordinates a block position stands for: `o + position`, wrapped into the
+    /// grid in the edge frame.
+    pub fn grid_coords(&self, position: &[Expr]) -> Vec<Expr> {
+        (position.iter().enumerate())
+            .map(|(a, p)| {
+                let global = Expr::var(format!("o_{}", self.names[a])).plus(p.clone());
+                match self.frame {
+                    Frame::Interior => global,
+                    Frame::Edge => self.ctx.resolve_axis(global, a, Border::Periodic),
+                }
+            })
+            .collect()
+    }
+
+    /// `io`'s stage at block position `position`: its reads, its evaluation, each output
+    /// stored where `staging` says; a point outside the stage's domain keeps its values
+    /// (copied to the receiving array where that is not the current one).
+    pub fn point(&self, io: &StageIo, position: &[Expr], staging: &dyn Staging) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let mut body: Vec<Stmt> = (self.names.iter().zip(position))
+            .map(|(name, p)| Stmt::Declare {
+                var: format!("q_{name}"),
+                ty: ctx.ity,
+                value: Some(p.clone()),
+            })
+            .collect();
+        let position: Vec<Expr> = (self.names.iter())
+            .map(|n| Expr::var(format!("q_{n}")))
+            .collect();
+        body.extend(
+            (self.names.iter().zip(self.grid_coords(&position))).map(|(name, c)| Stmt::Declare {
+                var: format!("w_{name}"),
+                ty: ctx.ity,
+                value: Some(c),
+            }),
+        );
+        let coords: Vec<Expr> = (self.names.iter())
+            .map(|n| Expr::var(format!("w_{n}")))
+            .collect();
+        let mut read =
+            |field, offset: &[i32]| self.read(io.stage, field, offset, &position, &coords, staging);
+        let (mut compute, reads) = ctx.bind_reads(&io.reads, &mut read);
+        let (declarations, outputs) = ctx.output_vars(io);
+        compute.extend(declarations);
+        compute.push(Stmt::Stage(StageEval {
+            stage: io.stage,
+            env: ProgramEnv {
+                reads,
+                coords: coords.clone(),
+                step: Expr::var("t_s"),
+            },
+            outputs: outputs.clone(),
+            reductions: Vec::new(),
+        }));
+        let store = |place: Place, value: Expr| Stmt::SharedStore {
+            array: place.array.name.clone(),
+            index: place.at(ctx, &position),
+            value,
+        };
+        for ((field, in_place), (_, var)) in io.outputs().into_iter().zip(&outputs) {
+            compute.push(store(
+                staging.next(field, in_place).0,
+                Expr::var(var.clone()),
+            ));
+        }
+        let Some(cond) = in_domain(ctx, io.stage, &coords) else {
+            body.push(Stmt::Block(compute));
+            return body;
+        };
+        let unchanged = (io.outputs().into_iter())
+            .filter_map(|(field, in_place)| {
+                let (next, stays) = staging.next(field, in_place);
+                let current = staging.current(field).expect("outputs are staged");
+                let value = Expr::SharedLoad {
+                    array: current.array.name.clone(),
+                    index: current.at(ctx, &position),
+                };
+                (!stays).then(|| store(next, value))
+            })
+            .collect();
+        body.push(Stmt::If {
+            cond,
+            then: compute,
+            otherwise: unchanged,
+        });
+        body
+    }
+
+    /// The value of `field` at `offset` from the grid point `coords` (at block position
+    /// `position`), as `stage` reads it.
+    fn read(
+        &self,
+        stage: Id<Stage>,
+        field: Id<Field>,
+        offset: &[i32],
+        position: &[Expr],
+        coords: &[Expr],
+        staging: &dyn Staging,
+    ) -> Expr {
+        let ctx = self.ctx;
+        let border = ctx
+            .border(Some(stage), field)
+            .filter(|_| self.frame == Frame::Edge);
+        let moved: Vec<usize> = (0..ctx.dims()).filter(|&a| offset[a] != 0).collect();
+        let Some(place) = staging.current(field) else {
+            let resolve: Vec<bool> = offset.iter().map(|&o| o != 0).collect();
+            return ctx.load(
+                &field_ident(ctx, field),
+                true,
+                field,
+                &ctx.shifted(coords, offset),
+                &resolve,
+                border,
+            );
+        };
+        let shift: Vec<Shift> = (0..ctx.dims())
+            .map(|a| match border {
+                Some(Border::Clamp | Border::Mirror) if offset[a] != 0 => {
+                    let target = ctx.offset(coords[a].clone(), i64::from(offset[a]));
+                    let landed = ctx.resolve_axis(target, a, border.expect("a border"));
+                    Shift::Expr(landed.op(KernelOp::Sub, coords[a].clone()))
+                }
+                _ => Shift::By(i64::from(offset[a])),
+            })
+            .collect();
+        let value = Expr::SharedLoad {
+            array: place.array.name.clone(),
+            index: place.index(ctx, position, &shift),
+        };
+        match border {
+            Some(Border::Constant(constant)) if !moved.is_empty() => {
+                let inside = (moved.iter())
+                    .map(|&a| {
+                        let target = ctx.offset(coords[a].clone(), i64::from(offset[a]));
+                        ctx.lit(0).op(KernelOp::Le, target.clone()).op(
+                            KernelOp::And,
+                            target.op(KernelOp::Lt, ctx.lit(ctx.extent(a))),
+                        )
+                    })
+                    .reduce(|a, b| a.op(KernelOp::And, b))
+                    .expect("some axis moves");
+                Expr::Select(
+                    Box::new(inside),
+                    Box::new(value),
+                    Box::new(Expr::Literal(constant, place.array.ty)),
+                )
+            }
+            _ => value,
+        }
+    }
+}
+
+/// Whether grid point `coords` is in `stage`'s domain; `None` when every grid point is.
+pub fn in_domain(ctx: &Ctx, stage: Id<Stage>, coords: &[Expr]) -> Option<Expr> {
+    let domain = ctx.domain(stage);
+    let d = ctx.dims();
+    let lo: Vec<Option<i64>> = (0..d)
+        .map(|a| (domain.rect.lo[a] > 0).then_some(domain.rect.lo[a]))
+        .collect();
+    let hi: Vec<Option<i64>> = (0..d)
+        .map(|a| (domain.rect.hi[a] < ctx.extent(a)).then_some(domain.rect.hi[a]))
+        .collect();
+    let strides = (0..d).filter(|&a| domain.stride[a] != 1).map(|a| {
+        ctx.offset(coords[a].clone(), -domain.rect.lo[a])
+            .op(KernelOp::Rem, ctx.lit(domain.stride[a]))
+            .op(KernelOp::Eq, ctx.lit(0))
+    });
+    ctx.within(coords, &lo, &hi)
+        .into_iter()
+        .chain(strides)
+        .reduce(|a, b| a.op(KernelOp::And, b))
+}
