@@ -6,7 +6,7 @@ use tessera_codegen::kernel::{
     BufferId, BufferRole, DeviceLimits, GpuPlan, GpuStrategy, HostOp, Kernel, KernelProgram,
     LaunchArg, ParamKind, Stmt, kernel_traffic, lower, print_cuda, print_opencl, validate,
 };
-use tessera_testkit::plans::{gpu_test_plans, overlapped_test_plans};
+use tessera_testkit::plans::{fused_test_plans, gpu_test_plans};
 use tessera_testkit::{case, test_programs};
 
 /// The corpus program `name` with its size parameters set to `extents`.
@@ -23,7 +23,7 @@ fn every_test_program_at_every_size_and_plan_lowers_prints_and_fits_a_typical_gp
         for index in 0..case.sets.len() {
             let bound = case.bind(index);
             let plans = gpu_test_plans().into_iter();
-            for plan in plans.chain(overlapped_test_plans(&bound)) {
+            for plan in plans.chain(fused_test_plans(&bound)) {
                 let what = format!("{} {:?} {}", case.name, bound.extents, plan.describe());
                 let program = lower(&bound, &plan).unwrap_or_else(|e| panic!("{what}: {e}"));
                 let (cuda, opencl) = (print_cuda(&program), print_opencl(&program));
@@ -122,7 +122,7 @@ fn shared_memory_is_read_only_after_a_barrier_and_barriers_are_uniform() {
     for case in test_programs() {
         let bound = case.bind(0);
         let plans = gpu_test_plans().into_iter();
-        for plan in plans.chain(overlapped_test_plans(&bound)) {
+        for plan in plans.chain(fused_test_plans(&bound)) {
             let program = lower(&bound, &plan).expect("lowers");
             for kernel in program.kernels.iter().filter(|k| !k.shared.is_empty()) {
                 check_barriers(kernel);

@@ -4,7 +4,7 @@
 use tessera_plan::gpu::GpuPlan;
 use tessera_plan::{BackendPlan, Plan};
 use tessera_runtime::Backend;
-use tessera_testkit::plans::{gpu_test_plans, overlapped_test_plans};
+use tessera_testkit::plans::{fused_test_plans, gpu_test_plans};
 use tessera_testkit::{Case, Failures, Subject, case, repository_programs};
 
 use crate::availability::{require_cuda_device, require_opencl};
@@ -104,17 +104,17 @@ pub fn benchmarks_and_examples(runtime: Runtime) {
     failures.assert_none("the repository's programs");
 }
 
-/// The overlapped plans (T = 1 to 4) of the corpus program `name`, each at one of its sizes
-/// (rotating), for at least 2T + 1 steps: passes of T and of fewer steps, and the single-step
-/// passes of reduction steps in between.
-pub fn overlapped(runtime: Runtime, name: &str) {
-    if !runtime.available(&format!("overlapped time tiling ({name})")) {
+/// The fused plans (overlapped T = 1 to 4, streaming T = 2 to 4) of the corpus program
+/// `name`, each at one of its sizes (rotating), for at least 2T + 1 steps: passes of T and of
+/// fewer steps, and the single-step passes of reduction steps in between.
+pub fn fused(runtime: Runtime, name: &str) {
+    if !runtime.available(&format!("fused time tiling ({name})")) {
         return;
     }
     let case = case(name);
     let backend = runtime.backend();
     let mut failures = Failures::new();
-    for (k, gpu) in overlapped_test_plans(&case.bind(0)).into_iter().enumerate() {
+    for (k, gpu) in fused_test_plans(&case.bind(0)).into_iter().enumerate() {
         let index = k % case.sets.len();
         let steps = case.steps.max(2 * u64::from(gpu.time_tile) + 1);
         let bound = case.bind(index);

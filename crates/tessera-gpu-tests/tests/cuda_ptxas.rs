@@ -14,7 +14,7 @@ use tessera_codegen::kernel::{KernelProgram, generate, kernel_resources, validat
 use tessera_cuda::{compile_ptx, ptxas_report};
 use tessera_gpu_tests::availability::require_nvrtc_and_ptxas;
 use tessera_plan::gpu::known_gpu;
-use tessera_testkit::plans::{gpu_test_plans, overlapped_test_plans};
+use tessera_testkit::plans::{fused_test_plans, gpu_test_plans};
 use tessera_testkit::test_programs;
 
 const ARCH: &str = "sm_90";
@@ -127,7 +127,7 @@ fn every_cuda_module_compiles_for_sm_90_without_spills() {
     for case in test_programs() {
         let bound = case.bind(0);
         let plans = gpu_test_plans().into_iter();
-        for plan in plans.chain(overlapped_test_plans(&bound)) {
+        for plan in plans.chain(fused_test_plans(&bound)) {
             let what = format!("{} {}", case.name, plan.describe());
             match generate(&bound, &plan) {
                 // Deep 3D time tiles that outgrow an H100 block's shared memory are refused

@@ -28,16 +28,51 @@ pub fn gpu_test_plans() -> Vec<GpuPlan> {
     ]
 }
 
-/// The overlapped test plans (exact mode) for `bound` (none beyond 3 axes, none where its
-/// steps cannot be fused: see `tessera_plan::fusion_refusal`):
-/// T = 1 to 4, tiles from 8 to 32 points along x; in 3D a tile of 1x2x2 points at T = 3 (a
-/// halo many times the tile). Deep 3D tiles of radius-2 f64 stencils need more shared memory
-/// than a typical GPU gives a block (their lowering is refused, naming the limit).
-pub fn overlapped_test_plans(bound: &BoundProgram) -> Vec<GpuPlan> {
+/// The fused test plans (exact mode) for `bound` (none beyond 3 axes, none where its steps
+/// cannot be fused: see `tessera_plan::fusion_refusal`): overlapped at T = 1 to 4, tiles from
+/// 8 to 32 points along x, in 3D a tile of 1x2x2 points at T = 3 (a halo many times the tile);
+/// from 2 axes on, streaming time tiles at T = 2 to 4: chunks of 3 and 5 points (fewer than
+/// the planes their steps reach beyond them) and the whole axis. Deep 3D tiles of radius-2
+/// f64 stencils need more shared memory than a typical GPU gives a block (their lowering is
+/// refused, naming the limit).
+pub fn fused_test_plans(bound: &BoundProgram) -> Vec<GpuPlan> {
     let dims = bound.extents.len();
     if !GpuStrategy::Overlapped.runs_dims(dims) || tessera_plan::fusion_refusal(bound).is_some() {
         return Vec::new();
     }
+    let mut plans = overlapped_plans(dims);
+    if dims >= 2 {
+        plans.extend(streaming_time_plans(dims));
+    }
+    plans
+}
+
+/// Streaming time tiling at T = 2 to 4 (see [`fused_test_plans`]).
+fn streaming_time_plans(dims: usize) -> Vec<GpuPlan> {
+    let plan = |block, elements, time_tile, stream_chunk| GpuPlan {
+        block,
+        elements_per_thread: elements,
+        time_tile,
+        stream_chunk,
+        ..GpuPlan::new(GpuStrategy::Streaming)
+    };
+    if dims >= 3 {
+        vec![
+            plan([8, 4, 1], 1, 2, Some(5)),
+            plan([4, 2, 1], 2, 3, None),
+            plan([8, 2, 1], 1, 4, Some(3)),
+        ]
+    } else {
+        vec![
+            plan([8, 1, 1], 1, 2, Some(5)),
+            plan([32, 1, 1], 1, 3, None),
+            plan([4, 1, 1], 1, 4, Some(3)),
+        ]
+    }
+}
+
+/// Overlapped time tiling at T = 1 to 4 (see [`fused_test_plans`]).
+fn overlapped_plans(dims: usize) -> Vec<GpuPlan> {
     let plan = |block, elements, time_tile| GpuPlan {
         block,
         elements_per_thread: elements,

@@ -116,6 +116,9 @@ pub struct Kernel {
     pub shared: Vec<SharedArray>,
     /// The threads per block it is written for (x, y, z); launches use exactly this.
     pub block: [u32; 3],
+    /// CUDA: the blocks per multiprocessor its registers must allow (`__launch_bounds__`'s
+    /// second argument); `None` leaves it to ptxas's occupancy heuristics.
+    pub min_resident_blocks: Option<u32>,
     /// The body.
     pub body: Vec<Stmt>,
 }
@@ -192,9 +195,12 @@ impl Kernel {
         }
     }
 
-    /// The arrays' bytes, added up without alignment.
+    /// The arrays' bytes as declared: in order, each aligned to its element's size (as the
+    /// compilers lay out static arrays).
     fn declared_shared_bytes(&self) -> usize {
-        self.shared.iter().map(SharedArray::bytes).sum()
+        (self.shared.iter()).fold(0, |end, array| {
+            end.next_multiple_of(array.ty.size_bytes().max(1)) + array.bytes()
+        })
     }
 
     /// Each array's byte offset in dynamic shared memory, when the kernel uses it.

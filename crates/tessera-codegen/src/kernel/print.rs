@@ -111,9 +111,13 @@ impl Printer<'_> {
             }
             _ => {
                 let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
+                let bounds = match kernel.min_resident_blocks {
+                    Some(blocks) => format!("{threads}, {blocks}"),
+                    None => threads.to_string(),
+                };
                 let _ = writeln!(
                     self.out,
-                    "extern \"C\" __global__ void __launch_bounds__({threads})"
+                    "extern \"C\" __global__ void __launch_bounds__({bounds})"
                 );
                 let _ = writeln!(self.out, "{}({}) {{", kernel.name, params.join(", "));
             }

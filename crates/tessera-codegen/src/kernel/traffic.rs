@@ -6,7 +6,7 @@ use tessera_analysis::tiling::tile_regions;
 use tessera_analysis::{BoundProgram, Domain, Rect};
 use tessera_ir::{Field, Id, Reduction, Stage};
 
-use super::lower::Ctx;
+use super::lower::{Ctx, overlapped, time_streaming};
 use super::{Expr, Kernel, KernelProgram, ReadBinding, Stmt};
 
 /// What one kernel moves and recomputes, per point it computes.
@@ -42,8 +42,14 @@ pub fn kernel_traffic(
     program: &KernelProgram,
     kernel: &Kernel,
 ) -> KernelTraffic {
-    if kernel.strategy == "overlapped" {
-        return super::lower::overlapped::traffic(&Ctx::new(bound, &program.plan), kernel);
+    let fused = match kernel.strategy {
+        "overlapped" => Some(overlapped::block_regions as fn(&Ctx) -> _),
+        "streaming-time" => Some(time_streaming::block_regions as fn(&Ctx) -> _),
+        _ => None,
+    };
+    if let Some(block_regions) = fused {
+        let ctx = Ctx::new(bound, &program.plan);
+        return overlapped::traffic(&ctx, kernel, block_regions(&ctx));
     }
     let fields = &bound.program().fields;
     let evaluation = evaluation(&kernel.body);

@@ -8,10 +8,85 @@
 //! lies between the point and the read (or as far on the other side). Stage domains
 //! (sub-domains, strides) are checked point by point; a point outside keeps its value.
 
-use tessera_ir::{Border, Field, Id, Stage};
+use tessera_analysis::stage_tables;
+use tessera_ir::{Border, Field, Id, ScalarType, Stage, Table};
 
-use super::super::{Expr, KernelOp, ProgramEnv, SharedArray, StageEval, Stmt};
-use super::common::{Ctx, StageIo, field_ident};
+use super::super::{
+    Expr, Kernel, KernelOp, KernelParam, ParamKind, ProgramEnv, SharedArray, StageEval, Stmt,
+};
+use super::common::{Ctx, StageIo, field_ident, table_params};
+
+/// Where an argument of the fused kernel's launch comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusedArg {
+    /// The buffer holding a field's current values.
+    Field(Id<Field>),
+    /// The field's ping-pong partner, which receives its values after the pass.
+    Next(Id<Field>),
+    /// The step counter of the pass's first step.
+    Step,
+    /// The number of steps of the pass.
+    Steps,
+    /// An input table's buffer.
+    Table(Id<Table>),
+}
+
+/// The fused kernel of a program: the kernel, its launch grid, its arguments, and the fields
+/// it updates (whose buffers are swapped with their partners after each launch).
+pub struct Fused {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Blocks along x, y, z.
+    pub grid: [u64; 3],
+    /// Its launch arguments, in parameter order.
+    pub args: Vec<FusedArg>,
+    /// The fields it writes to their partners.
+    pub updated: Vec<Id<Field>>,
+}
+
+/// A fused kernel's parameters and the arguments bound to them: each updated field's current
+/// values and partner, each field read but never updated, `t` and `steps`, the input tables.
+pub fn fused_params(
+    ctx: &Ctx,
+    updated: &[Id<Field>],
+    constant: &[Id<Field>],
+) -> (Vec<KernelParam>, Vec<FusedArg>) {
+    let program = ctx.bound.program();
+    let buffer = |field: Id<Field>, suffix: &str, read_only: bool| KernelParam {
+        name: format!("{}{suffix}", field_ident(ctx, field)),
+        kind: ParamKind::Buffer {
+            ty: program.fields[field].ty,
+            read_only,
+        },
+    };
+    let mut params = Vec::new();
+    let mut args = Vec::new();
+    for &field in updated {
+        params.push(buffer(field, "", true));
+        args.push(FusedArg::Field(field));
+        params.push(buffer(field, "_next", false));
+        args.push(FusedArg::Next(field));
+    }
+    for &field in constant {
+        params.push(buffer(field, "", true));
+        args.push(FusedArg::Field(field));
+    }
+    for (name, arg) in [("t", FusedArg::Step), ("steps", FusedArg::Steps)] {
+        params.push(KernelParam {
+            name: name.into(),
+            kind: ParamKind::Scalar(ScalarType::I64),
+        });
+        args.push(arg);
+    }
+    let mut tables: Vec<Id<Table>> = (program.stages.ids())
+        .flat_map(|s| stage_tables(program, s))
+        .collect();
+    tables.sort();
+    tables.dedup();
+    params.extend(table_params(ctx, &tables));
+    args.extend(tables.into_iter().map(FusedArg::Table));
+    (params, args)
+}
 
 /// Which code a block runs: the general one, or the one for blocks whose halo is in the grid.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -58,6 +58,7 @@ pub(super) fn kernel(ctx: &Ctx, receiver: Id<Receiver>) -> Kernel {
         ],
         shared: Vec::new(),
         block: [THREADS, 1, 1],
+        min_resident_blocks: None,
         body: vec![
             Stmt::Declare {
                 var: "k".into(),

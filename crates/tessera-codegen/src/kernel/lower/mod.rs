@@ -18,6 +18,7 @@ mod scan;
 mod streaming;
 mod tile;
 mod tiled;
+pub(super) mod time_streaming;
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Field, Id, ReductionPlacement, ScalarType, Stage};
@@ -78,7 +79,7 @@ pub fn lower(bound: &BoundProgram, plan: &GpuPlan) -> Result<KernelProgram, Plan
         );
         lowering.table_buffers.push(buffer);
     }
-    if plan.strategy == GpuStrategy::Overlapped {
+    if plan.fuses_steps() {
         lowering.fused_pass()?;
     }
     if lowering.host.fused.is_none() || !program.reductions.is_empty() {
@@ -140,25 +141,31 @@ impl Lowering<'_> {
         }
     }
 
-    /// The overlapped kernel and the fused pass launching it, each updated field swapped with
-    /// its partner after the launch.
+    /// The fused kernel (overlapped, or streaming time-tiled) and the fused pass launching it,
+    /// each updated field swapped with its partner after the launch.
     fn fused_pass(&mut self) -> Result<(), PlanError> {
+        let plan = self.ctx.plan;
         if let Some(reason) = fusion_refusal(self.ctx.bound) {
             return Err(PlanError::Unsupported(format!(
-                "the overlapped strategy fuses steps: {reason}"
+                "the {} strategy fuses steps: {reason}",
+                plan.strategy.name()
             )));
         }
-        let fused = overlapped::kernel(self.ctx).map_err(PlanError::Unsupported)?;
+        let fused = match plan.strategy {
+            GpuStrategy::Streaming => time_streaming::kernel(self.ctx),
+            _ => overlapped::kernel(self.ctx),
+        }
+        .map_err(PlanError::Unsupported)?;
         for &field in &fused.updated {
             self.add_partner(field);
         }
         let args = (fused.args.iter())
             .map(|arg| match *arg {
-                overlapped::FusedArg::Field(f) => LaunchArg::Buffer(self.buffer_of(f, false)),
-                overlapped::FusedArg::Next(f) => LaunchArg::Buffer(self.buffer_of(f, true)),
-                overlapped::FusedArg::Step => LaunchArg::Step,
-                overlapped::FusedArg::Steps => LaunchArg::Steps,
-                overlapped::FusedArg::Table(t) => LaunchArg::Buffer(self.table_buffers[t.index()]),
+                fused::FusedArg::Field(f) => LaunchArg::Buffer(self.buffer_of(f, false)),
+                fused::FusedArg::Next(f) => LaunchArg::Buffer(self.buffer_of(f, true)),
+                fused::FusedArg::Step => LaunchArg::Step,
+                fused::FusedArg::Steps => LaunchArg::Steps,
+                fused::FusedArg::Table(t) => LaunchArg::Buffer(self.table_buffers[t.index()]),
             })
             .collect();
         let mut ops = vec![HostOp::Launch(Launch {
@@ -180,9 +187,14 @@ impl Lowering<'_> {
             ops,
         });
         if !self.ctx.bound.program().reductions.is_empty() {
-            self.notes.push(
-                "passes that compute reductions run one step at a time with tiled kernels".into(),
-            );
+            self.notes.push(format!(
+                "passes that compute reductions run one step at a time with {} kernels",
+                if plan.strategy == GpuStrategy::Streaming {
+                    "streaming"
+                } else {
+                    "tiled"
+                }
+            ));
         }
         Ok(())
     }

@@ -92,6 +92,7 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
         params: io.kernel_params(),
         shared: Vec::new(),
         block: [bx, by, 1],
+        min_resident_blocks: None,
         body,
     };
     (kernel, [blocks(count_x, u64::from(bx)), grid_y, 1])

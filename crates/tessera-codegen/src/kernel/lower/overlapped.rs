@@ -18,43 +18,13 @@
 //! to the field's second array (ping-pong in shared memory), which then holds the field. The
 //! steps are unrolled, so which array holds a field is known at every statement.
 
-use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions, stage_tables};
-use tessera_ir::{Field, Id, ScalarType, Stage, Table};
+use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions};
+use tessera_ir::{Field, Id, ScalarType, Stage};
 
-use super::super::{
-    Expr, Kernel, KernelOp, KernelParam, KernelTraffic, ParamKind, SharedArray, Stmt,
-};
-use super::common::{Ctx, StageIo, field_ident, ident, table_params};
-use super::fused::{BlockFrame, Frame, Place, Staging};
+use super::super::{Expr, Kernel, KernelOp, KernelTraffic, SharedArray, Stmt};
+use super::common::{Ctx, StageIo, field_ident, ident};
+use super::fused::{BlockFrame, Frame, Fused, Place, Staging, fused_params};
 use super::tile::Tile;
-
-/// Where an argument of the fused kernel's launch comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FusedArg {
-    /// The buffer holding a field's current values.
-    Field(Id<Field>),
-    /// The field's ping-pong partner, which receives its values after the pass.
-    Next(Id<Field>),
-    /// The step counter of the pass's first step.
-    Step,
-    /// The number of steps of the pass.
-    Steps,
-    /// An input table's buffer.
-    Table(Id<Table>),
-}
-
-/// The fused kernel of a program: the kernel, its launch grid, its arguments, and the fields
-/// it updates (whose buffers are swapped with their partners after each launch).
-pub struct Fused {
-    /// The kernel.
-    pub kernel: Kernel,
-    /// Blocks along x, y, z.
-    pub grid: [u64; 3],
-    /// Its launch arguments, in parameter order.
-    pub args: Vec<FusedArg>,
-    /// The fields it writes to their partners.
-    pub updated: Vec<Id<Field>>,
-}
 
 /// The overlapped kernel of `ctx`'s program, or why the program cannot run it.
 pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
@@ -74,7 +44,8 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         }),
         None => body.extend(edge),
     }
-    let (params, args) = overlap.params();
+    let updated: Vec<Id<Field>> = overlap.staged.iter().map(|s| s.field).collect();
+    let (params, args) = fused_params(ctx, &updated, &overlap.constant_fields);
     let extent: Vec<String> = overlap.extent.iter().map(|e| e.to_string()).collect();
     let kernel = Kernel {
         name: format!("ts_{}_overlapped", ident(&ctx.bound.program().name)),
@@ -89,22 +60,27 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
             .flat_map(|s| s.arrays.iter().cloned())
             .collect(),
         block: overlap.tile.block,
+        min_resident_blocks: None,
         body,
     };
     Ok(Fused {
         kernel,
         grid: overlap.tile.grid(&overlap.grid_domain(), 0..ctx.dims()),
         args,
-        updated: overlap.staged.iter().map(|s| s.field).collect(),
+        updated,
     })
 }
 
-/// The traffic model of the fused kernel `kernel`, per grid point and step: each updated
+/// The traffic model of a fused kernel `kernel` whose blocks own `target` and compute
+/// `regions` (overlapped tiles, streaming time tiles), per grid point and step: each updated
 /// field's input region loaded and its tile stored once per pass of T steps; every read of a
 /// field that is never updated loaded directly at every point computed; the redundant work of
 /// the halos' regions.
-pub fn traffic(ctx: &Ctx, kernel: &Kernel) -> KernelTraffic {
-    let (target, regions) = block_regions(ctx);
+pub fn traffic(
+    ctx: &Ctx,
+    kernel: &Kernel,
+    (target, regions): (Rect, TileRegions),
+) -> KernelTraffic {
     let checked = ctx.bound.checked();
     let program = ctx.bound.program();
     let per_point = target.volume() as f64 * regions.compute.len() as f64;
@@ -264,47 +240,6 @@ impl<'a> Overlap<'a> {
             rect: Rect::grid(&self.ctx.bound.extents),
             stride: vec![1; self.ctx.dims()],
         }
-    }
-
-    /// The kernel's parameters and the arguments bound to them: each updated field's current
-    /// values and partner, each field read but never updated, `t` and `steps`.
-    fn params(&self) -> (Vec<KernelParam>, Vec<FusedArg>) {
-        let program = self.ctx.bound.program();
-        let buffer = |field: Id<Field>, suffix: &str, read_only: bool| KernelParam {
-            name: format!("{}{suffix}", field_ident(self.ctx, field)),
-            kind: ParamKind::Buffer {
-                ty: program.fields[field].ty,
-                read_only,
-            },
-        };
-        let mut params = Vec::new();
-        let mut args = Vec::new();
-        for staged in &self.staged {
-            params.push(buffer(staged.field, "", true));
-            args.push(FusedArg::Field(staged.field));
-            params.push(buffer(staged.field, "_next", false));
-            args.push(FusedArg::Next(staged.field));
-        }
-        for &field in &self.constant_fields {
-            params.push(buffer(field, "", true));
-            args.push(FusedArg::Field(field));
-        }
-        for (name, arg) in [("t", FusedArg::Step), ("steps", FusedArg::Steps)] {
-            params.push(KernelParam {
-                name: name.into(),
-                kind: ParamKind::Scalar(ScalarType::I64),
-            });
-            args.push(arg);
-        }
-        let program = self.ctx.bound.program();
-        let mut tables: Vec<Id<Table>> = (program.stages.ids())
-            .flat_map(|s| stage_tables(program, s))
-            .collect();
-        tables.sort();
-        tables.dedup();
-        params.extend(table_params(self.ctx, &tables));
-        args.extend(tables.into_iter().map(FusedArg::Table));
-        (params, args)
     }
 
     /// Whether every position the block touches is inside the grid, or `None` when no block's

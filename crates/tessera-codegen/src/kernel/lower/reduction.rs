@@ -87,6 +87,7 @@ pub fn kernel(ctx: &Ctx, reduction: Id<Reduction>, stage: Option<&StageIo>) -> L
         params: [params(ctx, &reads, &values), table_params(ctx, &tables)].concat(),
         shared: Vec::new(),
         block: [THREADS, 1, 1],
+        min_resident_blocks: None,
         body,
     };
     Lowered {

@@ -59,6 +59,7 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo, axis: usize) -> (Kernel
         params: io.kernel_params(),
         shared: Vec::new(),
         block: [threads, 1, 1],
+        min_resident_blocks: None,
         body,
     };
     (kernel, [blocks(lines, u64::from(threads)), 1, 1])

@@ -60,6 +60,7 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
         params: io.kernel_params(),
         shared,
         block: sweep.tile.block,
+        min_resident_blocks: None,
         body,
     };
     Ok((kernel, sweep.grid()))

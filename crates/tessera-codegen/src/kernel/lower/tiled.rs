@@ -38,6 +38,7 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
         params: io.kernel_params(),
         shared: tiling.staged.iter().map(|s| s.array.clone()).collect(),
         block: tiling.tile.block,
+        min_resident_blocks: None,
         body,
     };
     Ok((kernel, tiling.tile.grid(&tiling.domain, tiling.first..d)))

@@ -1,0 +1,601 @@
+//! Streaming time tiling (Rawat et al., GPGPU'16; AN5D, CGO'20): one kernel runs a pass of
+//! up to T steps of every stage. A block owns a tile of the plane axes and a chunk of the
+//! streaming axis (z in 3D, y in 2D) and sweeps the chunk plane by plane with every step and
+//! stage of the pass in flight.
+//!
+//! Each value an updated field takes in the pass (its input, then each stage's output in each
+//! step: a *version*) has a ring of planes in shared memory. At sweep iteration `i` the input
+//! plane `i` is loaded, and each stage of each step computes the plane its *lag* behind: the
+//! lag is the furthest its reads reach ahead along the streaming axis into the versions it
+//! reads, added to theirs, so everything a plane needs is computed by then. A ring holds as many
+//! planes as its readers lag behind it plus their reach backwards. The plane axes carry the
+//! overlapped halo of Holewinski's regions ([`local_tile_regions`]); the streaming axis
+//! recomputes a halo only at the ends of a chunk. Each iteration writes the tile's plane of the
+//! last version of every field, one iteration after that plane's last stage.
+//!
+//! Like the overlapped kernel, the kernel is written for T steps and takes the pass's depth
+//! `steps`: stages of later steps run their loops zero times (their barriers stay), and the
+//! tiles are written from the versions of step `steps`. Positions outside the grid stand for
+//! their periodic images ([`super::fused`]), blocks whose whole reach is in the grid take a
+//! branch without the wrapping, and stage domains are checked point by point.
+
+use tessera_analysis::{Domain, FieldRole, Rect, TileRegions, local_tile_regions};
+use tessera_ir::{Border, Field, Id, ScalarType, Stage};
+
+use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
+use super::common::{Ctx, StageIo, field_ident, ident};
+use super::fused::{BlockFrame, Frame, Fused, Place, Staging, fused_params};
+use super::naive::blocks;
+use super::tile::Tile;
+
+/// The streaming time-tiled kernel of `ctx`'s program, or why the program cannot run it.
+pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
+    let pipeline = Pipeline::new(ctx)?;
+    let mut body = vec![pipeline.tile.thread_index(ctx)];
+    body.extend(pipeline.origins());
+    let edge = pipeline.sweep(Frame::Edge);
+    match pipeline.interior_test() {
+        Some(cond) => body.push(Stmt::UniformIf {
+            cond,
+            then: pipeline.sweep(Frame::Interior),
+            otherwise: edge,
+        }),
+        None => body.extend(edge),
+    }
+    let updated = pipeline.updated.clone();
+    let (params, args) = fused_params(ctx, &updated, &pipeline.constant_fields);
+    let extent: Vec<String> = pipeline.extent.iter().map(|e| e.to_string()).collect();
+    let kernel = Kernel {
+        name: format!("ts_{}_streaming_time", ident(&ctx.bound.program().name)),
+        strategy: "streaming-time",
+        doc: format!(
+            "up to {} steps of every stage in flight along {}, {} tiles, planes in shared rings",
+            pipeline.depth,
+            pipeline.names[pipeline.s],
+            extent.join("x")
+        ),
+        params,
+        shared: pipeline.versions.iter().map(|v| v.array.clone()).collect(),
+        block: pipeline.tile.block,
+        // One block per SM is enough: without it ptxas caps small blocks' registers for an
+        // occupancy that shared rings rule out, and spills.
+        min_resident_blocks: Some(1),
+        body,
+    };
+    Ok(Fused {
+        kernel,
+        grid: pipeline.grid(),
+        args,
+        updated,
+    })
+}
+
+/// The tile a block of `ctx`'s plan owns (the streaming axis first: its chunk) and its
+/// regions over the plan's depth, for the kernel and its traffic model.
+pub fn block_regions(ctx: &Ctx) -> (Rect, TileRegions) {
+    let extent = tile_extent(ctx, &plane_tile(ctx));
+    let target = Rect::new(vec![0; extent.len()], extent.clone());
+    let depth = ctx.plan.time_tile.max(1) as usize;
+    (target, local_tile_regions(ctx.bound, &extent, depth))
+}
+
+/// The block's tile of the plane axes: x and y (`elements` points per thread along y) in 3D,
+/// x in 2D.
+fn plane_tile(ctx: &Ctx) -> Tile {
+    let plan = ctx.plan;
+    match ctx.dims() {
+        3 => Tile::new(
+            3,
+            [plan.block[0], plan.block[1], 1],
+            plan.elements_per_thread,
+        ),
+        d => Tile::new(d, [plan.block[0], 1, 1], 1),
+    }
+}
+
+/// Points of the block's tile along each axis: the chunk along the streaming axis (axis 0),
+/// the plane tile along the others.
+fn tile_extent(ctx: &Ctx, tile: &Tile) -> Vec<i64> {
+    let sweep = ctx.extent(0);
+    let chunk = ctx.plan.stream_chunk.map_or(sweep, i64::from).min(sweep);
+    std::iter::once(chunk)
+        .chain((1..ctx.dims()).map(|a| tile.size(a)))
+        .collect()
+}
+
+/// One value an updated field takes in a pass, with its ring of planes.
+struct Version {
+    field: Id<Field>,
+    /// The block positions it is loaded or computed at.
+    bounds: Rect,
+    /// Planes it runs behind the loaded input plane.
+    lag: i64,
+    /// Its ring: `planes` planes of its in-plane bounds.
+    array: SharedArray,
+}
+
+/// One stage in one step of the pass.
+struct Level {
+    step: usize,
+    stage: Id<Stage>,
+    region: Rect,
+    lag: i64,
+    /// The version of each field it reads (by field index; `None`: not staged).
+    reads: Vec<Option<usize>>,
+    /// The versions it writes.
+    writes: Vec<(Id<Field>, usize)>,
+}
+
+/// A version read `reach` planes behind a reader of lag `lag` (for the rings' depths).
+struct Reader {
+    version: usize,
+    lag: i64,
+    /// The furthest plane read behind the reader's own (0 or negative).
+    behind: i64,
+}
+
+/// The streaming time-tiled lowering of one program.
+struct Pipeline<'a> {
+    ctx: &'a Ctx<'a>,
+    depth: usize,
+    /// The plane axes' tile.
+    tile: Tile,
+    /// Points of the block's tile per axis (the chunk along the streaming axis).
+    extent: Vec<i64>,
+    /// The streaming axis (0).
+    s: usize,
+    names: Vec<&'static str>,
+    versions: Vec<Version>,
+    /// Versions loaded from memory before the first step.
+    inputs: Vec<usize>,
+    levels: Vec<Level>,
+    /// After each step, the version of every updated field and the lag of its write.
+    finals: Vec<(Vec<usize>, i64)>,
+    /// The updated fields, in parameter order.
+    updated: Vec<Id<Field>>,
+    /// Fields read but never updated, loaded from memory where read.
+    constant_fields: Vec<Id<Field>>,
+    /// The lowest plane position of any version: ring slots count from it.
+    base: i64,
+    /// Sweep iterations of a pass.
+    iterations: i64,
+    /// Every position a block touches.
+    reach: Rect,
+}
+
+impl<'a> Pipeline<'a> {
+    fn new(ctx: &'a Ctx<'a>) -> Result<Pipeline<'a>, String> {
+        let d = ctx.dims();
+        if !(2..=3).contains(&d) {
+            return Err(format!(
+                "streaming time tiling sweeps the planes of 2D and 3D grids; this grid has {d} axes"
+            ));
+        }
+        let tile = plane_tile(ctx);
+        let (target, regions) = block_regions(ctx);
+        let checked = ctx.bound.checked();
+        let program = ctx.bound.program();
+        let mut pipeline = Pipeline {
+            ctx,
+            depth: ctx.plan.time_tile.max(1) as usize,
+            tile,
+            extent: target.hi.clone(),
+            s: 0,
+            names: ctx.axis_names(),
+            versions: Vec::new(),
+            inputs: Vec::new(),
+            levels: Vec::new(),
+            finals: Vec::new(),
+            updated: Vec::new(),
+            constant_fields: Vec::new(),
+            base: 0,
+            iterations: 0,
+            reach: target.clone(),
+        };
+        let mut current: Vec<Option<usize>> = vec![None; program.fields.len()];
+        for field in program.fields.ids() {
+            let input = &regions.inputs[field.index()];
+            match checked.role(field) {
+                FieldRole::Updated => {
+                    pipeline.updated.push(field);
+                    if !input.is_empty() {
+                        current[field.index()] = Some(pipeline.add_version(field, input, 0));
+                        pipeline.inputs.push(pipeline.versions.len() - 1);
+                    }
+                }
+                FieldRole::Unused => {}
+                _ if !input.is_empty() => pipeline.constant_fields.push(field),
+                _ => {}
+            }
+        }
+        let mut readers = Vec::new();
+        for step in 0..pipeline.depth {
+            for stage in program.stages.ids() {
+                let region = &regions.compute[step][stage.index()];
+                if !region.is_empty() {
+                    let level = pipeline.level(step, stage, region, &mut current, &mut readers)?;
+                    pipeline.levels.push(level);
+                }
+            }
+            let finals: Vec<usize> = (pipeline.updated.iter())
+                .map(|f| current[f.index()].ok_or("an updated field has no value in the pass"))
+                .collect::<Result<_, _>>()?;
+            if let Some(&v) = finals
+                .iter()
+                .find(|&&v| !pipeline.versions[v].bounds.contains_rect(&target))
+            {
+                let name = &program.fields[pipeline.versions[v].field].name;
+                return Err(format!(
+                    "after step {step} of a pass, `{name}` is not computed on the whole tile"
+                ));
+            }
+            let lag = 1
+                + (finals.iter())
+                    .map(|&v| pipeline.versions[v].lag)
+                    .max()
+                    .unwrap_or(0);
+            readers.extend(finals.iter().map(|&version| Reader {
+                version,
+                lag,
+                behind: 0,
+            }));
+            pipeline.finals.push((finals, lag));
+        }
+        pipeline.size_rings(&readers, &target);
+        Ok(pipeline)
+    }
+
+    /// Adds a version of `field` at `bounds` running `lag` planes behind; its ring is sized
+    /// later.
+    fn add_version(&mut self, field: Id<Field>, bounds: &Rect, lag: i64) -> usize {
+        let ctx = self.ctx;
+        let array = SharedArray {
+            name: format!("r{}_{}", self.versions.len(), field_ident(ctx, field)),
+            ty: ctx.bound.program().fields[field].ty,
+            dims: (0..ctx.dims()).map(|a| bounds.len(a) as usize).collect(),
+        };
+        self.reach = self.reach.hull(bounds);
+        self.versions.push(Version {
+            field,
+            bounds: bounds.clone(),
+            lag,
+            array,
+        });
+        self.versions.len() - 1
+    }
+
+    /// `stage` in step `step` over `region`: the versions it reads (`current`), its lag, its
+    /// readers' records, and the versions it writes (made current).
+    fn level(
+        &mut self,
+        step: usize,
+        stage: Id<Stage>,
+        region: &Rect,
+        current: &mut [Option<usize>],
+        readers: &mut Vec<Reader>,
+    ) -> Result<Level, String> {
+        let ctx = self.ctx;
+        let program = ctx.bound.program();
+        let s = self.s;
+        let mut reads: Vec<(usize, i64, i64)> = Vec::new();
+        for (field, fp) in ctx.bound.checked().stage_footprints(stage) {
+            if let Some(version) = current[field.index()] {
+                let (behind, ahead) = (i64::from(fp.min[s].min(0)), i64::from(fp.max[s].max(0)));
+                let (behind, ahead) =
+                    if program.stages[stage].border_of(*field, program) == Some(Border::Mirror) {
+                        let reach = ahead.max(-behind);
+                        (-reach, reach)
+                    } else {
+                        (behind, ahead)
+                    };
+                reads.push((version, behind, ahead));
+            }
+        }
+        let domain = ctx.domain(stage);
+        let keeps_values = !domain.is_dense() || domain.rect != Rect::grid(&ctx.bound.extents);
+        let outputs = program.stages[stage].outputs();
+        if keeps_values {
+            for field in &outputs {
+                let version = current[field.index()].ok_or(
+                    "a stage over part of the grid writes a field with no value before it",
+                )?;
+                reads.push((version, 0, 0));
+            }
+        }
+        let lag = (reads.iter())
+            .map(|&(v, _, ahead)| self.versions[v].lag + ahead)
+            .max()
+            .unwrap_or(0);
+        readers.extend(reads.iter().map(|&(version, behind, _)| Reader {
+            version,
+            lag,
+            behind,
+        }));
+        let level_reads = current.to_vec();
+        let writes = (outputs.iter())
+            .map(|&field| {
+                let version = self.add_version(field, region, lag);
+                current[field.index()] = Some(version);
+                (field, version)
+            })
+            .collect();
+        Ok(Level {
+            step,
+            stage,
+            region: region.clone(),
+            lag,
+            reads: level_reads,
+            writes,
+        })
+    }
+
+    /// Sizes each version's ring for its readers, the base plane and the sweep's iterations.
+    fn size_rings(&mut self, readers: &[Reader], target: &Rect) {
+        let s = self.s;
+        for (k, version) in self.versions.iter_mut().enumerate() {
+            let planes = (readers.iter())
+                .filter(|r| r.version == k)
+                .map(|r| r.lag - version.lag - r.behind + 1)
+                .max()
+                .unwrap_or(1)
+                .clamp(1, version.bounds.len(s));
+            version.array.dims[s] = planes as usize;
+        }
+        self.base = (self.versions.iter())
+            .map(|v| v.bounds.lo[s])
+            .fold(0, i64::min);
+        let computed = (self.versions.iter()).map(|v| v.bounds.hi[s] + v.lag);
+        let written = (self.finals.iter()).map(|(_, lag)| target.hi[s] + lag);
+        self.iterations = computed.chain(written).max().unwrap_or(0) - self.base;
+    }
+
+    /// The place of `version`'s ring.
+    fn place(&self, version: usize) -> Place<'_> {
+        let v = &self.versions[version];
+        Place {
+            array: &v.array,
+            lo: &v.bounds.lo,
+            ring: Some((self.s, self.base, v.array.dims[self.s] as i64)),
+        }
+    }
+
+    /// The whole grid as a domain (tile origins start at 0).
+    fn grid_domain(&self) -> Domain {
+        Domain {
+            rect: Rect::grid(&self.ctx.bound.extents),
+            stride: vec![1; self.ctx.dims()],
+        }
+    }
+
+    /// Blocks per block axis: the plane tiles, and the chunks along the streaming axis.
+    fn grid(&self) -> [u64; 3] {
+        let plane = 1..self.ctx.dims();
+        let mut grid = self.tile.grid(&self.grid_domain(), plane);
+        let sweep = self.ctx.extent(self.s);
+        grid[self.tile.block_axis(self.s)] = blocks(sweep, self.extent[self.s] as u64);
+        grid
+    }
+
+    /// `o_<axis>`: the block's origin along each axis.
+    fn origins(&self) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let mut origins = vec![Stmt::Declare {
+            var: format!("o_{}", self.names[self.s]),
+            ty: ctx.ity,
+            value: Some(
+                Expr::BlockIdx(self.tile.block_axis(self.s)).times(ctx.lit(self.extent[self.s])),
+            ),
+        }];
+        origins.extend(self.tile.origins(ctx, &self.grid_domain(), 1..ctx.dims()));
+        origins
+    }
+
+    /// Whether every position the block touches is inside the grid, or `None` when no block's
+    /// is.
+    fn interior_test(&self) -> Option<Expr> {
+        let ctx = self.ctx;
+        let origins: Vec<Expr> = (self.names.iter())
+            .map(|n| Expr::var(format!("o_{n}")))
+            .collect();
+        let lo: Vec<Option<i64>> = self.reach.lo.iter().map(|&l| Some(-l)).collect();
+        let hi: Vec<Option<i64>> = (0..ctx.dims())
+            .map(|a| Some(ctx.extent(a) - self.reach.hi[a] + 1))
+            .collect();
+        let possible = (0..ctx.dims()).all(|a| lo[a] < hi[a]);
+        possible.then(|| ctx.within(&origins, &lo, &hi).expect("some axis"))
+    }
+
+    /// The block evaluating stages in `frame`.
+    fn frame(&self, frame: Frame) -> BlockFrame<'_> {
+        BlockFrame {
+            ctx: self.ctx,
+            names: &self.names,
+            frame,
+        }
+    }
+
+    /// The sweep in a frame: per iteration, the planes finished one iteration ago written,
+    /// the input planes loaded, then every level's plane, each followed by a barrier.
+    fn sweep(&self, frame: Frame) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let mut iteration = self.writes();
+        iteration.extend(self.inputs.iter().map(|&v| self.load(v, frame)));
+        iteration.push(Stmt::Barrier);
+        for level in &self.levels {
+            iteration.push(self.level_plane(level, frame));
+            iteration.push(Stmt::Barrier);
+        }
+        vec![Stmt::For {
+            var: "it".into(),
+            ty: ctx.ity,
+            start: ctx.lit(0),
+            end: ctx.lit(self.iterations),
+            step: ctx.lit(1),
+            body: iteration,
+        }]
+    }
+
+    /// `p`: the plane position a version of lag `lag` handles in this iteration.
+    fn plane(&self, lag: i64) -> Stmt {
+        Stmt::Declare {
+            var: "p".into(),
+            ty: self.ctx.ity,
+            value: Some(self.ctx.offset(Expr::var("it"), self.base - lag)),
+        }
+    }
+
+    /// Whether plane `p` lies in `[lo, hi)`.
+    fn plane_in(&self, lo: i64, hi: i64) -> Expr {
+        let ctx = self.ctx;
+        (ctx.lit(lo).op(KernelOp::Le, Expr::var("p")))
+            .op(KernelOp::And, Expr::var("p").op(KernelOp::Lt, ctx.lit(hi)))
+    }
+
+    /// The loop in which the block's threads share the points of plane `p` of `rect`, each
+    /// point's block position passed to `body`.
+    fn plane_loop(&self, rect: &Rect, body: impl FnOnce(Vec<Expr>) -> Vec<Stmt>) -> Stmt {
+        let ctx = self.ctx;
+        let d = ctx.dims();
+        let dims: Vec<i64> = (1..d).map(|a| rect.len(a)).collect();
+        self.tile
+            .cooperative_loop(ctx, &dims, &self.names[1..], |local| {
+                let position = std::iter::once(Expr::var("p"))
+                    .chain(
+                        (local.into_iter().enumerate()).map(|(k, l)| ctx.offset(l, rect.lo[k + 1])),
+                    )
+                    .collect();
+                body(position)
+            })
+    }
+
+    /// Loads the input plane of `version` (each position's periodic image) into its ring.
+    fn load(&self, version: usize, frame: Frame) -> Stmt {
+        let ctx = self.ctx;
+        let v = &self.versions[version];
+        let place = self.place(version);
+        let lp = self.plane_loop(&v.bounds, |position| {
+            let coords = self.frame(frame).grid_coords(&position);
+            vec![Stmt::SharedStore {
+                array: v.array.name.clone(),
+                index: place.at(ctx, &position),
+                value: Expr::Load {
+                    buffer: field_ident(ctx, v.field),
+                    index: Box::new(ctx.linear(&coords)),
+                    cached: true,
+                },
+            }]
+        });
+        Stmt::Block(vec![
+            self.plane(v.lag),
+            Stmt::when(
+                self.plane_in(v.bounds.lo[self.s], v.bounds.hi[self.s]),
+                vec![lp],
+            ),
+        ])
+    }
+
+    /// `level`'s plane of this iteration, when it has one and the pass has its step (the loop
+    /// runs zero times otherwise; the barrier after it stays unconditional).
+    fn level_plane(&self, level: &Level, frame: Frame) -> Stmt {
+        let ctx = self.ctx;
+        let io = StageIo::new(ctx, level.stage);
+        let staging = Rings {
+            pipeline: self,
+            level,
+        };
+        let mut lp = self.plane_loop(&level.region, |position| {
+            self.frame(frame).point(&io, &position, &staging)
+        });
+        let mut active = self.plane_in(level.region.lo[self.s], level.region.hi[self.s]);
+        if level.step > 0 {
+            let runs = ctx
+                .lit(level.step as i64)
+                .op(KernelOp::Lt, Expr::var("steps"));
+            active = active.op(KernelOp::And, runs);
+        }
+        if let Stmt::For { end, .. } = &mut lp {
+            *end = Expr::Select(
+                Box::new(active),
+                Box::new(end.clone()),
+                Box::new(ctx.lit(0)),
+            );
+        }
+        let counter = Expr::var("t").plus(Expr::int(level.step as i64, ScalarType::I64));
+        Stmt::Block(vec![
+            Stmt::Comment(format!(
+                "stage `{}` of step {}",
+                ctx.bound.program().stages[level.stage].name,
+                level.step
+            )),
+            self.plane(level.lag),
+            Stmt::Declare {
+                var: "t_s".into(),
+                ty: ScalarType::I64,
+                value: Some(counter),
+            },
+            lp,
+        ])
+    }
+
+    /// For each depth a pass may have, the tile's plane of every updated field written to
+    /// its partner from the field's last version, when the pass has that depth.
+    fn writes(&self) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let d = ctx.dims();
+        let target = Rect::new(vec![0; d], self.extent.clone());
+        let hi: Vec<Option<i64>> = (0..d)
+            .map(|a| {
+                let covered = blocks(ctx.extent(a), self.extent[a] as u64) as i64;
+                (covered * self.extent[a] > ctx.extent(a)).then_some(ctx.extent(a))
+            })
+            .collect();
+        (self.finals.iter().enumerate())
+            .map(|(step, (finals, lag))| {
+                let lp = self.plane_loop(&target, |position| {
+                    let coords = self.frame(Frame::Interior).grid_coords(&position);
+                    let stores = (self.updated.iter().zip(finals))
+                        .map(|(&field, &version)| {
+                            let place = self.place(version);
+                            Stmt::Store {
+                                buffer: format!("{}_next", field_ident(ctx, field)),
+                                index: ctx.linear(&coords),
+                                value: Expr::SharedLoad {
+                                    array: place.array.name.clone(),
+                                    index: place.at(ctx, &position),
+                                },
+                            }
+                        })
+                        .collect();
+                    vec![Stmt::guarded(
+                        ctx.within(&coords, &vec![None; d], &hi),
+                        Stmt::Block(stores),
+                    )]
+                });
+                let depth = Expr::var("steps")
+                    .op(KernelOp::Eq, Expr::int(step as i64 + 1, ScalarType::I64));
+                let cond = depth.op(KernelOp::And, self.plane_in(0, self.extent[self.s]));
+                Stmt::Block(vec![self.plane(*lag), Stmt::when(cond, vec![lp])])
+            })
+            .collect()
+    }
+}
+
+/// A level's staging: the versions it reads in their rings, its outputs into new versions.
+struct Rings<'p> {
+    pipeline: &'p Pipeline<'p>,
+    level: &'p Level,
+}
+
+impl Staging for Rings<'_> {
+    fn current(&self, field: Id<Field>) -> Option<Place<'_>> {
+        let version = self.level.reads[field.index()]?;
+        Some(self.pipeline.place(version))
+    }
+
+    fn next(&self, field: Id<Field>, _in_place: bool) -> (Place<'_>, bool) {
+        let (_, version) = (self.level.writes.iter())
+            .find(|(f, _)| *f == field)
+            .expect("a level writes its stage's outputs");
+        (self.pipeline.place(*version), false)
+    }
+}
