@@ -325,7 +325,7 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[usize], GpuPlan); 9] = [
+    let cases: [(&str, &[usize], GpuPlan); 10] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
@@ -361,10 +361,23 @@ fn generated_sources_are_snapshotted() {
                 ..plan(GpuStrategy::Overlapped, [8, 4, 1], 2)
             },
         ),
+        // Two steps in flight along y: a ring of planes per version, lags, chunk halos.
+        (
+            "j2d5pt",
+            &[33, 31],
+            GpuPlan {
+                time_tile: 2,
+                stream_chunk: Some(8),
+                ..plan(GpuStrategy::Streaming, [16, 1, 1], 1)
+            },
+        ),
     ];
     for (name, sizes, plan) in cases {
         let program = lowered(name, sizes, &plan);
-        let label = format!("{name}_{}", plan.strategy.name());
+        let mut label = format!("{name}_{}", plan.strategy.name());
+        if plan.strategy == GpuStrategy::Streaming && plan.time_tile > 1 {
+            label.push_str(&format!("_t{}", plan.time_tile));
+        }
         insta::assert_snapshot!(format!("gpu_{label}_cuda"), print_cuda(&program));
         insta::assert_snapshot!(format!("gpu_{label}_opencl"), print_opencl(&program));
     }

@@ -323,6 +323,7 @@ fn alternative_lines(
         .map(|s| (s, 1))
         .collect();
     requests.extend([2, 4, 8].map(|t| (GpuStrategy::Overlapped, t)));
+    requests.extend([2, 4].map(|t| (GpuStrategy::Streaming, t)));
     let mut lines = vec!["alternatives (each strategy's default plan for this device):".into()];
     for (strategy, time_tile) in requests {
         if strategy == plan.strategy && time_tile == plan.time_tile {

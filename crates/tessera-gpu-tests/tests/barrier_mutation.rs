@@ -153,3 +153,40 @@ fn every_barrier_of_an_overlapped_kernel_is_needed() {
         12
     );
 }
+
+#[test]
+fn every_barrier_of_a_streaming_time_kernel_is_needed() {
+    if !require_opencl("barrier mutation (streaming time tiles)") {
+        return;
+    }
+    // Per copy (interior, edge): a barrier after the input planes are loaded, one before each
+    // stage that reads a plane written since the last barrier, and the last one, which ends
+    // the sweep iteration at the loop's latch, where PoCL puts a barrier of its own (masked).
+    let plan = GpuPlan {
+        block: [8, 1, 1],
+        time_tile: 3,
+        stream_chunk: Some(9),
+        ..GpuPlan::new(GpuStrategy::Streaming)
+    };
+    assert_eq!(
+        check_every_barrier_matters("j2d5pt", &[61, 47], &plan, 6, &[3, 7]),
+        6
+    );
+    // Two stages, the second reading the first's output at diagonal neighbours, three steps
+    // in flight.
+    assert_eq!(
+        check_every_barrier_matters("functions2d", &[61, 47], &plan, 6, &[4, 9]),
+        8
+    );
+    // 3D: 8x4 plane tiles, two steps in flight along z.
+    let plan = GpuPlan {
+        block: [8, 4, 1],
+        time_tile: 2,
+        stream_chunk: Some(7),
+        ..GpuPlan::new(GpuStrategy::Streaming)
+    };
+    assert_eq!(
+        check_every_barrier_matters("j3d7pt", &[29, 21, 19], &plan, 4, &[2, 5]),
+        4
+    );
+}

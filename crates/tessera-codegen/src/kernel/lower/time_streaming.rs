@@ -120,8 +120,11 @@ struct Level {
     stage: Id<Stage>,
     region: Rect,
     lag: i64,
-    /// The version of each field it reads (by field index; `None`: not staged).
+    /// The version each field has when it runs (by field index; `None`: not staged).
     reads: Vec<Option<usize>>,
+    /// The versions it reads: at neighbours, or at its point to keep the values outside its
+    /// domain.
+    uses: Vec<usize>,
     /// The versions it writes.
     writes: Vec<(Id<Field>, usize)>,
 }
@@ -325,6 +328,7 @@ impl<'a> Pipeline<'a> {
             region: region.clone(),
             lag,
             reads: level_reads,
+            uses: reads.iter().map(|&(version, _, _)| version).collect(),
             writes,
         })
     }
@@ -415,16 +419,27 @@ impl<'a> Pipeline<'a> {
     }
 
     /// The sweep in a frame: per iteration, the planes finished one iteration ago written,
-    /// the input planes loaded, then every level's plane, each followed by a barrier.
+    /// the input planes loaded, then every level's plane, and a barrier ending the iteration.
+    ///
+    /// A level reads what it needs of this iteration's planes after a barrier: one precedes
+    /// each level that reads a version written since the last one. Nothing else needs one
+    /// within an iteration: each level writes a version of its own, and rings are deep enough
+    /// that no slot a reader still needs is overwritten before the barrier that ends the
+    /// iteration.
     fn sweep(&self, frame: Frame) -> Vec<Stmt> {
         let ctx = self.ctx;
         let mut iteration = self.writes();
         iteration.extend(self.inputs.iter().map(|&v| self.load(v, frame)));
-        iteration.push(Stmt::Barrier);
+        let mut unsynced: Vec<usize> = self.inputs.clone();
         for level in &self.levels {
+            if level.uses.iter().any(|v| unsynced.contains(v)) {
+                iteration.push(Stmt::Barrier);
+                unsynced.clear();
+            }
             iteration.push(self.level_plane(level, frame));
-            iteration.push(Stmt::Barrier);
+            unsynced.extend(level.writes.iter().map(|&(_, version)| version));
         }
+        iteration.push(Stmt::Barrier);
         vec![Stmt::For {
             var: "it".into(),
             ty: ctx.ity,
