@@ -2,7 +2,8 @@
 """The GPU benchmark table: every strategy and time-tile depth on the BENCHMARKS.md GPU cases.
 
 For each case (program x element type) and plan (naive, tiled, streaming with its plane in
-shared memory or read through the cache, overlapped at T = 1..4, and the default plan), one
+shared memory or read through the cache, overlapped at T = 1..4, streaming time tiles at
+T = 2..4, and the default plan), one
 `tessera bench --json` run measures the time loop (median of `--reps` runs) and, in the same
 run, the device's copy bandwidth (a device-to-device copy): the roofline is that bandwidth
 over the program's bytes per point and step (`explain`'s traffic model: one load and one
@@ -51,6 +52,9 @@ PLANS = [
 ] + [
     (f"overlapped T={t}", ["--strategy", "overlapped", "--time-tile", str(t)], {})
     for t in (1, 2, 3, 4)
+] + [
+    (f"streaming T={t}", ["--strategy", "streaming", "--time-tile", str(t)], {})
+    for t in (2, 3, 4)
 ] + [("default", [], {})]
 
 

@@ -1,6 +1,8 @@
 //! Kernel generator tests: every test program of the corpus under every test plan lowers and prints; structural
 //! properties of the generated kernels (barriers, index width); plan refusals; snapshots.
 
+use std::collections::BTreeSet;
+
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
     BufferId, BufferRole, DeviceLimits, GpuPlan, GpuStrategy, HostOp, Kernel, KernelProgram,
@@ -65,14 +67,25 @@ fn plan(strategy: GpuStrategy, block: [u32; 3], elements: u32) -> GpuPlan {
     }
 }
 
-/// Walks a kernel in program order and fails when shared memory written since the last
+/// Walks a kernel in program order and fails when a shared array written since the last
 /// barrier is read, or when a barrier sits under a condition (divergent).
 fn check_barriers(kernel: &Kernel) {
-    fn reads_shared(stmt: &Stmt) -> bool {
+    /// The shared arrays `stmt` reads.
+    fn shared_reads(stmt: &Stmt) -> Vec<String> {
         let text = format!("{stmt:?}");
-        text.contains("SharedLoad")
+        let marker = "SharedLoad { array: \"";
+        text.match_indices(marker)
+            .map(|(at, _)| {
+                let name = &text[at + marker.len()..];
+                name[..name.find('"').expect("a quoted name")].to_string()
+            })
+            .collect()
     }
-    fn walk(body: &[Stmt], pending: &mut bool, conditional: bool, kernel: &str) {
+    fn reads_pending(stmt: &Stmt, pending: &BTreeSet<String>) -> bool {
+        shared_reads(stmt).iter().any(|a| pending.contains(a))
+    }
+    type Pending = BTreeSet<String>;
+    fn walk(body: &[Stmt], pending: &mut Pending, conditional: bool, kernel: &str) {
         for stmt in body {
             match stmt {
                 Stmt::Barrier => {
@@ -80,40 +93,48 @@ fn check_barriers(kernel: &Kernel) {
                         !conditional,
                         "kernel `{kernel}` has a barrier under a condition"
                     );
-                    *pending = false;
+                    pending.clear();
                 }
-                Stmt::SharedStore { .. } => *pending = true,
+                Stmt::SharedStore { array, .. } => {
+                    pending.insert(array.clone());
+                }
                 Stmt::For { body, .. } => walk(body, pending, conditional, kernel),
                 Stmt::Block(body) => walk(body, pending, conditional, kernel),
                 Stmt::UniformIf {
                     then, otherwise, ..
                 } => {
                     // Both branches start from the state before the condition.
-                    let mut other = *pending;
+                    let mut other = pending.clone();
                     walk(then, pending, conditional, kernel);
                     walk(otherwise, &mut other, conditional, kernel);
-                    *pending |= other;
+                    pending.extend(other);
                 }
                 Stmt::If {
                     then, otherwise, ..
                 } => {
+                    // A stage updating an array in place reads it at its own point only.
+                    let in_place: Pending = (then.iter())
+                        .filter_map(|s| match s {
+                            Stmt::SharedStore { array, .. } => Some(array.clone()),
+                            _ => None,
+                        })
+                        .collect();
                     assert!(
-                        !(*pending
-                            && reads_shared(stmt)
-                            && !then.iter().any(|s| matches!(s, Stmt::SharedStore { .. }))),
+                        (shared_reads(stmt).iter())
+                            .all(|a| !pending.contains(a) || in_place.contains(a)),
                         "kernel `{kernel}` reads shared memory before a barrier"
                     );
                     walk(then, pending, true, kernel);
                     walk(otherwise, pending, true, kernel);
                 }
                 other => assert!(
-                    !(*pending && reads_shared(other)),
+                    !reads_pending(other, pending),
                     "kernel `{kernel}` reads shared memory before a barrier"
                 ),
             }
         }
     }
-    walk(&kernel.body, &mut false, false, &kernel.name);
+    walk(&kernel.body, &mut Pending::new(), false, &kernel.name);
 }
 
 #[test]

@@ -97,11 +97,13 @@ pub enum Frame {
     Interior,
 }
 
-/// A field's shared array and how block positions index it: shifted by `lo`, and along one
-/// axis, for a ring of planes, taken modulo the ring's length from a base position.
+/// A field's array and how block positions index it: shifted by `lo`, and along one axis, for
+/// a ring of planes, taken modulo the ring's length from a base position.
 pub struct Place<'s> {
-    /// The array.
+    /// The array (in global memory: a buffer parameter of its name, laid out row-major).
     pub array: &'s SharedArray,
+    /// Whether the array is a buffer in global memory rather than shared memory.
+    pub global: bool,
     /// The block position of the array's first element along each axis.
     pub lo: &'s [i64],
     /// `(axis, base, planes)`: positions along `axis` go to slot `(position - base) % planes`.
@@ -125,6 +127,49 @@ impl Place<'_> {
     /// The index of block position `position`.
     pub fn at(&self, ctx: &Ctx, position: &[Expr]) -> Vec<Expr> {
         self.index(ctx, position, &vec![Shift::By(0); position.len()])
+    }
+
+    /// The value at block position `position` moved by `shift`.
+    pub fn load(&self, ctx: &Ctx, position: &[Expr], shift: &[Shift]) -> Expr {
+        let index = self.index(ctx, position, shift);
+        if self.global {
+            Expr::Load {
+                buffer: self.array.name.clone(),
+                index: Box::new(self.linear(ctx, index)),
+                cached: false,
+            }
+        } else {
+            Expr::SharedLoad {
+                array: self.array.name.clone(),
+                index,
+            }
+        }
+    }
+
+    /// Stores `value` at block position `position`.
+    pub fn store(&self, ctx: &Ctx, position: &[Expr], value: Expr) -> Stmt {
+        let index = self.at(ctx, position);
+        if self.global {
+            Stmt::Store {
+                buffer: self.array.name.clone(),
+                index: self.linear(ctx, index),
+                value,
+            }
+        } else {
+            Stmt::SharedStore {
+                array: self.array.name.clone(),
+                index,
+                value,
+            }
+        }
+    }
+
+    /// The row-major linear index of a global array's `index`.
+    fn linear(&self, ctx: &Ctx, index: Vec<Expr>) -> Expr {
+        (index.into_iter().zip(&self.array.dims))
+            .reduce(|(acc, _), (i, dim)| (acc.times(ctx.lit(*dim as i64)).plus(i), dim))
+            .map(|(linear, _)| linear)
+            .expect("an array has an axis")
     }
 }
 
@@ -220,11 +265,7 @@ impl BlockFrame<'_> {
             outputs: outputs.clone(),
             reductions: Vec::new(),
         }));
-        let store = |place: Place, value: Expr| Stmt::SharedStore {
-            array: place.array.name.clone(),
-            index: place.at(ctx, &position),
-            value,
-        };
+        let store = |place: Place, value: Expr| place.store(ctx, &position, value);
         for ((field, in_place), (_, var)) in io.outputs().into_iter().zip(&outputs) {
             compute.push(store(
                 staging.next(field, in_place).0,
@@ -239,10 +280,7 @@ impl BlockFrame<'_> {
             .filter_map(|(field, in_place)| {
                 let (next, stays) = staging.next(field, in_place);
                 let current = staging.current(field).expect("outputs are staged");
-                let value = Expr::SharedLoad {
-                    array: current.array.name.clone(),
-                    index: current.at(ctx, &position),
-                };
+                let value = current.load(ctx, &position, &vec![Shift::By(0); position.len()]);
                 (!stays).then(|| store(next, value))
             })
             .collect();
@@ -291,10 +329,7 @@ impl BlockFrame<'_> {
                 _ => Shift::By(i64::from(offset[a])),
             })
             .collect();
-        let value = Expr::SharedLoad {
-            array: place.array.name.clone(),
-            index: place.index(ctx, position, &shift),
-        };
+        let value = place.load(ctx, position, &shift);
         match border {
             Some(Border::Constant(constant)) if !moved.is_empty() => {
                 let inside = (moved.iter())

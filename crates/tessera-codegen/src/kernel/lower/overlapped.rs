@@ -448,6 +448,7 @@ impl Staging for PingPong<'_> {
         let staged = overlap.staged_field(field)?;
         Some(Place {
             array: overlap.array(overlap.staged_index(field), self.holders, false),
+            global: false,
             lo: &staged.bounds.lo,
             ring: None,
         })
@@ -458,6 +459,7 @@ impl Staging for PingPong<'_> {
         let k = overlap.staged_index(field);
         let place = Place {
             array: overlap.array(k, self.holders, !in_place),
+            global: false,
             lo: &overlap.staged[k].bounds.lo,
             ring: None,
         };

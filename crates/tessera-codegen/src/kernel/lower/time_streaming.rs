@@ -358,6 +358,7 @@ impl<'a> Pipeline<'a> {
         let v = &self.versions[version];
         Place {
             array: &v.array,
+            global: false,
             lo: &v.bounds.lo,
             ring: Some((self.s, self.base, v.array.dims[self.s] as i64)),
         }
