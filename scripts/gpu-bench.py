@@ -3,7 +3,7 @@
 
 For each case (program x element type) and plan (naive, tiled, streaming with its plane in
 shared memory or read through the cache, overlapped at T = 1..4, streaming time tiles at
-T = 2..4, and the default plan), one
+T = 2..4, the wavefront at T = 2, 4, 8, and the default plan), one
 `tessera bench --json` run measures the time loop (median of `--reps` runs) and, in the same
 run, the device's copy bandwidth (a device-to-device copy): the roofline is that bandwidth
 over the program's bytes per point and step (`explain`'s traffic model: one load and one
@@ -55,6 +55,9 @@ PLANS = [
 ] + [
     (f"streaming T={t}", ["--strategy", "streaming", "--time-tile", str(t)], {})
     for t in (2, 3, 4)
+] + [
+    (f"wavefront T={t}", ["--strategy", "wavefront", "--time-tile", str(t)], {})
+    for t in (2, 4, 8)
 ] + [("default", [], {})]
 
 

@@ -193,6 +193,7 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
             let what = match buffer.role {
                 BufferRole::Field { .. } => "fields",
                 BufferRole::Next { .. } => "spare buffers",
+                BufferRole::Scratch => "wavefront rings",
                 BufferRole::Partials { .. } => "reduction partials",
                 BufferRole::Table { .. } => "input tables",
                 BufferRole::ReceiverPoints { .. } | BufferRole::ReceiverValues { .. } => {
@@ -319,11 +320,12 @@ fn alternative_lines(
     bytes: f64,
 ) -> Vec<String> {
     let mut requests: Vec<(GpuStrategy, u32)> = (GpuStrategy::ALL.into_iter())
-        .filter(|s| *s != GpuStrategy::Overlapped)
+        .filter(|s| !matches!(s, GpuStrategy::Overlapped | GpuStrategy::Wavefront))
         .map(|s| (s, 1))
         .collect();
     requests.extend([2, 4, 8].map(|t| (GpuStrategy::Overlapped, t)));
     requests.extend([2, 4].map(|t| (GpuStrategy::Streaming, t)));
+    requests.extend([2, 4].map(|t| (GpuStrategy::Wavefront, t)));
     let mut lines = vec!["alternatives (each strategy's default plan for this device):".into()];
     for (strategy, time_tile) in requests {
         if strategy == plan.strategy && time_tile == plan.time_tile {

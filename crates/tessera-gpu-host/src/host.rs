@@ -69,6 +69,7 @@ fn run_ops(
                         LaunchArg::Buffer(id) => Ok(BoundArg::Allocation(bindings[id.0])),
                         LaunchArg::Step => Ok(BoundArg::Int(step)),
                         LaunchArg::Steps => Ok(BoundArg::Int(count)),
+                        LaunchArg::Int(value) => Ok(BoundArg::Int(*value)),
                         LaunchArg::ReductionValue(r) => step_value(&values, *r, t),
                         LaunchArg::Count => Err(BackendError::Runtime(format!(
                             "internal error: the launch of `{}` in a step takes a count",

@@ -29,6 +29,10 @@ pub enum GpuStrategy {
     /// Overlapped time tiling (Overtile): one launch runs up to T steps of every stage on a
     /// tile with its halo in shared memory, recomputing the halo's shrinking regions.
     Overlapped,
+    /// The pipelined wavefront (LibGeoDecomp): a pass of T steps sweeps the slowest axis,
+    /// each launch advancing every step and stage by one whole plane; the planes in flight
+    /// live in small rings in global memory (L2-sized), so nothing is recomputed.
+    Wavefront,
 }
 
 /// The most steps one GPU launch fuses (the overlapped kernel unrolls its steps).
@@ -36,11 +40,12 @@ pub const MAX_GPU_TIME_TILE: u32 = 16;
 
 impl GpuStrategy {
     /// Every strategy, in the order of [`GpuStrategy::name`]s listed to users.
-    pub const ALL: [GpuStrategy; 4] = [
+    pub const ALL: [GpuStrategy; 5] = [
         GpuStrategy::Naive,
         GpuStrategy::Tiled,
         GpuStrategy::Streaming,
         GpuStrategy::Overlapped,
+        GpuStrategy::Wavefront,
     ];
 
     /// The name used on the command line (`--strategy NAME`).
@@ -48,9 +53,14 @@ impl GpuStrategy {
         self.strategy().name()
     }
 
-    /// Whether the strategy runs grids of `dims` axes (overlapped tiles tile up to 3).
+    /// Whether the strategy runs grids of `dims` axes (overlapped tiles tile up to 3, the
+    /// wavefront sweeps the planes of 2D and 3D grids).
     pub fn runs_dims(self, dims: usize) -> bool {
-        self != GpuStrategy::Overlapped || dims <= 3
+        match self {
+            GpuStrategy::Overlapped => dims <= 3,
+            GpuStrategy::Wavefront => (2..=3).contains(&dims),
+            _ => true,
+        }
     }
 
     /// The same strategy among every backend's.
@@ -60,6 +70,7 @@ impl GpuStrategy {
             GpuStrategy::Tiled => Strategy::Tiled,
             GpuStrategy::Streaming => Strategy::Streaming,
             GpuStrategy::Overlapped => Strategy::Overlapped,
+            GpuStrategy::Wavefront => Strategy::Wavefront,
         }
     }
 
@@ -160,7 +171,7 @@ impl GpuPlan {
     /// streaming time tiles beyond one step.
     pub fn fuses_steps(&self) -> bool {
         match self.strategy {
-            GpuStrategy::Overlapped => true,
+            GpuStrategy::Overlapped | GpuStrategy::Wavefront => true,
             GpuStrategy::Streaming => self.time_tile > 1,
             GpuStrategy::Naive | GpuStrategy::Tiled => false,
         }
@@ -220,11 +231,11 @@ impl GpuPlan {
         }
         let fusing = matches!(
             self.strategy,
-            GpuStrategy::Overlapped | GpuStrategy::Streaming
+            GpuStrategy::Overlapped | GpuStrategy::Streaming | GpuStrategy::Wavefront
         );
         if self.time_tile != 1 && !fusing {
             return Err(PlanError::Unsupported(format!(
-                "strategy `{}` computes one step per launch; a time tile of {} needs the `overlapped` or `streaming` strategy (or use a time tile of 1)",
+                "strategy `{}` computes one step per launch; a time tile of {} needs the `overlapped`, `streaming` or `wavefront` strategy (or use a time tile of 1)",
                 self.strategy.name(),
                 self.time_tile
             )));
@@ -305,8 +316,13 @@ pub fn plan_gpu(
     };
     if !plan.strategy.runs_dims(dims) {
         return Err(PlanError::Unsupported(format!(
-            "the `{}` strategy tiles up to 3 axes and this grid has {dims}: choose `tiled` or `naive`",
-            plan.strategy.name()
+            "the `{}` strategy {} and this grid has {dims}: choose `tiled` or `naive`",
+            plan.strategy.name(),
+            if plan.strategy == GpuStrategy::Wavefront {
+                "sweeps the planes of 2 or 3 axes"
+            } else {
+                "tiles up to 3 axes"
+            }
         )));
     }
     match plan.strategy {
@@ -314,6 +330,7 @@ pub fn plan_gpu(
         GpuStrategy::Streaming => {
             streaming_defaults(&mut plan, dims, request.time_tile.unwrap_or(1))
         }
+        GpuStrategy::Wavefront => wavefront_defaults(&mut plan),
         GpuStrategy::Naive | GpuStrategy::Tiled => {}
     }
     if let Some(depth) = request.time_tile {
@@ -435,6 +452,14 @@ fn streaming_defaults(plan: &mut GpuPlan, dims: usize, time_tile: u32) {
         _ => {}
     }
     plan.plane_reads = PlaneReads::Cache;
+}
+
+/// The wavefront's starting block and depth: 256 threads sharing each plane's points, T = 4
+/// (each pass reads and writes every field once for 4 steps; its rings hold about 3 planes
+/// per stage and step).
+fn wavefront_defaults(plan: &mut GpuPlan) {
+    plan.block = [256, 1, 1];
+    plan.time_tile = 4;
 }
 
 /// The block `[x, y, z]` a `--tile` value (slowest axis first, 1 to 3 sizes) gives.
@@ -877,10 +902,10 @@ mod tests {
                 .contains("exceeds the limit of 16")
         );
         assert_eq!(
-            GpuStrategy::from_strategy(Strategy::Wavefront, "opencl")
+            GpuStrategy::from_strategy(Strategy::Blocked, "opencl")
                 .unwrap_err()
                 .to_string(),
-            "the opencl backend has no strategy `wavefront`; choose one of: naive, tiled, streaming, overlapped"
+            "the opencl backend has no strategy `blocked`; choose one of: naive, tiled, streaming, overlapped, wavefront"
         );
         assert_eq!(
             GpuPlan::new(GpuStrategy::Streaming).describe(),
@@ -912,10 +937,10 @@ mod tests {
         let cases = [
             (
                 PlanRequest {
-                    strategy: Some(Strategy::Wavefront),
+                    strategy: Some(Strategy::Parallel),
                     ..PlanRequest::default()
                 },
-                "choose one of: naive, tiled, streaming, overlapped",
+                "choose one of: naive, tiled, streaming, overlapped, wavefront",
             ),
             (
                 PlanRequest {
@@ -937,7 +962,7 @@ mod tests {
                     time_tile: Some(4),
                     ..PlanRequest::default()
                 },
-                "needs the `overlapped` or `streaming` strategy",
+                "needs the `overlapped`, `streaming` or `wavefront` strategy",
             ),
             (
                 PlanRequest {
@@ -1116,6 +1141,31 @@ mod tests {
         );
         let single = GpuPlan::new(GpuStrategy::Streaming);
         assert!(!single.fuses_steps() && GpuPlan::new(GpuStrategy::Overlapped).fuses_steps());
+    }
+
+    #[test]
+    fn the_wavefront_sweeps_2d_and_3d_grids_four_steps_a_pass() {
+        let limits = DeviceLimits::typical_gpu();
+        let request = PlanRequest {
+            strategy: Some(Strategy::Wavefront),
+            ..PlanRequest::default()
+        };
+        let plan = |extents: &[usize]| {
+            plan_gpu(
+                &ProgramTraits::stencil(extents),
+                &request,
+                "cuda",
+                &limits,
+                |_| true,
+            )
+        };
+        let volume = plan(&[512, 512, 512]).expect("plans");
+        assert_eq!((volume.block, volume.time_tile), ([256, 1, 1], 4));
+        assert!(volume.fuses_steps());
+        for extents in [&[64][..], &[4, 4, 4, 4]] {
+            let refused = plan(extents).unwrap_err().to_string();
+            assert!(refused.contains("the `wavefront` strategy"), "{refused}");
+        }
     }
 
     #[test]

@@ -32,7 +32,8 @@ pub fn gpu_test_plans() -> Vec<GpuPlan> {
 /// cannot be fused: see `tessera_plan::fusion_refusal`): overlapped at T = 1 to 4, tiles from
 /// 8 to 32 points along x, in 3D a tile of 1x2x2 points at T = 3 (a halo many times the tile);
 /// from 2 axes on, streaming time tiles at T = 2 to 4: chunks of 3 and 5 points (fewer than
-/// the planes their steps reach beyond them) and the whole axis. Deep 3D tiles of radius-2
+/// the planes their steps reach beyond them) and the whole axis; the wavefront at T = 2 and 4.
+/// Deep 3D tiles of radius-2
 /// f64 stencils need more shared memory than a typical GPU gives a block (their lowering is
 /// refused, naming the limit).
 pub fn fused_test_plans(bound: &BoundProgram) -> Vec<GpuPlan> {
@@ -43,8 +44,21 @@ pub fn fused_test_plans(bound: &BoundProgram) -> Vec<GpuPlan> {
     let mut plans = overlapped_plans(dims);
     if dims >= 2 {
         plans.extend(streaming_time_plans(dims));
+        plans.extend(wavefront_plans());
     }
     plans
+}
+
+/// The wavefront at T = 2 and 4, with blocks of 64 and 32 threads (see [`fused_test_plans`]).
+fn wavefront_plans() -> Vec<GpuPlan> {
+    [([64, 1, 1], 2), ([32, 1, 1], 4)]
+        .into_iter()
+        .map(|(block, time_tile)| GpuPlan {
+            block,
+            time_tile,
+            ..GpuPlan::new(GpuStrategy::Wavefront)
+        })
+        .collect()
 }
 
 /// Streaming time tiling at T = 2 to 4 (see [`fused_test_plans`]).

@@ -615,6 +615,9 @@ pub enum BufferRole {
         /// The receiver.
         receiver: Id<Receiver>,
     },
+    /// A fused kernel's working array in global memory (the wavefront's rings of planes):
+    /// neither uploaded nor read back.
+    Scratch,
 }
 
 /// One host operation.
@@ -664,6 +667,8 @@ pub enum LaunchArg {
     ReductionValue(Id<Reduction>),
     /// The number of items a gather covers (a receiver's points), as an `i64`.
     Count,
+    /// A constant known when lowering (a launch's number within a sweep), as an `i64`.
+    Int(i64),
 }
 
 /// [`HostOp::Reduce`].

@@ -6,7 +6,7 @@ use tessera_analysis::tiling::tile_regions;
 use tessera_analysis::{BoundProgram, Domain, Rect};
 use tessera_ir::{Field, Id, Reduction, Stage};
 
-use super::lower::{Ctx, overlapped, time_streaming};
+use super::lower::{Ctx, overlapped, time_streaming, wavefront};
 use super::{Expr, Kernel, KernelProgram, ReadBinding, Stmt};
 
 /// What one kernel moves and recomputes, per point it computes.
@@ -45,6 +45,7 @@ pub fn kernel_traffic(
     let fused = match kernel.strategy {
         "overlapped" => Some(overlapped::block_regions as fn(&Ctx) -> _),
         "streaming-time" => Some(time_streaming::block_regions as fn(&Ctx) -> _),
+        "wavefront" => Some(wavefront::block_regions as fn(&Ctx) -> _),
         _ => None,
     };
     if let Some(block_regions) = fused {

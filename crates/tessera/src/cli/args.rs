@@ -107,7 +107,7 @@ fn plane_reads_parser() -> impl TypedValueParser<Value = PlaneReads> {
 pub struct ExecArgs {
     #[arg(long, env = "TESSERA_BACKEND", value_name = "B", help = backend_help())]
     pub backend: Option<String>,
-    /// Strategy (cpu: naive, parallel, blocked, overlapped, wavefront; cuda and opencl: naive, tiled, streaming, overlapped).
+    /// Strategy (cpu: naive, parallel, blocked, overlapped, wavefront; cuda and opencl: naive, tiled, streaming, overlapped, wavefront).
     #[arg(long, value_parser = strategy_parser(), value_name = "S")]
     pub strategy: Option<Strategy>,
     /// Spatial tile (cpu) or block (GPUs), slowest axis first: `32x32`.

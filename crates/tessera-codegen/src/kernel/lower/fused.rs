@@ -29,10 +29,14 @@ pub enum FusedArg {
     Steps,
     /// An input table's buffer.
     Table(Id<Table>),
+    /// The scratch array of this index in [`Fused::scratch`].
+    Scratch(usize),
+    /// The launch's number within the pass's sweep.
+    Iteration,
 }
 
 /// The fused kernel of a program: the kernel, its launch grid, its arguments, and the fields
-/// it updates (whose buffers are swapped with their partners after each launch).
+/// it updates (whose buffers are swapped with their partners after the pass).
 pub struct Fused {
     /// The kernel.
     pub kernel: Kernel,
@@ -42,6 +46,10 @@ pub struct Fused {
     pub args: Vec<FusedArg>,
     /// The fields it writes to their partners.
     pub updated: Vec<Id<Field>>,
+    /// Launches per pass, each given its number ([`FusedArg::Iteration`]); `None`: one.
+    pub sweep: Option<i64>,
+    /// Global scratch arrays it takes ([`FusedArg::Scratch`]), row-major.
+    pub scratch: Vec<SharedArray>,
 }
 
 /// A fused kernel's parameters and the arguments bound to them: each updated field's current

@@ -19,6 +19,7 @@ mod streaming;
 mod tile;
 mod tiled;
 pub(super) mod time_streaming;
+pub(super) mod wavefront;
 
 use tessera_analysis::BoundProgram;
 use tessera_ir::{Field, Id, ReductionPlacement, ScalarType, Stage};
@@ -153,28 +154,46 @@ impl Lowering<'_> {
         }
         let fused = match plan.strategy {
             GpuStrategy::Streaming => time_streaming::kernel(self.ctx),
+            GpuStrategy::Wavefront => wavefront::kernel(self.ctx),
             _ => overlapped::kernel(self.ctx),
         }
         .map_err(PlanError::Unsupported)?;
         for &field in &fused.updated {
             self.add_partner(field);
         }
-        let args = (fused.args.iter())
-            .map(|arg| match *arg {
-                fused::FusedArg::Field(f) => LaunchArg::Buffer(self.buffer_of(f, false)),
-                fused::FusedArg::Next(f) => LaunchArg::Buffer(self.buffer_of(f, true)),
-                fused::FusedArg::Step => LaunchArg::Step,
-                fused::FusedArg::Steps => LaunchArg::Steps,
-                fused::FusedArg::Table(t) => LaunchArg::Buffer(self.table_buffers[t.index()]),
+        let scratch: Vec<BufferId> = (fused.scratch.iter())
+            .map(|array| {
+                let len = array.dims.iter().product();
+                add_buffer(
+                    &mut self.host,
+                    &array.name,
+                    array.ty,
+                    len,
+                    BufferRole::Scratch,
+                )
             })
             .collect();
-        let mut ops = vec![HostOp::Launch(Launch {
-            kernel: fused.kernel.name.clone(),
-            grid: fused.grid,
-            block: fused.kernel.block,
-            args,
-            every: 1,
-        })];
+        let launch = |iteration: i64| {
+            let args = (fused.args.iter())
+                .map(|arg| match *arg {
+                    fused::FusedArg::Field(f) => LaunchArg::Buffer(self.buffer_of(f, false)),
+                    fused::FusedArg::Next(f) => LaunchArg::Buffer(self.buffer_of(f, true)),
+                    fused::FusedArg::Step => LaunchArg::Step,
+                    fused::FusedArg::Steps => LaunchArg::Steps,
+                    fused::FusedArg::Table(t) => LaunchArg::Buffer(self.table_buffers[t.index()]),
+                    fused::FusedArg::Scratch(k) => LaunchArg::Buffer(scratch[k]),
+                    fused::FusedArg::Iteration => LaunchArg::Int(iteration),
+                })
+                .collect();
+            HostOp::Launch(Launch {
+                kernel: fused.kernel.name.clone(),
+                grid: fused.grid,
+                block: fused.kernel.block,
+                args,
+                every: 1,
+            })
+        };
+        let mut ops: Vec<HostOp> = (0..fused.sweep.unwrap_or(1)).map(launch).collect();
         for &field in &fused.updated {
             ops.push(HostOp::Swap(
                 self.buffer_of(field, false),
@@ -384,10 +403,12 @@ fn stage_kernel(
             Ok(k) => return k,
             Err(why) => Some(why),
         },
-        GpuStrategy::Streaming => match streaming::kernel(ctx, stage, io) {
-            Ok(k) => return k,
-            Err(why) => Some(why),
-        },
+        GpuStrategy::Streaming | GpuStrategy::Wavefront => {
+            match streaming::kernel(ctx, stage, io) {
+                Ok(k) => return k,
+                Err(why) => Some(why),
+            }
+        }
     };
     if let Some(why) = refusal {
         notes.push(format!("stage `{name}` uses the naive strategy: {why}"));

@@ -68,6 +68,8 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         grid: overlap.tile.grid(&overlap.grid_domain(), 0..ctx.dims()),
         args,
         updated,
+        sweep: None,
+        scratch: Vec::new(),
     })
 }
 

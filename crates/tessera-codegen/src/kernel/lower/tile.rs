@@ -128,23 +128,35 @@ impl Tile {
         names: &[&str],
         body: impl FnOnce(Vec<Expr>) -> Vec<Stmt>,
     ) -> Stmt {
-        let digits = ctx.digits("i", dims);
-        let mut statements: Vec<Stmt> = (names.iter().zip(digits).rev())
-            .map(|(name, digit)| Stmt::Declare {
-                var: format!("l_{name}"),
-                ty: ctx.ity,
-                value: Some(digit),
-            })
-            .collect();
-        let local = names.iter().map(|n| Expr::var(format!("l_{n}"))).collect();
-        statements.extend(body(local));
-        Stmt::For {
-            var: "i".into(),
+        shared_loop(ctx, dims, names, self.threads(), body)
+    }
+}
+
+/// The loop in which `threads` threads (numbered `tid`) share the points of an array of
+/// `dims` (see [`Tile::cooperative_loop`]).
+pub fn shared_loop(
+    ctx: &Ctx,
+    dims: &[i64],
+    names: &[&str],
+    threads: i64,
+    body: impl FnOnce(Vec<Expr>) -> Vec<Stmt>,
+) -> Stmt {
+    let digits = ctx.digits("i", dims);
+    let mut statements: Vec<Stmt> = (names.iter().zip(digits).rev())
+        .map(|(name, digit)| Stmt::Declare {
+            var: format!("l_{name}"),
             ty: ctx.ity,
-            start: Expr::var("tid"),
-            end: ctx.lit(dims.iter().product()),
-            step: ctx.lit(self.threads()),
-            body: statements,
-        }
+            value: Some(digit),
+        })
+        .collect();
+    let local = names.iter().map(|n| Expr::var(format!("l_{n}"))).collect();
+    statements.extend(body(local));
+    Stmt::For {
+        var: "i".into(),
+        ty: ctx.ity,
+        start: Expr::var("tid"),
+        end: ctx.lit(dims.iter().product()),
+        step: ctx.lit(threads),
+        body: statements,
     }
 }

@@ -24,13 +24,15 @@ use tessera_ir::{Border, Field, Id, ScalarType, Stage};
 
 use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, ident};
-use super::fused::{BlockFrame, Frame, Fused, Place, Staging, fused_params};
+use super::fused::{BlockFrame, Frame, Fused, Place, Shift, Staging, fused_params};
 use super::naive::blocks;
-use super::tile::Tile;
+use super::tile::{Tile, shared_loop};
 
 /// The streaming time-tiled kernel of `ctx`'s program, or why the program cannot run it.
 pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
-    let pipeline = Pipeline::new(ctx)?;
+    let tile = plane_tile(ctx);
+    let extent = tile_extent(ctx, &tile);
+    let pipeline = Pipeline::new(ctx, extent, tile, false)?;
     let mut body = vec![pipeline.tile.thread_index(ctx)];
     body.extend(pipeline.origins());
     let edge = pipeline.sweep(Frame::Edge);
@@ -67,6 +69,8 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         grid: pipeline.grid(),
         args,
         updated,
+        sweep: None,
+        scratch: Vec::new(),
     })
 }
 
@@ -104,22 +108,22 @@ fn tile_extent(ctx: &Ctx, tile: &Tile) -> Vec<i64> {
 }
 
 /// One value an updated field takes in a pass, with its ring of planes.
-struct Version {
-    field: Id<Field>,
+pub(super) struct Version {
+    pub(super) field: Id<Field>,
     /// The block positions it is loaded or computed at.
-    bounds: Rect,
+    pub(super) bounds: Rect,
     /// Planes it runs behind the loaded input plane.
-    lag: i64,
+    pub(super) lag: i64,
     /// Its ring: `planes` planes of its in-plane bounds.
-    array: SharedArray,
+    pub(super) array: SharedArray,
 }
 
 /// One stage in one step of the pass.
-struct Level {
-    step: usize,
-    stage: Id<Stage>,
-    region: Rect,
-    lag: i64,
+pub(super) struct Level {
+    pub(super) step: usize,
+    pub(super) stage: Id<Stage>,
+    pub(super) region: Rect,
+    pub(super) lag: i64,
     /// The version each field has when it runs (by field index; `None`: not staged).
     reads: Vec<Option<usize>>,
     /// The versions it reads: at neighbours, or at its point to keep the values outside its
@@ -137,52 +141,69 @@ struct Reader {
     behind: i64,
 }
 
-/// The streaming time-tiled lowering of one program.
-struct Pipeline<'a> {
+/// A pass swept plane by plane along the slowest axis with every step and stage in flight:
+/// the versions of the fields, the stages in order with their lags, and the rings' depths.
+/// Its planes live in shared rings (streaming time tiles, one block per tile), or in rings in
+/// global memory that each launch of the sweep advances by one plane (the GPU wavefront).
+pub(super) struct Pipeline<'a> {
     ctx: &'a Ctx<'a>,
-    depth: usize,
+    pub(super) depth: usize,
     /// The plane axes' tile.
-    tile: Tile,
-    /// Points of the block's tile per axis (the chunk along the streaming axis).
-    extent: Vec<i64>,
+    pub(super) tile: Tile,
+    /// Points of the tile per axis (along the streaming axis: the chunk, or the whole axis).
+    pub(super) extent: Vec<i64>,
+    /// Whether the rings are in global memory, each launch reading only the planes earlier
+    /// launches wrote (so every lag is a plane more).
+    pub(super) global: bool,
     /// The streaming axis (0).
-    s: usize,
-    names: Vec<&'static str>,
-    versions: Vec<Version>,
+    pub(super) s: usize,
+    pub(super) names: Vec<&'static str>,
+    pub(super) versions: Vec<Version>,
     /// Versions loaded from memory before the first step.
-    inputs: Vec<usize>,
-    levels: Vec<Level>,
+    pub(super) inputs: Vec<usize>,
+    pub(super) levels: Vec<Level>,
     /// After each step, the version of every updated field and the lag of its write.
-    finals: Vec<(Vec<usize>, i64)>,
+    pub(super) finals: Vec<(Vec<usize>, i64)>,
     /// The updated fields, in parameter order.
-    updated: Vec<Id<Field>>,
+    pub(super) updated: Vec<Id<Field>>,
     /// Fields read but never updated, loaded from memory where read.
-    constant_fields: Vec<Id<Field>>,
+    pub(super) constant_fields: Vec<Id<Field>>,
     /// The lowest plane position of any version: ring slots count from it.
-    base: i64,
+    pub(super) base: i64,
     /// Sweep iterations of a pass.
-    iterations: i64,
+    pub(super) iterations: i64,
     /// Every position a block touches.
     reach: Rect,
+    /// The threads sharing each plane's points: a block's, or (global rings) the launch's.
+    pub(super) loop_threads: i64,
 }
 
 impl<'a> Pipeline<'a> {
-    fn new(ctx: &'a Ctx<'a>) -> Result<Pipeline<'a>, String> {
+    /// The pipeline of a tile of `extent` points (the streaming axis first) whose plane axes
+    /// `tile` covers, its rings in shared or (`global`) global memory.
+    pub(super) fn new(
+        ctx: &'a Ctx<'a>,
+        extent: Vec<i64>,
+        tile: Tile,
+        global: bool,
+    ) -> Result<Pipeline<'a>, String> {
         let d = ctx.dims();
         if !(2..=3).contains(&d) {
             return Err(format!(
-                "streaming time tiling sweeps the planes of 2D and 3D grids; this grid has {d} axes"
+                "a plane sweep through time runs on 2D and 3D grids; this grid has {d} axes"
             ));
         }
-        let tile = plane_tile(ctx);
-        let (target, regions) = block_regions(ctx);
+        let target = Rect::new(vec![0; extent.len()], extent.clone());
+        let depth = ctx.plan.time_tile.max(1) as usize;
+        let regions = local_tile_regions(ctx.bound, &extent, depth);
         let checked = ctx.bound.checked();
         let program = ctx.bound.program();
         let mut pipeline = Pipeline {
             ctx,
-            depth: ctx.plan.time_tile.max(1) as usize,
+            depth,
             tile,
-            extent: target.hi.clone(),
+            extent,
+            global,
             s: 0,
             names: ctx.axis_names(),
             versions: Vec::new(),
@@ -194,7 +215,9 @@ impl<'a> Pipeline<'a> {
             base: 0,
             iterations: 0,
             reach: target.clone(),
+            loop_threads: 0,
         };
+        pipeline.loop_threads = pipeline.tile.threads();
         let mut current: Vec<Option<usize>> = vec![None; program.fields.len()];
         for field in program.fields.ids() {
             let input = &regions.inputs[field.index()];
@@ -305,8 +328,9 @@ impl<'a> Pipeline<'a> {
                 reads.push((version, 0, 0));
             }
         }
+        let handoff = i64::from(self.global);
         let lag = (reads.iter())
-            .map(|&(v, _, ahead)| self.versions[v].lag + ahead)
+            .map(|&(v, _, ahead)| self.versions[v].lag + ahead + handoff)
             .max()
             .unwrap_or(0);
         readers.extend(reads.iter().map(|&(version, behind, _)| Reader {
@@ -354,11 +378,11 @@ impl<'a> Pipeline<'a> {
     }
 
     /// The place of `version`'s ring.
-    fn place(&self, version: usize) -> Place<'_> {
+    pub(super) fn place(&self, version: usize) -> Place<'_> {
         let v = &self.versions[version];
         Place {
             array: &v.array,
-            global: false,
+            global: self.global,
             lo: &v.bounds.lo,
             ring: Some((self.s, self.base, v.array.dims[self.s] as i64)),
         }
@@ -429,30 +453,38 @@ impl<'a> Pipeline<'a> {
     /// iteration.
     fn sweep(&self, frame: Frame) -> Vec<Stmt> {
         let ctx = self.ctx;
-        let mut iteration = self.writes();
-        iteration.extend(self.inputs.iter().map(|&v| self.load(v, frame)));
-        let mut unsynced: Vec<usize> = self.inputs.clone();
-        for level in &self.levels {
-            if level.uses.iter().any(|v| unsynced.contains(v)) {
-                iteration.push(Stmt::Barrier);
-                unsynced.clear();
-            }
-            iteration.push(self.level_plane(level, frame));
-            unsynced.extend(level.writes.iter().map(|&(_, version)| version));
-        }
-        iteration.push(Stmt::Barrier);
         vec![Stmt::For {
             var: "it".into(),
             ty: ctx.ity,
             start: ctx.lit(0),
             end: ctx.lit(self.iterations),
             step: ctx.lit(1),
-            body: iteration,
+            body: self.iteration(frame),
         }]
     }
 
+    /// Iteration `it` of the sweep (see [`Pipeline::sweep`]); with rings in global memory,
+    /// whose launch is an iteration, without barriers.
+    pub(super) fn iteration(&self, frame: Frame) -> Vec<Stmt> {
+        let mut iteration = self.writes();
+        iteration.extend(self.inputs.iter().map(|&v| self.load(v, frame)));
+        let mut unsynced: Vec<usize> = self.inputs.clone();
+        for level in &self.levels {
+            if !self.global && level.uses.iter().any(|v| unsynced.contains(v)) {
+                iteration.push(Stmt::Barrier);
+                unsynced.clear();
+            }
+            iteration.push(self.level_plane(level, frame));
+            unsynced.extend(level.writes.iter().map(|&(_, version)| version));
+        }
+        if !self.global {
+            iteration.push(Stmt::Barrier);
+        }
+        iteration
+    }
+
     /// `p`: the plane position a version of lag `lag` handles in this iteration.
-    fn plane(&self, lag: i64) -> Stmt {
+    pub(super) fn plane(&self, lag: i64) -> Stmt {
         Stmt::Declare {
             var: "p".into(),
             ty: self.ctx.ity,
@@ -461,7 +493,7 @@ impl<'a> Pipeline<'a> {
     }
 
     /// Whether plane `p` lies in `[lo, hi)`.
-    fn plane_in(&self, lo: i64, hi: i64) -> Expr {
+    pub(super) fn plane_in(&self, lo: i64, hi: i64) -> Expr {
         let ctx = self.ctx;
         (ctx.lit(lo).op(KernelOp::Le, Expr::var("p")))
             .op(KernelOp::And, Expr::var("p").op(KernelOp::Lt, ctx.lit(hi)))
@@ -473,15 +505,12 @@ impl<'a> Pipeline<'a> {
         let ctx = self.ctx;
         let d = ctx.dims();
         let dims: Vec<i64> = (1..d).map(|a| rect.len(a)).collect();
-        self.tile
-            .cooperative_loop(ctx, &dims, &self.names[1..], |local| {
-                let position = std::iter::once(Expr::var("p"))
-                    .chain(
-                        (local.into_iter().enumerate()).map(|(k, l)| ctx.offset(l, rect.lo[k + 1])),
-                    )
-                    .collect();
-                body(position)
-            })
+        shared_loop(ctx, &dims, &self.names[1..], self.loop_threads, |local| {
+            let position = std::iter::once(Expr::var("p"))
+                .chain((local.into_iter().enumerate()).map(|(k, l)| ctx.offset(l, rect.lo[k + 1])))
+                .collect();
+            body(position)
+        })
     }
 
     /// Loads the input plane of `version` (each position's periodic image) into its ring.
@@ -491,15 +520,12 @@ impl<'a> Pipeline<'a> {
         let place = self.place(version);
         let lp = self.plane_loop(&v.bounds, |position| {
             let coords = self.frame(frame).grid_coords(&position);
-            vec![Stmt::SharedStore {
-                array: v.array.name.clone(),
-                index: place.at(ctx, &position),
-                value: Expr::Load {
-                    buffer: field_ident(ctx, v.field),
-                    index: Box::new(ctx.linear(&coords)),
-                    cached: true,
-                },
-            }]
+            let value = Expr::Load {
+                buffer: field_ident(ctx, v.field),
+                index: Box::new(ctx.linear(&coords)),
+                cached: true,
+            };
+            vec![place.store(ctx, &position, value)]
         });
         Stmt::Block(vec![
             self.plane(v.lag),
@@ -572,13 +598,11 @@ impl<'a> Pipeline<'a> {
                     let stores = (self.updated.iter().zip(finals))
                         .map(|(&field, &version)| {
                             let place = self.place(version);
+                            let unmoved = vec![Shift::By(0); position.len()];
                             Stmt::Store {
                                 buffer: format!("{}_next", field_ident(ctx, field)),
                                 index: ctx.linear(&coords),
-                                value: Expr::SharedLoad {
-                                    array: place.array.name.clone(),
-                                    index: place.at(ctx, &position),
-                                },
+                                value: place.load(ctx, &position, &unmoved),
                             }
                         })
                         .collect();
