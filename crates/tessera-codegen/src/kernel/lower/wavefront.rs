@@ -101,7 +101,10 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         params,
         shared: Vec::new(),
         block,
-        min_resident_blocks: None,
+        // Every stage of T steps is inlined into one kernel: without this ptxas caps small
+        // blocks' registers for an occupancy the launch may not need, and spills (math_all at
+        // 32 threads and T = 4).
+        min_resident_blocks: Some(1),
         body,
     };
     Ok(Fused {
