@@ -6,8 +6,8 @@ use std::marker::PhantomData;
 
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
-    BufferRole, DeviceLimits, GpuPlan, GpuStrategy, KernelProgram, Limiter, kernel_resources,
-    kernel_traffic, occupancy,
+    BufferRole, DeviceLimits, GpuPlan, GpuStrategy, HostOp, KernelProgram, Limiter,
+    kernel_resources, kernel_traffic, occupancy,
 };
 use tessera_plan::gpu::known_gpu;
 use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanError, PlanRequest};
@@ -277,7 +277,18 @@ fn kernel_lines(
         let [bx, by, bz] = resources.block;
         let [gx, gy, gz] = resources.grid;
         let every_text = match (every, fused) {
-            (_, Some(f)) if in_plain_pass => format!(", once per pass of up to {} steps", f.depth),
+            (_, Some(f)) if in_plain_pass => {
+                let launches = (f.ops.iter())
+                    .filter(|op| matches!(op, HostOp::Launch(l) if l.kernel == kernel.name))
+                    .count();
+                match launches {
+                    1 => format!(", once per pass of up to {} steps", f.depth),
+                    n => format!(
+                        ", {n} launches per pass of up to {} steps, a plane each",
+                        f.depth
+                    ),
+                }
+            }
             (_, Some(_)) => ", in the passes that compute reductions".to_string(),
             (1, None) => String::new(),
             (k, None) => format!(", every {k} steps"),

@@ -534,13 +534,23 @@ impl HostProgram {
             .map(BufferId)
     }
 
-    /// Every launch of the step and of the fused pass.
+    /// Every launch of the step and of the fused pass; a kernel the fused pass launches once
+    /// per sweep iteration (the wavefront) counts once, its launches sharing the pass's work.
     pub fn launches(&self) -> impl Iterator<Item = &Launch> {
         let fused = self.fused.iter().flat_map(|f| f.ops.iter());
-        self.step.iter().chain(fused).filter_map(|op| match op {
+        let mut seen: Vec<&str> = Vec::new();
+        let step = self.step.iter().filter_map(|op| match op {
             HostOp::Launch(launch) => Some(launch),
             _ => None,
-        })
+        });
+        let fused = fused.filter_map(move |op| match op {
+            HostOp::Launch(launch) if !seen.contains(&launch.kernel.as_str()) => {
+                seen.push(&launch.kernel);
+                Some(launch)
+            }
+            _ => None,
+        });
+        step.chain(fused)
     }
 
     /// Whether `launch` runs in a pass without reductions: it belongs to the fused pass, or
