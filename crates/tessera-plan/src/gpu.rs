@@ -791,12 +791,20 @@ mod tests {
 
     /// The plan `request` gives a fusable radius-1 stencil on a 64x64 grid, typical device.
     fn plan_square(request: &PlanRequest, backend: &'static str) -> Result<GpuPlan, PlanError> {
-        let limits = DeviceLimits::typical_gpu();
+        plan_stencil(&[64, 64], request, &DeviceLimits::typical_gpu())
+    }
+
+    /// The CUDA plan `request` gives a radius-1 stencil on `extents`, every plan fitting.
+    fn plan_stencil(
+        extents: &[usize],
+        request: &PlanRequest,
+        limits: &DeviceLimits,
+    ) -> Result<GpuPlan, PlanError> {
         plan_gpu(
-            &ProgramTraits::stencil(&[64, 64]),
+            &ProgramTraits::stencil(extents),
             request,
-            backend,
-            &limits,
+            "cuda",
+            limits,
             |_| true,
         )
     }
@@ -1051,16 +1059,7 @@ mod tests {
             strategy: Some(Strategy::Streaming),
             ..PlanRequest::default()
         };
-        let plan = |extents: &[usize]| {
-            plan_gpu(
-                &ProgramTraits::stencil(extents),
-                &streaming,
-                "cuda",
-                &h100,
-                |_| true,
-            )
-            .expect("plans")
-        };
+        let plan = |extents: &[usize]| plan_stencil(extents, &streaming, &h100).expect("plans");
         let cube = plan(&[512, 512, 512]);
         assert_eq!(
             (cube.block, cube.stream_chunk, cube.plane_reads),
@@ -1111,16 +1110,7 @@ mod tests {
             time_tile: Some(4),
             ..PlanRequest::default()
         };
-        let plan = |extents: &[usize]| {
-            plan_gpu(
-                &ProgramTraits::stencil(extents),
-                &request,
-                "cuda",
-                &limits,
-                |_| true,
-            )
-            .expect("plans")
-        };
+        let plan = |extents: &[usize]| plan_stencil(extents, &request, &limits).expect("plans");
         let volume = plan(&[512, 512, 512]);
         assert!(volume.fuses_steps());
         assert_eq!(
@@ -1150,15 +1140,7 @@ mod tests {
             strategy: Some(Strategy::Wavefront),
             ..PlanRequest::default()
         };
-        let plan = |extents: &[usize]| {
-            plan_gpu(
-                &ProgramTraits::stencil(extents),
-                &request,
-                "cuda",
-                &limits,
-                |_| true,
-            )
-        };
+        let plan = |extents: &[usize]| plan_stencil(extents, &request, &limits);
         let volume = plan(&[512, 512, 512]).expect("plans");
         assert_eq!((volume.block, volume.time_tile), ([256, 1, 1], 4));
         assert!(volume.fuses_steps());

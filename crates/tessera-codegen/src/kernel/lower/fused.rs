@@ -8,7 +8,7 @@
 //! lies between the point and the read (or as far on the other side). Stage domains
 //! (sub-domains, strides) are checked point by point; a point outside keeps its value.
 
-use tessera_analysis::stage_tables;
+use tessera_analysis::{Domain, Rect, stage_tables};
 use tessera_ir::{Border, Field, Id, ScalarType, Stage, Table};
 
 use super::super::{
@@ -380,4 +380,27 @@ pub fn in_domain(ctx: &Ctx, stage: Id<Stage>, coords: &[Expr]) -> Option<Expr> {
         .into_iter()
         .chain(strides)
         .reduce(|a, b| a.op(KernelOp::And, b))
+}
+
+/// The whole grid as a domain (block origins start at 0).
+pub fn grid_domain(ctx: &Ctx) -> Domain {
+    Domain {
+        rect: Rect::grid(&ctx.bound.extents),
+        stride: vec![1; ctx.dims()],
+    }
+}
+
+/// Whether every position a block whose origins are `o_<axis>` touches (`reach`, in its
+/// frame) is inside the grid, or `None` when no block's is (the grid is narrower than a
+/// block's reach along some axis).
+pub fn interior_test(ctx: &Ctx, reach: &Rect) -> Option<Expr> {
+    let origins: Vec<Expr> = (ctx.axis_names().iter())
+        .map(|n| Expr::var(format!("o_{n}")))
+        .collect();
+    let lo: Vec<Option<i64>> = reach.lo.iter().map(|&l| Some(-l)).collect();
+    let hi: Vec<Option<i64>> = (0..ctx.dims())
+        .map(|a| Some(ctx.extent(a) - reach.hi[a] + 1))
+        .collect();
+    let possible = (0..ctx.dims()).all(|a| lo[a] < hi[a]);
+    possible.then(|| ctx.within(&origins, &lo, &hi).expect("some axis"))
 }

@@ -23,20 +23,18 @@ use tessera_ir::{Field, Id, ScalarType, Stage};
 
 use super::super::{Expr, Kernel, KernelOp, KernelTraffic, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, ident};
-use super::fused::{BlockFrame, Frame, Fused, Place, Staging, fused_params};
+use super::fused::{
+    BlockFrame, Frame, Fused, Place, Staging, fused_params, grid_domain, interior_test,
+};
 use super::tile::Tile;
 
 /// The overlapped kernel of `ctx`'s program, or why the program cannot run it.
 pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     let overlap = Overlap::new(ctx)?;
     let mut body = vec![overlap.tile.thread_index(ctx)];
-    body.extend(
-        overlap
-            .tile
-            .origins(ctx, &overlap.grid_domain(), 0..ctx.dims()),
-    );
+    body.extend(overlap.tile.origins(ctx, &grid_domain(ctx), 0..ctx.dims()));
     let edge = overlap.pass(Frame::Edge);
-    match overlap.interior_test() {
+    match interior_test(ctx, &overlap.reach) {
         Some(cond) => body.push(Stmt::UniformIf {
             cond,
             then: overlap.pass(Frame::Interior),
@@ -65,7 +63,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     };
     Ok(Fused {
         kernel,
-        grid: overlap.tile.grid(&overlap.grid_domain(), 0..ctx.dims()),
+        grid: overlap.tile.grid(&grid_domain(ctx), 0..ctx.dims()),
         args,
         updated,
         sweep: None,
@@ -236,29 +234,6 @@ impl<'a> Overlap<'a> {
         })
     }
 
-    /// The whole grid as a domain (tile origins start at 0).
-    fn grid_domain(&self) -> tessera_analysis::Domain {
-        tessera_analysis::Domain {
-            rect: Rect::grid(&self.ctx.bound.extents),
-            stride: vec![1; self.ctx.dims()],
-        }
-    }
-
-    /// Whether every position the block touches is inside the grid, or `None` when no block's
-    /// is (the grid is narrower than a tile's reach along some axis).
-    fn interior_test(&self) -> Option<Expr> {
-        let ctx = self.ctx;
-        let origins: Vec<Expr> = (self.names.iter())
-            .map(|n| Expr::var(format!("o_{n}")))
-            .collect();
-        let lo: Vec<Option<i64>> = self.reach.lo.iter().map(|&l| Some(-l)).collect();
-        let hi: Vec<Option<i64>> = (0..ctx.dims())
-            .map(|a| Some(ctx.extent(a) - self.reach.hi[a] + 1))
-            .collect();
-        let possible = (0..ctx.dims()).all(|a| lo[a] < hi[a]);
-        possible.then(|| ctx.within(&origins, &lo, &hi).expect("some axis"))
-    }
-
     /// The pass in a frame: the tiles loaded, then each step, the tiles written after the
     /// pass's last one.
     fn pass(&self, frame: Frame) -> Vec<Stmt> {
@@ -415,7 +390,7 @@ impl<'a> Overlap<'a> {
     fn write_tiles(&self, holders: &Holders) -> Stmt {
         let ctx = self.ctx;
         let d = ctx.dims();
-        let hi = self.tile.overhang(&self.grid_domain(), 0..d);
+        let hi = self.tile.overhang(&grid_domain(self.ctx), 0..d);
         self.tile
             .cooperative_loop(ctx, &self.extent, &self.names, |local| {
                 let coords = self.frame(Frame::Interior).grid_coords(&local);

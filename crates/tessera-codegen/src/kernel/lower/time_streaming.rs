@@ -19,12 +19,14 @@
 //! their periodic images ([`super::fused`]), blocks whose whole reach is in the grid take a
 //! branch without the wrapping, and stage domains are checked point by point.
 
-use tessera_analysis::{Domain, FieldRole, Rect, TileRegions, local_tile_regions};
+use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions};
 use tessera_ir::{Border, Field, Id, ScalarType, Stage};
 
 use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, ident};
-use super::fused::{BlockFrame, Frame, Fused, Place, Shift, Staging, fused_params};
+use super::fused::{
+    BlockFrame, Frame, Fused, Place, Shift, Staging, fused_params, grid_domain, interior_test,
+};
 use super::naive::blocks;
 use super::tile::{Tile, shared_loop};
 
@@ -36,7 +38,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     let mut body = vec![pipeline.tile.thread_index(ctx)];
     body.extend(pipeline.origins());
     let edge = pipeline.sweep(Frame::Edge);
-    match pipeline.interior_test() {
+    match interior_test(ctx, &pipeline.reach) {
         Some(cond) => body.push(Stmt::UniformIf {
             cond,
             then: pipeline.sweep(Frame::Interior),
@@ -388,18 +390,10 @@ impl<'a> Pipeline<'a> {
         }
     }
 
-    /// The whole grid as a domain (tile origins start at 0).
-    fn grid_domain(&self) -> Domain {
-        Domain {
-            rect: Rect::grid(&self.ctx.bound.extents),
-            stride: vec![1; self.ctx.dims()],
-        }
-    }
-
     /// Blocks per block axis: the plane tiles, and the chunks along the streaming axis.
     fn grid(&self) -> [u64; 3] {
         let plane = 1..self.ctx.dims();
-        let mut grid = self.tile.grid(&self.grid_domain(), plane);
+        let mut grid = self.tile.grid(&grid_domain(self.ctx), plane);
         let sweep = self.ctx.extent(self.s);
         grid[self.tile.block_axis(self.s)] = blocks(sweep, self.extent[self.s] as u64);
         grid
@@ -415,23 +409,11 @@ impl<'a> Pipeline<'a> {
                 Expr::BlockIdx(self.tile.block_axis(self.s)).times(ctx.lit(self.extent[self.s])),
             ),
         }];
-        origins.extend(self.tile.origins(ctx, &self.grid_domain(), 1..ctx.dims()));
+        origins.extend(
+            self.tile
+                .origins(ctx, &grid_domain(self.ctx), 1..ctx.dims()),
+        );
         origins
-    }
-
-    /// Whether every position the block touches is inside the grid, or `None` when no block's
-    /// is.
-    fn interior_test(&self) -> Option<Expr> {
-        let ctx = self.ctx;
-        let origins: Vec<Expr> = (self.names.iter())
-            .map(|n| Expr::var(format!("o_{n}")))
-            .collect();
-        let lo: Vec<Option<i64>> = self.reach.lo.iter().map(|&l| Some(-l)).collect();
-        let hi: Vec<Option<i64>> = (0..ctx.dims())
-            .map(|a| Some(ctx.extent(a) - self.reach.hi[a] + 1))
-            .collect();
-        let possible = (0..ctx.dims()).all(|a| lo[a] < hi[a]);
-        possible.then(|| ctx.within(&origins, &lo, &hi).expect("some axis"))
     }
 
     /// The block evaluating stages in `frame`.
