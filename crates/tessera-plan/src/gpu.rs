@@ -791,7 +791,14 @@ mod tests {
 
     /// The plan `request` gives a fusable radius-1 stencil on a 64x64 grid, typical device.
     fn plan_square(request: &PlanRequest, backend: &'static str) -> Result<GpuPlan, PlanError> {
-        plan_stencil(&[64, 64], request, &DeviceLimits::typical_gpu())
+        let limits = DeviceLimits::typical_gpu();
+        plan_gpu(
+            &ProgramTraits::stencil(&[64, 64]),
+            request,
+            backend,
+            &limits,
+            |_| true,
+        )
     }
 
     /// The CUDA plan `request` gives a radius-1 stencil on `extents`, every plan fitting.
