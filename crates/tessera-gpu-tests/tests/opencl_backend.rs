@@ -106,7 +106,7 @@ fn bad_options_and_devices_are_refused_with_what_to_do() {
     let unknown = prepare_error(
         &bound,
         &PlanRequest {
-            strategy: Some(Strategy::Wavefront),
+            strategy: Some(Strategy::Blocked),
             ..PlanRequest::default()
         },
     );
@@ -114,7 +114,9 @@ fn bad_options_and_devices_are_refused_with_what_to_do() {
         matches!(
             unknown,
             BackendError::Plan(PlanError::UnknownStrategy { .. })
-        ) && unknown.to_string().contains("naive, tiled, streaming"),
+        ) && unknown
+            .to_string()
+            .contains("naive, tiled, streaming, overlapped, wavefront"),
         "{unknown}"
     );
     let zero = prepare_error(

@@ -18,6 +18,9 @@
 //! tiles are written from the versions of step `steps`. Positions outside the grid stand for
 //! their periodic images ([`super::fused`]), blocks whose whole reach is in the grid take a
 //! branch without the wrapping, and stage domains are checked point by point.
+//!
+//! The analysis ([`Pipeline`]) serves the GPU wavefront too ([`super::wavefront`]), whose
+//! rings are in global memory and whose launches are the sweep's iterations.
 
 use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions};
 use tessera_ir::{Border, Field, Id, ScalarType, Stage};
@@ -116,7 +119,7 @@ pub(super) struct Version {
     pub(super) bounds: Rect,
     /// Planes it runs behind the loaded input plane.
     pub(super) lag: i64,
-    /// Its ring: `planes` planes of its in-plane bounds.
+    /// Its ring: as many planes as its readers need, each the size of its in-plane bounds.
     pub(super) array: SharedArray,
 }
 
@@ -135,7 +138,8 @@ pub(super) struct Level {
     writes: Vec<(Id<Field>, usize)>,
 }
 
-/// A version read `reach` planes behind a reader of lag `lag` (for the rings' depths).
+/// A reader of a version: its lag and how far behind its own plane it reads (for the rings'
+/// depths).
 struct Reader {
     version: usize,
     lag: i64,
