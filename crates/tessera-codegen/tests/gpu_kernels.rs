@@ -8,6 +8,7 @@ use tessera_codegen::kernel::{
     BufferId, BufferRole, DeviceLimits, GpuPlan, GpuStrategy, HostOp, Kernel, KernelProgram,
     LaunchArg, ParamKind, Stmt, kernel_traffic, lower, print_cuda, print_opencl, validate,
 };
+use tessera_plan::gpu::PlaneReads;
 use tessera_testkit::plans::{fused_test_plans, gpu_test_plans};
 use tessera_testkit::{case, test_programs};
 
@@ -346,7 +347,7 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[usize], GpuPlan); 10] = [
+    let cases: [(&str, &[usize], GpuPlan); 11] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
@@ -382,6 +383,17 @@ fn generated_sources_are_snapshotted() {
                 ..plan(GpuStrategy::Overlapped, [8, 4, 1], 2)
             },
         ),
+        // The default 3D plan: in-plane reads through the cache, rows starting at x = 0 (an
+        // aligned segment) with the points before the stage's domain skipped.
+        (
+            "j3d7pt",
+            &[17, 20, 45],
+            GpuPlan {
+                plane_reads: PlaneReads::Cache,
+                stream_chunk: Some(16),
+                ..plan(GpuStrategy::Streaming, [64, 4, 1], 1)
+            },
+        ),
         // Two steps in flight along y: a ring of planes per version, lags, chunk halos.
         (
             "j2d5pt",
@@ -398,6 +410,9 @@ fn generated_sources_are_snapshotted() {
         let mut label = format!("{name}_{}", plan.strategy.name());
         if plan.strategy == GpuStrategy::Streaming && plan.time_tile > 1 {
             label.push_str(&format!("_t{}", plan.time_tile));
+        }
+        if plan.plane_reads == PlaneReads::Cache {
+            label.push_str("_cache");
         }
         insta::assert_snapshot!(format!("gpu_{label}_cuda"), print_cuda(&program));
         insta::assert_snapshot!(format!("gpu_{label}_opencl"), print_opencl(&program));

@@ -17,6 +17,9 @@ use super::common::{Ctx, StageIo, field_ident, kernel_name};
 use super::naive::blocks;
 use super::tile::Tile;
 
+/// Points a block's rows start at a multiple of, along the fastest axis (128 bytes of `f32`).
+const ROW_ALIGNMENT: i64 = 32;
+
 /// A field streamed through registers.
 struct Streamed {
     field: Id<Field>,
@@ -72,6 +75,10 @@ struct Sweep<'a> {
     stage: Id<Stage>,
     io: &'a StageIo,
     domain: Domain,
+    /// What the blocks' tiles cover: the domain, its rows starting at a multiple of
+    /// [`ROW_ALIGNMENT`] points where no plane is staged in shared memory (see
+    /// [`Sweep::aligned_rows`]).
+    rows: Domain,
     names: Vec<&'static str>,
     /// The streaming axis.
     s: usize,
@@ -108,6 +115,7 @@ impl<'a> Sweep<'a> {
             ctx,
             stage,
             io,
+            rows: domain.clone(),
             domain,
             names: ctx.axis_names(),
             s,
@@ -118,7 +126,22 @@ impl<'a> Sweep<'a> {
         sweep.streamed = (io.reads.iter())
             .filter_map(|(field, fp)| sweep.streamed(*field, fp))
             .collect();
+        sweep.rows = sweep.aligned_rows();
         Ok(sweep)
+    }
+
+    /// The domain with its rows' first point moved down to a multiple of [`ROW_ALIGNMENT`]
+    /// along the fastest axis, so that each warp's row is whole aligned segments (a `[1..N-1]`
+    /// stage would otherwise start every row one point past a segment boundary); the points
+    /// before the domain are skipped. Kept as it is where a plane is staged in shared memory,
+    /// whose halo loads would then reach past the grid's edge.
+    fn aligned_rows(&self) -> Domain {
+        let mut rows = self.domain.clone();
+        if self.streamed.iter().all(|f| f.shared.is_none()) {
+            let x = self.ctx.dims() - 1;
+            rows.rect.lo[x] -= rows.rect.lo[x].rem_euclid(ROW_ALIGNMENT);
+        }
+        rows
     }
 
     /// How `field`, read at `fp`, is streamed; `None` when it is read at its point only, along
@@ -248,7 +271,7 @@ impl<'a> Sweep<'a> {
         }
         body.extend(
             self.tile
-                .origins(ctx, &self.domain, self.plane.iter().copied()),
+                .origins(ctx, &self.rows, self.plane.iter().copied()),
         );
         body.extend(self.element_coords());
         body.extend(self.chunk_bounds());
@@ -437,14 +460,19 @@ impl<'a> Sweep<'a> {
     fn points(&self) -> Vec<Stmt> {
         let ctx = self.ctx;
         let d = ctx.dims();
-        let hi = self.tile.overhang(&self.domain, self.plane.iter().copied());
+        let hi = self.tile.overhang(&self.rows, self.plane.iter().copied());
+        let lo: Vec<Option<i64>> = (0..d)
+            .map(|a| {
+                (self.rows.rect.lo[a] < self.domain.rect.lo[a]).then_some(self.domain.rect.lo[a])
+            })
+            .collect();
         (0..self.tile.elements)
             .map(|e| {
                 let coords = self.coords(e, Expr::var(self.names[self.s]));
                 let compute = ctx.point(self.io, &coords, &mut |field, offset| {
                     self.read(e, &coords, field, offset)
                 });
-                Stmt::guarded(ctx.within(&coords, &vec![None; d], &hi), compute)
+                Stmt::guarded(ctx.within(&coords, &lo, &hi), compute)
             })
             .collect()
     }
@@ -494,7 +522,7 @@ impl<'a> Sweep<'a> {
 
     /// The launch grid: blocks over the plane tiles, and one per chunk of the streaming axis.
     fn grid(&self) -> [u64; 3] {
-        let mut grid = self.tile.grid(&self.domain, self.plane.iter().copied());
+        let mut grid = self.tile.grid(&self.rows, self.plane.iter().copied());
         let count = Ctx::count(&self.domain, self.s);
         grid[self.plane.len()] = blocks(count, self.chunk() as u64);
         grid
