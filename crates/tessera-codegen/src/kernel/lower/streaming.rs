@@ -135,11 +135,21 @@ impl<'a> Sweep<'a> {
     /// stage would otherwise start every row one point past a segment boundary); the points
     /// before the domain are skipped. Kept as it is where a plane is staged in shared memory,
     /// whose halo loads would then reach past the grid's edge.
+    /// Along the other plane axes, tiles start at 0 where that takes no more blocks, so that
+    /// the last block does not overhang the grid (whose loads would then need clamping).
     fn aligned_rows(&self) -> Domain {
         let mut rows = self.domain.clone();
-        if self.streamed.iter().all(|f| f.shared.is_none()) {
-            let x = self.ctx.dims() - 1;
-            rows.rect.lo[x] -= rows.rect.lo[x].rem_euclid(ROW_ALIGNMENT);
+        if self.streamed.iter().any(|f| f.shared.is_some()) {
+            return rows;
+        }
+        let x = self.ctx.dims() - 1;
+        rows.rect.lo[x] -= rows.rect.lo[x].rem_euclid(ROW_ALIGNMENT);
+        for &axis in self.plane.iter().filter(|&&a| a != x) {
+            let size = self.tile.size(axis) as u64;
+            let (lo, hi) = (rows.rect.lo[axis], rows.rect.hi[axis]);
+            if lo > 0 && blocks(hi, size) == blocks(hi - lo, size) {
+                rows.rect.lo[axis] = 0;
+            }
         }
         rows
     }
@@ -233,9 +243,13 @@ impl<'a> Sweep<'a> {
     }
 
     /// The value of streamed field `f` for element `e` at `position` along the streaming
-    /// axis, loaded from memory (border-resolved off the looped axes).
+    /// axis, loaded from memory: border-resolved along the axes where some load can leave the
+    /// grid ([`Sweep::leaves_grid`]), a plain load elsewhere (inside the grid every border
+    /// reads the point itself).
     fn load_plane(&self, f: &Streamed, e: u32, position: Expr) -> Expr {
-        let resolve: Vec<bool> = (0..self.ctx.dims()).map(|a| a >= self.s).collect();
+        let resolve: Vec<bool> = (0..self.ctx.dims())
+            .map(|a| a >= self.s && self.leaves_grid(f, a))
+            .collect();
         let coords = self.coords(e, position);
         self.io.load(
             self.ctx,
@@ -244,6 +258,20 @@ impl<'a> Sweep<'a> {
             &resolve,
             Some(self.border(f.field)),
         )
+    }
+
+    /// Whether a register-queue load of `f` can land outside the grid along `axis`: along the
+    /// streaming axis where the planes it reads reach past the grid's ends from the domain's,
+    /// along a plane axis where the blocks' rows overhang the grid.
+    fn leaves_grid(&self, f: &Streamed, axis: usize) -> bool {
+        let extent = self.ctx.extent(axis);
+        let rect = &self.rows.rect;
+        if axis == self.s {
+            return rect.lo[axis] + f.lo < 0 || rect.hi[axis] - 1 + f.hi >= extent;
+        }
+        let size = self.tile.size(axis);
+        let covered = blocks(Ctx::count(&self.rows, axis), size as u64) as i64 * size;
+        rect.lo[axis] < 0 || rect.lo[axis] + covered > extent
     }
 
     /// The border of `field` in the stage, clamping where it has none (halo of a tile).
