@@ -1,6 +1,7 @@
-//! What the fused kernels (overlapped tiles, streaming time tiles) share: a block position's
-//! grid coordinates, and a stage evaluated at a block position against the shared arrays a
-//! [`Staging`] names.
+//! What the fused kernels (overlapped tiles, streaming time tiles, the wavefront) share: a
+//! tile's regions over a pass, their parameters, a block position's grid coordinates, and a
+//! stage evaluated at a block position against the arrays (shared or global) a [`Staging`]
+//! names.
 //!
 //! A block position outside the grid stands for its periodic image: it is computed with the
 //! image's coordinates, so a periodic read across the edge is a plain neighbour read in shared
@@ -8,7 +9,7 @@
 //! lies between the point and the read (or as far on the other side). Stage domains
 //! (sub-domains, strides) are checked point by point; a point outside keeps its value.
 
-use tessera_analysis::{Domain, Rect, stage_tables};
+use tessera_analysis::{Domain, Rect, TileRegions, local_tile_regions, stage_tables};
 use tessera_ir::{Border, Field, Id, ScalarType, Stage, Table};
 
 use super::super::{
@@ -50,6 +51,14 @@ pub struct Fused {
     pub sweep: Option<i64>,
     /// Global scratch arrays it takes ([`FusedArg::Scratch`]), row-major.
     pub scratch: Vec<SharedArray>,
+}
+
+/// A tile of `extent` points from the origin, and the regions its blocks compute over the
+/// plan's depth ([`local_tile_regions`]).
+pub fn tile_regions(ctx: &Ctx, extent: &[i64]) -> (Rect, TileRegions) {
+    let depth = ctx.plan.time_tile.max(1) as usize;
+    let target = Rect::new(vec![0; extent.len()], extent.to_vec());
+    (target, local_tile_regions(ctx.bound, extent, depth))
 }
 
 /// A fused kernel's parameters and the arguments bound to them: each updated field's current
@@ -96,6 +105,11 @@ pub fn fused_params(
     (params, args)
 }
 
+/// Whether the pass has step `step` (counted from 0): `step < steps`.
+pub fn runs_step(step: usize) -> Expr {
+    Expr::int(step as i64, ScalarType::I64).op(KernelOp::Lt, Expr::var("steps"))
+}
+
 /// Which code a block runs: the general one, or the one for blocks whose halo is in the grid.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Frame {
@@ -135,6 +149,11 @@ impl Place<'_> {
     /// The index of block position `position`.
     pub fn at(&self, ctx: &Ctx, position: &[Expr]) -> Vec<Expr> {
         self.index(ctx, position, &vec![Shift::By(0); position.len()])
+    }
+
+    /// The value at block position `position`.
+    pub fn load_at(&self, ctx: &Ctx, position: &[Expr]) -> Expr {
+        self.load(ctx, position, &vec![Shift::By(0); position.len()])
     }
 
     /// The value at block position `position` moved by `shift`.
@@ -288,8 +307,7 @@ impl BlockFrame<'_> {
             .filter_map(|(field, in_place)| {
                 let (next, stays) = staging.next(field, in_place);
                 let current = staging.current(field).expect("outputs are staged");
-                let value = current.load(ctx, &position, &vec![Shift::By(0); position.len()]);
-                (!stays).then(|| store(next, value))
+                (!stays).then(|| store(next, current.load_at(ctx, &position)))
             })
             .collect();
         body.push(Stmt::If {

@@ -208,11 +208,7 @@ impl Lowering<'_> {
         if !self.ctx.bound.program().reductions.is_empty() {
             self.notes.push(format!(
                 "passes that compute reductions run one step at a time with {} kernels",
-                if plan.strategy == GpuStrategy::Streaming {
-                    "streaming"
-                } else {
-                    "tiled"
-                }
+                single_step(plan.strategy).name()
             ));
         }
         Ok(())
@@ -379,6 +375,17 @@ impl Lowering<'_> {
     }
 }
 
+/// The strategy of the per-stage kernels under `strategy`: a fused strategy's steps that
+/// cannot fuse (passes computing reductions) run tiled (overlapped) or streaming (wavefront)
+/// kernels.
+fn single_step(strategy: GpuStrategy) -> GpuStrategy {
+    match strategy {
+        GpuStrategy::Overlapped => GpuStrategy::Tiled,
+        GpuStrategy::Wavefront => GpuStrategy::Streaming,
+        other => other,
+    }
+}
+
 /// Lowers one stage by the plan's strategy, or by the naive one where the strategy does not
 /// apply (with a note saying why); a stage with a scan by its line kernel under every strategy.
 fn stage_kernel(
@@ -397,18 +404,16 @@ fn stage_kernel(
         }
         return scan::kernel(ctx, stage, io, axis);
     }
-    let refusal = match ctx.plan.strategy {
-        GpuStrategy::Naive => None,
-        GpuStrategy::Tiled | GpuStrategy::Overlapped => match tiled::kernel(ctx, stage, io) {
+    let refusal = match single_step(ctx.plan.strategy) {
+        GpuStrategy::Tiled => match tiled::kernel(ctx, stage, io) {
             Ok(k) => return k,
             Err(why) => Some(why),
         },
-        GpuStrategy::Streaming | GpuStrategy::Wavefront => {
-            match streaming::kernel(ctx, stage, io) {
-                Ok(k) => return k,
-                Err(why) => Some(why),
-            }
-        }
+        GpuStrategy::Streaming => match streaming::kernel(ctx, stage, io) {
+            Ok(k) => return k,
+            Err(why) => Some(why),
+        },
+        _ => None,
     };
     if let Some(why) = refusal {
         notes.push(format!("stage `{name}` uses the naive strategy: {why}"));

@@ -18,15 +18,16 @@
 //! to the field's second array (ping-pong in shared memory), which then holds the field. The
 //! steps are unrolled, so which array holds a field is known at every statement.
 
-use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions};
+use tessera_analysis::{FieldRole, Rect, TileRegions};
 use tessera_ir::{Field, Id, ScalarType, Stage};
 
 use super::super::{Expr, Kernel, KernelOp, KernelTraffic, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, ident};
 use super::fused::{
-    BlockFrame, Frame, Fused, Place, Staging, fused_params, grid_domain, interior_test,
+    BlockFrame, Frame, Fused, Place, Staging, fused_params, grid_domain, interior_test, runs_step,
+    tile_regions,
 };
-use super::tile::Tile;
+use super::tile::{Tile, run_only_when};
 
 /// The overlapped kernel of `ctx`'s program, or why the program cannot run it.
 pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
@@ -123,9 +124,7 @@ pub fn traffic(
 pub fn block_regions(ctx: &Ctx) -> (Rect, TileRegions) {
     let tile = block_tile(ctx);
     let extent: Vec<i64> = (0..ctx.dims()).map(|a| tile.size(a)).collect();
-    let target = Rect::new(vec![0; extent.len()], extent.clone());
-    let depth = ctx.plan.time_tile.max(1) as usize;
-    (target, local_tile_regions(ctx.bound, &extent, depth))
+    tile_regions(ctx, &extent)
 }
 
 /// The block tile of the plan over the grid's axes.
@@ -342,11 +341,8 @@ impl<'a> Overlap<'a> {
                 };
                 self.frame(frame).point(&io, &position, &staging)
             });
-        if step > 0
-            && let Stmt::For { end, .. } = &mut sweep
-        {
-            let runs = Expr::int(step as i64, ScalarType::I64).op(KernelOp::Lt, Expr::var("steps"));
-            *end = Expr::Select(Box::new(runs), Box::new(end.clone()), Box::new(ctx.lit(0)));
+        if step > 0 {
+            run_only_when(ctx, &mut sweep, runs_step(step));
         }
         for (field, in_place) in io.outputs() {
             if !in_place {

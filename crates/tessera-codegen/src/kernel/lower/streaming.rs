@@ -99,18 +99,8 @@ impl<'a> Sweep<'a> {
         let s = if d >= 3 { d - 3 } else { d - 2 };
         let domain = ctx.domain(stage).clone();
         ctx.require_dense(&domain, s..d, "streaming does")?;
-        let plan = ctx.plan;
         let plane: Vec<usize> = (s + 1..d).collect();
-        let two_plane_axes = plane.len() == 2;
-        let tile = if two_plane_axes {
-            Tile::new(
-                d,
-                [plan.block[0], plan.block[1], 1],
-                plan.elements_per_thread,
-            )
-        } else {
-            Tile::new(d, [plan.block[0], 1, 1], 1)
-        };
+        let tile = Tile::of_planes(ctx);
         let mut sweep = Sweep {
             ctx,
             stage,

@@ -29,6 +29,20 @@ impl Tile {
         }
     }
 
+    /// The tile of the plan's block over the plane axes of a plane sweep: x and y (each thread
+    /// `elements` points along y) from 3 axes on, x in 2D.
+    pub fn of_planes(ctx: &Ctx) -> Tile {
+        let plan = ctx.plan;
+        match ctx.dims() {
+            d @ 3.. => Tile::new(
+                d,
+                [plan.block[0], plan.block[1], 1],
+                plan.elements_per_thread,
+            ),
+            d => Tile::new(d, [plan.block[0], 1, 1], 1),
+        }
+    }
+
     /// Block axis of grid axis `axis` (x = 0 for the fastest).
     pub fn block_axis(&self, axis: usize) -> usize {
         self.dims - 1 - axis
@@ -158,5 +172,13 @@ pub fn shared_loop(
         end: ctx.lit(dims.iter().product()),
         step: ctx.lit(threads),
         body: statements,
+    }
+}
+
+/// Makes the cooperative loop `lp` run zero times unless `cond` holds, keeping any barrier
+/// after it unconditional (a barrier under a condition could diverge).
+pub fn run_only_when(ctx: &Ctx, lp: &mut Stmt, cond: Expr) {
+    if let Stmt::For { end, .. } = lp {
+        *end = Expr::Select(Box::new(cond), Box::new(end.clone()), Box::new(ctx.lit(0)));
     }
 }

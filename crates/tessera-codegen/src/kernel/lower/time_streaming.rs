@@ -22,20 +22,21 @@
 //! The analysis ([`Pipeline`]) serves the GPU wavefront too ([`super::wavefront`]), whose
 //! rings are in global memory and whose launches are the sweep's iterations.
 
-use tessera_analysis::{FieldRole, Rect, TileRegions, local_tile_regions};
+use tessera_analysis::{FieldRole, Rect, TileRegions};
 use tessera_ir::{Border, Field, Id, ScalarType, Stage};
 
 use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, ident};
 use super::fused::{
-    BlockFrame, Frame, Fused, Place, Shift, Staging, fused_params, grid_domain, interior_test,
+    BlockFrame, Frame, Fused, Place, Staging, fused_params, grid_domain, interior_test, runs_step,
+    tile_regions,
 };
 use super::naive::blocks;
-use super::tile::{Tile, shared_loop};
+use super::tile::{Tile, run_only_when, shared_loop};
 
 /// The streaming time-tiled kernel of `ctx`'s program, or why the program cannot run it.
 pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
-    let tile = plane_tile(ctx);
+    let tile = Tile::of_planes(ctx);
     let extent = tile_extent(ctx, &tile);
     let pipeline = Pipeline::new(ctx, extent, tile, false)?;
     let mut body = vec![pipeline.tile.thread_index(ctx)];
@@ -58,7 +59,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         doc: format!(
             "up to {} steps of every stage in flight along {}, {} tiles, planes in shared rings",
             pipeline.depth,
-            pipeline.names[pipeline.s],
+            pipeline.names[SWEPT],
             extent.join("x")
         ),
         params,
@@ -82,35 +83,21 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
 /// The tile a block of `ctx`'s plan owns (the streaming axis first: its chunk) and its
 /// regions over the plan's depth, for the kernel and its traffic model.
 pub fn block_regions(ctx: &Ctx) -> (Rect, TileRegions) {
-    let extent = tile_extent(ctx, &plane_tile(ctx));
-    let target = Rect::new(vec![0; extent.len()], extent.clone());
-    let depth = ctx.plan.time_tile.max(1) as usize;
-    (target, local_tile_regions(ctx.bound, &extent, depth))
-}
-
-/// The block's tile of the plane axes: x and y (`elements` points per thread along y) in 3D,
-/// x in 2D.
-fn plane_tile(ctx: &Ctx) -> Tile {
-    let plan = ctx.plan;
-    match ctx.dims() {
-        3 => Tile::new(
-            3,
-            [plan.block[0], plan.block[1], 1],
-            plan.elements_per_thread,
-        ),
-        d => Tile::new(d, [plan.block[0], 1, 1], 1),
-    }
+    tile_regions(ctx, &tile_extent(ctx, &Tile::of_planes(ctx)))
 }
 
 /// Points of the block's tile along each axis: the chunk along the streaming axis (axis 0),
 /// the plane tile along the others.
 fn tile_extent(ctx: &Ctx, tile: &Tile) -> Vec<i64> {
-    let sweep = ctx.extent(0);
+    let sweep = ctx.extent(SWEPT);
     let chunk = ctx.plan.stream_chunk.map_or(sweep, i64::from).min(sweep);
     std::iter::once(chunk)
         .chain((1..ctx.dims()).map(|a| tile.size(a)))
         .collect()
 }
+
+/// The axis a pipeline sweeps: the slowest (it runs on 2D and 3D grids).
+pub(super) const SWEPT: usize = 0;
 
 /// One value an updated field takes in a pass, with its ring of planes.
 pub(super) struct Version {
@@ -161,8 +148,6 @@ pub(super) struct Pipeline<'a> {
     /// Whether the rings are in global memory, each launch reading only the planes earlier
     /// launches wrote (so every lag is a plane more).
     pub(super) global: bool,
-    /// The streaming axis (0).
-    pub(super) s: usize,
     pub(super) names: Vec<&'static str>,
     pub(super) versions: Vec<Version>,
     /// Versions loaded from memory before the first step.
@@ -199,18 +184,15 @@ impl<'a> Pipeline<'a> {
                 "a plane sweep through time runs on 2D and 3D grids; this grid has {d} axes"
             ));
         }
-        let target = Rect::new(vec![0; extent.len()], extent.clone());
+        let (target, regions) = tile_regions(ctx, &extent);
         let depth = ctx.plan.time_tile.max(1) as usize;
-        let regions = local_tile_regions(ctx.bound, &extent, depth);
         let checked = ctx.bound.checked();
         let program = ctx.bound.program();
         let mut pipeline = Pipeline {
             ctx,
             depth,
-            tile,
             extent,
             global,
-            s: 0,
             names: ctx.axis_names(),
             versions: Vec::new(),
             inputs: Vec::new(),
@@ -221,9 +203,9 @@ impl<'a> Pipeline<'a> {
             base: 0,
             iterations: 0,
             reach: target.clone(),
-            loop_threads: 0,
+            loop_threads: tile.threads(),
+            tile,
         };
-        pipeline.loop_threads = pipeline.tile.threads();
         let mut current: Vec<Option<usize>> = vec![None; program.fields.len()];
         for field in program.fields.ids() {
             let input = &regions.inputs[field.index()];
@@ -308,11 +290,13 @@ impl<'a> Pipeline<'a> {
     ) -> Result<Level, String> {
         let ctx = self.ctx;
         let program = ctx.bound.program();
-        let s = self.s;
         let mut reads: Vec<(usize, i64, i64)> = Vec::new();
         for (field, fp) in ctx.bound.checked().stage_footprints(stage) {
             if let Some(version) = current[field.index()] {
-                let (behind, ahead) = (i64::from(fp.min[s].min(0)), i64::from(fp.max[s].max(0)));
+                let (behind, ahead) = (
+                    i64::from(fp.min[SWEPT].min(0)),
+                    i64::from(fp.max[SWEPT].max(0)),
+                );
                 let (behind, ahead) =
                     if program.stages[stage].border_of(*field, program) == Some(Border::Mirror) {
                         let reach = ahead.max(-behind);
@@ -323,10 +307,8 @@ impl<'a> Pipeline<'a> {
                 reads.push((version, behind, ahead));
             }
         }
-        let domain = ctx.domain(stage);
-        let keeps_values = !domain.is_dense() || domain.rect != Rect::grid(&ctx.bound.extents);
         let outputs = program.stages[stage].outputs();
-        if keeps_values {
+        if !ctx.covers_grid(stage) {
             for field in &outputs {
                 let version = current[field.index()].ok_or(
                     "a stage over part of the grid writes a field with no value before it",
@@ -365,21 +347,20 @@ impl<'a> Pipeline<'a> {
 
     /// Sizes each version's ring for its readers, the base plane and the sweep's iterations.
     fn size_rings(&mut self, readers: &[Reader], target: &Rect) {
-        let s = self.s;
         for (k, version) in self.versions.iter_mut().enumerate() {
             let planes = (readers.iter())
                 .filter(|r| r.version == k)
                 .map(|r| r.lag - version.lag - r.behind + 1)
                 .max()
                 .unwrap_or(1)
-                .clamp(1, version.bounds.len(s));
-            version.array.dims[s] = planes as usize;
+                .clamp(1, version.bounds.len(SWEPT));
+            version.array.dims[SWEPT] = planes as usize;
         }
         self.base = (self.versions.iter())
-            .map(|v| v.bounds.lo[s])
+            .map(|v| v.bounds.lo[SWEPT])
             .fold(0, i64::min);
-        let computed = (self.versions.iter()).map(|v| v.bounds.hi[s] + v.lag);
-        let written = (self.finals.iter()).map(|(_, lag)| target.hi[s] + lag);
+        let computed = (self.versions.iter()).map(|v| v.bounds.hi[SWEPT] + v.lag);
+        let written = (self.finals.iter()).map(|(_, lag)| target.hi[SWEPT] + lag);
         self.iterations = computed.chain(written).max().unwrap_or(0) - self.base;
     }
 
@@ -390,7 +371,7 @@ impl<'a> Pipeline<'a> {
             array: &v.array,
             global: self.global,
             lo: &v.bounds.lo,
-            ring: Some((self.s, self.base, v.array.dims[self.s] as i64)),
+            ring: Some((SWEPT, self.base, v.array.dims[SWEPT] as i64)),
         }
     }
 
@@ -398,8 +379,8 @@ impl<'a> Pipeline<'a> {
     fn grid(&self) -> [u64; 3] {
         let plane = 1..self.ctx.dims();
         let mut grid = self.tile.grid(&grid_domain(self.ctx), plane);
-        let sweep = self.ctx.extent(self.s);
-        grid[self.tile.block_axis(self.s)] = blocks(sweep, self.extent[self.s] as u64);
+        let sweep = self.ctx.extent(SWEPT);
+        grid[self.tile.block_axis(SWEPT)] = blocks(sweep, self.extent[SWEPT] as u64);
         grid
     }
 
@@ -407,10 +388,10 @@ impl<'a> Pipeline<'a> {
     fn origins(&self) -> Vec<Stmt> {
         let ctx = self.ctx;
         let mut origins = vec![Stmt::Declare {
-            var: format!("o_{}", self.names[self.s]),
+            var: format!("o_{}", self.names[SWEPT]),
             ty: ctx.ity,
             value: Some(
-                Expr::BlockIdx(self.tile.block_axis(self.s)).times(ctx.lit(self.extent[self.s])),
+                Expr::BlockIdx(self.tile.block_axis(SWEPT)).times(ctx.lit(self.extent[SWEPT])),
             ),
         }];
         origins.extend(
@@ -516,7 +497,7 @@ impl<'a> Pipeline<'a> {
         Stmt::Block(vec![
             self.plane(v.lag),
             Stmt::when(
-                self.plane_in(v.bounds.lo[self.s], v.bounds.hi[self.s]),
+                self.plane_in(v.bounds.lo[SWEPT], v.bounds.hi[SWEPT]),
                 vec![lp],
             ),
         ])
@@ -534,20 +515,11 @@ impl<'a> Pipeline<'a> {
         let mut lp = self.plane_loop(&level.region, |position| {
             self.frame(frame).point(&io, &position, &staging)
         });
-        let mut active = self.plane_in(level.region.lo[self.s], level.region.hi[self.s]);
+        let mut active = self.plane_in(level.region.lo[SWEPT], level.region.hi[SWEPT]);
         if level.step > 0 {
-            let runs = ctx
-                .lit(level.step as i64)
-                .op(KernelOp::Lt, Expr::var("steps"));
-            active = active.op(KernelOp::And, runs);
+            active = active.op(KernelOp::And, runs_step(level.step));
         }
-        if let Stmt::For { end, .. } = &mut lp {
-            *end = Expr::Select(
-                Box::new(active),
-                Box::new(end.clone()),
-                Box::new(ctx.lit(0)),
-            );
-        }
+        run_only_when(ctx, &mut lp, active);
         let counter = Expr::var("t").plus(Expr::int(level.step as i64, ScalarType::I64));
         Stmt::Block(vec![
             Stmt::Comment(format!(
@@ -582,14 +554,10 @@ impl<'a> Pipeline<'a> {
                 let lp = self.plane_loop(&target, |position| {
                     let coords = self.frame(Frame::Interior).grid_coords(&position);
                     let stores = (self.updated.iter().zip(finals))
-                        .map(|(&field, &version)| {
-                            let place = self.place(version);
-                            let unmoved = vec![Shift::By(0); position.len()];
-                            Stmt::Store {
-                                buffer: format!("{}_next", field_ident(ctx, field)),
-                                index: ctx.linear(&coords),
-                                value: place.load(ctx, &position, &unmoved),
-                            }
+                        .map(|(&field, &version)| Stmt::Store {
+                            buffer: format!("{}_next", field_ident(ctx, field)),
+                            index: ctx.linear(&coords),
+                            value: self.place(version).load_at(ctx, &position),
                         })
                         .collect();
                     vec![Stmt::guarded(
@@ -599,7 +567,7 @@ impl<'a> Pipeline<'a> {
                 });
                 let depth = Expr::var("steps")
                     .op(KernelOp::Eq, Expr::int(step as i64 + 1, ScalarType::I64));
-                let cond = depth.op(KernelOp::And, self.plane_in(0, self.extent[self.s]));
+                let cond = depth.op(KernelOp::And, self.plane_in(0, self.extent[SWEPT]));
                 Stmt::Block(vec![self.plane(*lag), Stmt::when(cond, vec![lp])])
             })
             .collect()

@@ -15,15 +15,15 @@
 //! The pipeline (versions, lags, rings) is [`Pipeline`]'s, the one of streaming time tiles
 //! with the whole grid as one tile; its threads are the launch's, sharing each plane's points.
 
-use tessera_analysis::{Rect, TileRegions, local_tile_regions};
+use tessera_analysis::{Rect, TileRegions};
 use tessera_ir::ScalarType;
 
 use super::super::{Expr, Kernel, KernelParam, ParamKind, Stmt};
 use super::common::{Ctx, ident};
-use super::fused::{Frame, Fused, FusedArg, fused_params};
+use super::fused::{Frame, Fused, FusedArg, fused_params, tile_regions};
 use super::naive::blocks;
 use super::tile::Tile;
-use super::time_streaming::Pipeline;
+use super::time_streaming::{Pipeline, SWEPT};
 
 /// The most blocks a wavefront launch has; its threads stride over larger planes.
 const MAX_BLOCKS: u64 = 4096;
@@ -31,10 +31,12 @@ const MAX_BLOCKS: u64 = 4096;
 /// The grid as the one tile of the sweep, and its regions over the plan's depth, for the
 /// traffic model (the rings are taken to stay in the L2 cache: only the fields count).
 pub fn block_regions(ctx: &Ctx) -> (Rect, TileRegions) {
-    let extent: Vec<i64> = (0..ctx.dims()).map(|a| ctx.extent(a)).collect();
-    let depth = ctx.plan.time_tile.max(1) as usize;
-    let regions = local_tile_regions(ctx.bound, &extent, depth);
-    (Rect::new(vec![0; extent.len()], extent), regions)
+    tile_regions(ctx, &grid_extent(ctx))
+}
+
+/// The grid's extents: the wavefront's one tile.
+fn grid_extent(ctx: &Ctx) -> Vec<i64> {
+    (0..ctx.dims()).map(|a| ctx.extent(a)).collect()
 }
 
 /// The wavefront kernel of `ctx`'s program, or why the program cannot run it.
@@ -46,8 +48,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         1,
         1,
     ];
-    let extent: Vec<i64> = (0..d).map(|a| ctx.extent(a)).collect();
-    let mut pipeline = Pipeline::new(ctx, extent, Tile::new(d, block, 1), true)?;
+    let mut pipeline = Pipeline::new(ctx, grid_extent(ctx), Tile::new(d, block, 1), true)?;
     let plane_points = (pipeline.versions.iter())
         .map(|v| (1..d).map(|a| v.bounds.len(a)).product::<i64>())
         .max()
@@ -96,7 +97,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         strategy: "wavefront",
         doc: format!(
             "sweep iteration `sweep` of up to {} steps of every stage in flight along {}, whole planes, rings in global memory",
-            pipeline.depth, pipeline.names[pipeline.s]
+            pipeline.depth, pipeline.names[SWEPT]
         ),
         params,
         shared: Vec::new(),
