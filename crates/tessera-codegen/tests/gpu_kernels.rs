@@ -189,6 +189,25 @@ fn indices_are_64_bit_once_a_linear_index_can_reach_2_pow_31() {
 }
 
 #[test]
+fn plane_sweeps_through_time_refuse_grids_without_planes() {
+    for strategy in [GpuStrategy::Streaming, GpuStrategy::Wavefront] {
+        let plan = GpuPlan {
+            time_tile: 2,
+            ..plan(strategy, [32, 1, 1], 1)
+        };
+        let refused = lower(&bound("star1d2r", &[40]), &plan)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains(
+                "a plane sweep through time runs on 2D and 3D grids; this grid has 1 axes"
+            ),
+            "{refused}"
+        );
+    }
+}
+
+#[test]
 fn tiles_over_the_device_limits_are_refused_with_a_suggestion() {
     let limits = DeviceLimits::typical_gpu();
     let too_many = lowered(
