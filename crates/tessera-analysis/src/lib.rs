@@ -9,7 +9,8 @@
 //! - [`linear`]: stages that are constant-coefficient linear combinations of reads;
 //! - [`receivers`]: receivers' points as linear indices on a concrete grid;
 //! - [`bind`]: a checked program plus parameter values gives a [`BoundProgram`] with concrete
-//!   extents and regions, checked against the grid (reads leaving it, sizes, overflow).
+//!   extents and regions, checked against the grid (reads leaving it, sizes, overflow);
+//! - [`work`]: the reads and operations one point of a stage costs (for GPU cost models).
 //!
 //! Invariant: nothing here does I/O; every error is a [`tessera_ir::Diagnostic`] with a span.
 
@@ -23,6 +24,7 @@ pub mod receivers;
 pub mod region;
 pub mod tables;
 pub mod tiling;
+pub mod work;
 
 pub use bind::{BoundProgram, Domain, bind, parse_param_value};
 pub use chains::{ChainStart, ChainTerm, SumChain, sum_chains};
@@ -33,3 +35,4 @@ pub use receivers::{PointOutside, coords_text, linear_indices};
 pub use region::Rect;
 pub use tables::{stage_tables, table_reach, table_shortfall};
 pub use tiling::{TileRegions, local_tile_regions, tile_regions};
+pub use work::{StageWork, stage_work, step_work};

@@ -6,8 +6,8 @@ use std::marker::PhantomData;
 
 use tessera_analysis::BoundProgram;
 use tessera_codegen::kernel::{
-    BufferRole, DeviceLimits, GpuPlan, GpuStrategy, HostOp, KernelProgram, Limiter,
-    kernel_resources, kernel_traffic, occupancy,
+    BufferRole, DeviceLimits, GpuPlan, HostOp, KernelProgram, Limiter, kernel_resources,
+    kernel_traffic, occupancy,
 };
 use tessera_plan::gpu::known_gpu;
 use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanError, PlanRequest};
@@ -15,6 +15,11 @@ use tessera_runtime::{
     Backend, BackendError, Bandwidth, Executable, Explanation, MemoryEstimate, MemoryPart, Source,
 };
 
+use tessera_plan::gpu_cost::{
+    Bound, Efficiency, GpuThroughput, Prediction, StepCost, UNMEASURED_MARGIN, predict,
+};
+
+use crate::cost::{Weighed, candidates, step_cost};
 use crate::device::{GpuDevice, KernelRegisters, copy_bandwidth_gb_s};
 use crate::executable::GpuExecutable;
 use crate::plan::{lower_for_device, plan_for};
@@ -38,6 +43,20 @@ struct Target<D> {
     limits: DeviceLimits,
     source: String,
     device: Option<D>,
+    throughput: GpuThroughput,
+}
+
+impl<D> Target<D> {
+    /// The typical GPU, no device open; `source` says why.
+    fn typical(source: String) -> Target<D> {
+        let limits = DeviceLimits::typical_gpu();
+        Target {
+            throughput: GpuThroughput::of(&limits, None),
+            limits,
+            source,
+            device: None,
+        }
+    }
 }
 
 impl<D: GpuDevice> GpuBackend<D> {
@@ -45,19 +64,17 @@ impl<D: GpuDevice> GpuBackend<D> {
     /// [`DeviceSelection::Typical`].
     fn target(selection: &DeviceSelection) -> Result<Target<D>, BackendError> {
         match selection {
-            DeviceSelection::Typical => Ok(Target {
-                limits: DeviceLimits::typical_gpu(),
-                source: "no device".into(),
-                device: None,
-            }),
+            DeviceSelection::Typical => Ok(Target::typical("no device".into())),
             other => match (D::open(other.name()), other.name().and_then(known_gpu)) {
-                (Ok(device), _) => Ok(Target {
+                (Ok(device), known) => Ok(Target {
                     limits: device.limits(),
                     source: "the device's limits".into(),
+                    throughput: GpuThroughput::of(&device.limits(), known.map(|k| k.peak_gb_s)),
                     device: Some(device),
                 }),
                 // A name of the built-in tables plans for that GPU when none is here.
                 (Err(_), Some(known)) => Ok(Target {
+                    throughput: GpuThroughput::of(&known.limits, Some(known.peak_gb_s)),
                     limits: known.limits,
                     source: "no such device here: its built-in table".into(),
                     device: None,
@@ -95,7 +112,13 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
 
     fn plan(&self, program: &BoundProgram, request: &PlanRequest) -> Result<Plan, BackendError> {
         let target = Self::target(&request.device)?;
-        let gpu = plan_for(program, request, D::BACKEND, &target.limits)?;
+        let gpu = plan_for(
+            program,
+            request,
+            D::BACKEND,
+            &target.limits,
+            &target.throughput,
+        )?;
         Ok(Plan::new(program, D::backend_plan(gpu)))
     }
 
@@ -116,11 +139,8 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
     ) -> Result<Explanation, BackendError> {
         let gpu = Self::gpu_plan_of(program, plan)?;
         // A device that cannot be opened is explained as the typical one, and said so.
-        let target = Self::target(device).unwrap_or_else(|e| Target {
-            limits: DeviceLimits::typical_gpu(),
-            source: format!("no device: {e}"),
-            device: None,
-        });
+        let target =
+            Self::target(device).unwrap_or_else(|e| Target::typical(format!("no device: {e}")));
         let kernels = lower_for_device(program, gpu, &target.limits)?;
         let registers = D::kernel_registers(&kernels, target.device.as_ref());
         let mut lines: Vec<String> = kernels.notes.iter().map(|n| format!("note: {n}")).collect();
@@ -135,17 +155,24 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
             registers.as_ref(),
             &mut lines,
         );
-        let updated = program.updated_points().max(1) as f64;
-        lines.extend(alternative_lines(
+        let cost = step_cost(program, gpu, &kernels, &target.limits);
+        let prediction = predict(&cost, &target.throughput);
+        lines.push(prediction_line(
+            program,
+            &cost,
+            &prediction,
+            &target.throughput,
+        ));
+        lines.extend(candidate_lines(
             program,
             gpu,
-            &target.limits,
-            bytes_per_step / updated,
+            &target,
+            prediction.gcells(&cost),
         ));
         Ok(Explanation {
             target: format!(" for {} ({})", target.limits.name, target.source),
             lines,
-            bytes_per_point: bytes_per_step / updated,
+            bytes_per_point: bytes_per_step / cost.updated_points.max(1.0),
             traffic_model: "per updated point, over all kernels: every global load and store counted, caches ignored".into(),
             roofline_note: match &kernels.host.fused {
                 Some(fused) => format!(
@@ -315,86 +342,128 @@ fn kernel_lines(
                 "  redundant work: {:.1}% of the points recomputed (halo recomputation)",
                 traffic.redundant_fraction * 100.0
             ),
+            format!(
+                "  work: {:.1} reads and operations per point, recomputed points included",
+                traffic.instructions
+            ),
         ]);
     }
     bytes_per_step
 }
 
-/// The other plans the resource model weighs: each strategy (overlapped at T = 2, 4 and 8) as
-/// its default plan for this device, with its traffic per updated point and step, recomputed
-/// work, worst occupancy and speed at the memory roofline relative to `plan` (which moves
-/// `bytes` per point and step) — or why it does not fit.
-fn alternative_lines(
+/// The model's prediction for the plan explained: its rate, its fraction of the copy
+/// roofline (each field read and written once per step), what bounds it and the efficiency
+/// applied.
+fn prediction_line(
+    program: &BoundProgram,
+    cost: &StepCost,
+    prediction: &Prediction,
+    throughput: &GpuThroughput,
+) -> String {
+    let gcells = prediction.gcells(cost);
+    let copy_bytes = program.traffic_bytes_per_point().max(1) as f64;
+    let roofline = throughput.memory_gb_s / copy_bytes;
+    format!(
+        "prediction (cost model): {gcells:.1} GCells/s, {:.2}x the copy roofline ({roofline:.1} GCells/s at {:.0} GB/s, {copy_bytes:.0} B per point), bound by {}; {}",
+        gcells / roofline,
+        throughput.memory_gb_s,
+        bound_text(prediction, cost),
+        efficiency_text(prediction.efficiency),
+    )
+}
+
+/// The bound of a prediction in words (with the launches per step where they bind).
+fn bound_text(prediction: &Prediction, cost: &StepCost) -> String {
+    match prediction.bound {
+        Bound::Launches if cost.launches >= 1.0 => {
+            format!("kernel launches ({:.0} per step)", cost.launches)
+        }
+        Bound::Launches => format!(
+            "kernel launches (one per {:.0} steps)",
+            1.0 / cost.launches.max(f64::MIN_POSITIVE)
+        ),
+        bound => bound.name().into(),
+    }
+}
+
+/// The efficiency of a prediction and where it comes from.
+fn efficiency_text(efficiency: Efficiency) -> String {
+    match efficiency {
+        Efficiency::Measured(f) => format!("efficiency {f:.2}, measured on an H100"),
+        Efficiency::Assumed(f) => format!(
+            "efficiency {f:.2}, assumed (the lowest measured: this strategy has not run on a GPU yet)"
+        ),
+    }
+}
+
+/// The plans the cost model weighs when the strategy is left open (each strategy's default
+/// plan at a few time tiles), best first, with their traffic per updated point and step,
+/// recomputed work, worst occupancy, predicted rate, bound and speed relative to the plan
+/// explained (predicted at `gcells`) — or why the planner or the device refuses them.
+fn candidate_lines<D>(
     program: &BoundProgram,
     plan: &GpuPlan,
-    limits: &DeviceLimits,
-    bytes: f64,
+    target: &Target<D>,
+    gcells: f64,
 ) -> Vec<String> {
-    let mut requests: Vec<(GpuStrategy, u32)> = (GpuStrategy::ALL.into_iter())
-        .filter(|s| !matches!(s, GpuStrategy::Overlapped | GpuStrategy::Wavefront))
-        .map(|s| (s, 1))
-        .collect();
-    requests.extend([2, 4, 8].map(|t| (GpuStrategy::Overlapped, t)));
-    requests.extend([2, 4].map(|t| (GpuStrategy::Streaming, t)));
-    requests.extend([2, 4].map(|t| (GpuStrategy::Wavefront, t)));
-    let mut lines = vec!["alternatives (each strategy's default plan for this device):".into()];
-    for (strategy, time_tile) in requests {
-        if strategy == plan.strategy && time_tile == plan.time_tile {
-            continue;
-        }
-        let request = PlanRequest {
-            strategy: Some(strategy.strategy()),
-            time_tile: Some(time_tile),
-            arithmetic: if plan.exact {
-                Arithmetic::Exact
-            } else {
-                Arithmetic::Relaxed
-            },
-            ..PlanRequest::default()
-        };
-        let planned = plan_for(program, &request, "gpu", limits)
-            .and_then(|p| Ok((lower_for_device(program, &p, limits)?, p)));
-        lines.push(match planned {
-            Ok((lowered, alternative)) => {
-                alternative_line(program, &lowered, &alternative, limits, bytes)
-            }
-            Err(why) => format!("  {} T={time_tile}: rejected: {why}", strategy.name()),
+    let request = PlanRequest {
+        arithmetic: if plan.exact {
+            Arithmetic::Exact
+        } else {
+            Arithmetic::Relaxed
+        },
+        ..PlanRequest::default()
+    };
+    let mut weighed = candidates(program, &request, "gpu", &target.limits, &target.throughput);
+    weighed.sort_by(|a, b| match (&a.outcome, &b.outcome) {
+        (Ok(a), Ok(b)) => b.score().total_cmp(&a.score()),
+        (a, b) => b.is_ok().cmp(&a.is_ok()),
+    });
+    let mut lines = vec![format!(
+        "candidates the cost model weighs when the strategy is left open, best first (an unmeasured strategy is ranked at its prediction / {UNMEASURED_MARGIN}):"
+    )];
+    for candidate in weighed {
+        lines.push(match candidate.outcome {
+            Ok(w) => candidate_line(program, &w, gcells, *plan == w.plan),
+            Err(why) => format!(
+                "  {} T={}: refused: {why}",
+                candidate.strategy.name(),
+                candidate.time_tile
+            ),
         });
     }
     lines
 }
 
-/// One line of [`alternative_lines`] for a plan that fits.
-fn alternative_line(
-    program: &BoundProgram,
-    lowered: &KernelProgram,
-    alternative: &GpuPlan,
-    limits: &DeviceLimits,
-    bytes: f64,
-) -> String {
-    let mut moved = 0.0;
-    let mut redundant: f64 = 0.0;
-    let mut occupancy_low: f64 = 1.0;
-    for launch in lowered.host.launches() {
-        let Some(kernel) = lowered.kernel(&launch.kernel) else {
-            continue;
-        };
-        if !lowered.host.in_plain_pass(launch) {
-            continue;
-        }
-        let traffic = kernel_traffic(program, lowered, kernel);
-        moved += traffic.bytes() * traffic.points as f64 / launch.every.max(1) as f64;
-        redundant = redundant.max(traffic.redundant_fraction);
-        let resources = kernel_resources(kernel, launch);
-        occupancy_low = occupancy_low.min(occupancy(limits, &resources).occupancy);
-    }
-    let per_point = moved / program.updated_points().max(1) as f64;
+/// One line of [`candidate_lines`] for a plan the model weighed.
+fn candidate_line(program: &BoundProgram, weighed: &Weighed, gcells: f64, this: bool) -> String {
+    let cost = &weighed.cost;
+    let moved: f64 = (cost.kernels.iter())
+        .map(|k| (k.memory_bytes + k.reload_bytes) * k.points)
+        .sum();
+    let redundant = (weighed.lowered.kernels.iter())
+        .map(|k| kernel_traffic(program, &weighed.lowered, k).redundant_fraction)
+        .fold(0.0, f64::max);
+    let occupancy_low = (cost.kernels.iter())
+        .map(|k| k.occupancy)
+        .fold(1.0, f64::min);
+    let predicted = weighed.gcells();
+    let versus = if this {
+        "this plan".to_string()
+    } else {
+        format!(
+            "{:.2}x this plan",
+            predicted / gcells.max(f64::MIN_POSITIVE)
+        )
+    };
     format!(
-        "  {}: {per_point:.2} B per point per step, {:.1}% recomputed, occupancy {:.0}%, {:.2}x this plan's speed at the memory roofline",
-        alternative.describe(),
+        "  {}: {:.2} B per point per step, {:.1}% recomputed, occupancy {:.0}%, predicted {predicted:.1} GCells/s ({versus}), bound by {}, {}",
+        weighed.plan.describe(),
+        moved / cost.updated_points.max(1.0),
         redundant * 100.0,
         occupancy_low * 100.0,
-        bytes / per_point.max(f64::MIN_POSITIVE)
+        bound_text(&weighed.prediction, cost),
+        efficiency_text(weighed.prediction.efficiency),
     )
 }
 

@@ -6,6 +6,8 @@
 //!   bandwidth, prepare);
 //! - [`plan`]: the [`GpuPlan`](tessera_codegen::kernel::GpuPlan) a request asks for
 //!   ([`plan_for`]) and lowering checked against a device ([`lower_for_device`]);
+//! - [`cost`]: what the cost model sees of a lowered program, and the candidate plans it
+//!   weighs when the strategy is left open;
 //! - [`host`]: one step or one fused pass of a host program on a [`HostDevice`]
 //!   ([`run_host_step`], [`run_fused_pass`]);
 //! - [`executable`]: [`GpuExecutable`], the `Executable` of every GPU backend (field checks,
@@ -13,6 +15,7 @@
 //!   the reference interpreter (`tessera_reference::until_holds`).
 
 pub mod backend;
+pub mod cost;
 pub mod device;
 pub mod executable;
 pub mod host;
@@ -24,4 +27,4 @@ pub use device::{
 };
 pub use executable::{GpuExecutable, GpuRun};
 pub use host::{run_fused_pass, run_host_step};
-pub use plan::{lower_for_device, plan_for};
+pub use plan::{lower_for_device, plan_for, plan_requested};

@@ -5,11 +5,37 @@ use tessera_codegen::kernel::{
     DeviceLimits, GpuPlan, GpuStrategy, KernelProgram, fits, lower, validate,
 };
 use tessera_plan::gpu::{ProgramTraits, plan_gpu};
+use tessera_plan::gpu_cost::GpuThroughput;
 use tessera_plan::{PlanError, PlanRequest, fusion_refusal};
 
-/// The plan `request` asks for on a device with `limits` ([`plan_gpu`], with the lowering's
-/// fit test); `backend` names the backend in messages.
+use crate::cost::{candidates, fastest};
+
+/// The plan `request` asks for on a device with `limits` and `throughput`; `backend` names the
+/// backend in messages. Where the request leaves the strategy open on a GPU, the cost model
+/// chooses among [`candidates`] (strategy, block and time tile); a device that is no GPU
+/// (warps of one: PoCL on a CPU, where work-groups are loops and every barrier costs what it
+/// saves elsewhere) runs `naive`, fastest in every PoCL case measured.
 pub fn plan_for(
+    bound: &BoundProgram,
+    request: &PlanRequest,
+    backend: &'static str,
+    limits: &DeviceLimits,
+    throughput: &GpuThroughput,
+) -> Result<GpuPlan, PlanError> {
+    if request.strategy.is_some() || limits.warp_size <= 1 {
+        return plan_requested(bound, request, backend, limits);
+    }
+    let weighed = candidates(bound, request, backend, limits, throughput);
+    match fastest(&weighed) {
+        Some(best) => Ok(best.plan.clone()),
+        // Nothing fits: the planner's own plan gives its refusal.
+        None => plan_requested(bound, request, backend, limits),
+    }
+}
+
+/// The plan `request` asks for on a device with `limits` ([`plan_gpu`], with the lowering's
+/// fit test), without consulting the cost model.
+pub fn plan_requested(
     bound: &BoundProgram,
     request: &PlanRequest,
     backend: &'static str,
@@ -75,8 +101,15 @@ mod tests {
     fn the_default_plan_fits_the_device_and_a_block_over_its_limits_is_refused() {
         let bound = program();
         let limits = DeviceLimits::typical_gpu();
-        let plan = plan_for(&bound, &PlanRequest::default(), "cuda", &limits).unwrap();
-        assert_eq!(plan.strategy, GpuStrategy::Overlapped);
+        let throughput = GpuThroughput::of(&limits, None);
+        let plan = plan_for(
+            &bound,
+            &PlanRequest::default(),
+            "cuda",
+            &limits,
+            &throughput,
+        )
+        .unwrap();
         assert!(lower_for_device(&bound, &plan, &limits).is_ok());
         let wide = GpuPlan {
             block: [64, 32, 1],

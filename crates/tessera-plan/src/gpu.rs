@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use tessera_analysis::BoundProgram;
 
 use crate::error::PlanError;
-use crate::plan::fusion_refusal;
 use crate::request::{Arithmetic, PlanRequest, Strategy};
 
 /// A GPU code generation strategy.
@@ -250,17 +249,13 @@ impl GpuPlan {
     }
 }
 
-/// What the default GPU plan reads of a program: its grid, reach and whether steps may fuse.
+/// What the GPU planner reads of a program: its grid and reach.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProgramTraits {
     /// The grid's extents, slowest axis first.
     pub extents: Vec<usize>,
     /// The largest offset at which any stage reads a field (along any axis).
     pub radius: u32,
-    /// Whether passes may fuse steps ([`fusion_refusal`] has no objection).
-    pub fusable: bool,
-    /// Whether a field is stored as `f16` or `bf16` (converted on every load and store).
-    pub half_storage: bool,
 }
 
 impl ProgramTraits {
@@ -272,30 +267,25 @@ impl ProgramTraits {
             .map(|(_, footprint)| footprint.radius())
             .max()
             .unwrap_or(0);
-        let program = checked.program();
         ProgramTraits {
             extents: bound.extents.clone(),
             radius,
-            fusable: fusion_refusal(bound).is_none(),
-            half_storage: (program.fields.values()).any(|f| f.ty.is_storage_only()),
         }
     }
 
-    /// A fusable radius-1 stencil of `f32` or `f64` fields on a grid of `extents` (for tests
-    /// and examples).
+    /// A radius-1 stencil on a grid of `extents` (for tests and examples).
     pub fn stencil(extents: &[usize]) -> ProgramTraits {
         ProgramTraits {
             extents: extents.to_vec(),
             radius: 1,
-            fusable: true,
-            half_storage: false,
         }
     }
 }
 
 /// The plan `request` asks for on a device with `limits` for a program with `traits`: the
-/// default plan ([`default_strategy`]) with the request's strategy, block (`tile`, slowest axis
-/// first: `[.., y, x]`), time tile and exactness. `fits` says whether a plan's kernels fit the
+/// request's strategy (`naive` when it names none, `overlapped` when it also asks to fuse
+/// steps; GPU backends let their cost model choose instead), block (`tile`, slowest axis
+/// first: `[.., y, x]`), time tile and exactness, with each strategy's default knobs. `fits` says whether a plan's kernels fit the
 /// device (the lowering's resource check); `backend` names the backend in messages.
 pub fn plan_gpu(
     traits: &ProgramTraits,
@@ -312,7 +302,7 @@ pub fn plan_gpu(
     plan.strategy = match request.strategy {
         Some(strategy) => GpuStrategy::from_strategy(strategy, backend)?,
         None if fusing => GpuStrategy::Overlapped,
-        None => default_strategy(traits, &plan, limits, &fits),
+        None => GpuStrategy::Naive,
     };
     if !plan.strategy.runs_dims(dims) {
         return Err(PlanError::Unsupported(format!(
@@ -377,43 +367,6 @@ fn check_gpu_request(request: &PlanRequest, backend: &str) -> Result<(), PlanErr
         )));
     }
     Ok(())
-}
-
-/// The strategy of the default plan, from every strategy measured side by side on an H100
-/// (docs/performance.md, "GPU"): in 2D `overlapped` where steps may fuse and its default tile
-/// fits the device unshrunk (1.0-1.6x the copy roofline, 1.3-2.5x naive), else `naive` (which
-/// beat `tiled` in every 2D case, and `overlapped` on `f16` fields, whose conversions make
-/// the fused steps compute-bound: 168 against 142 GCells/s); `streaming` in 3D (1.1-2.0x
-/// naive in f32 and f64); `tiled` in 1D (not measured) and `naive` beyond 3D. On an OpenCL
-/// device that is no GPU (warps of one: PoCL on a CPU), where work-groups are loops and
-/// barriers cost what they save elsewhere, `naive` everywhere (fastest in every PoCL case
-/// measured).
-pub fn default_strategy(
-    traits: &ProgramTraits,
-    initial: &GpuPlan,
-    limits: &DeviceLimits,
-    fits: impl Fn(&GpuPlan) -> bool,
-) -> GpuStrategy {
-    if limits.warp_size <= 1 {
-        return GpuStrategy::Naive;
-    }
-    match traits.extents.len() {
-        1 => GpuStrategy::Tiled,
-        2 => {
-            let mut overlapped = GpuPlan {
-                strategy: GpuStrategy::Overlapped,
-                ..initial.clone()
-            };
-            overlapped_defaults(&mut overlapped, traits);
-            if traits.fusable && !traits.half_storage && fits(&overlapped) {
-                GpuStrategy::Overlapped
-            } else {
-                GpuStrategy::Naive
-            }
-        }
-        3 => GpuStrategy::Streaming,
-        _ => GpuStrategy::Naive,
-    }
 }
 
 /// The points of the streaming axis one block of the default plan sweeps. Each chunk reloads
@@ -1207,75 +1160,64 @@ mod tests {
     }
 
     #[test]
-    fn the_default_plan_follows_the_measured_strategies_and_shrinks_until_it_fits() {
+    fn an_open_strategy_plans_naive_or_overlapped_and_shrinks_until_it_fits() {
         let limits = DeviceLimits::typical_gpu();
-        let default = |traits: &ProgramTraits, fits: &dyn Fn(&GpuPlan) -> bool| {
-            plan_gpu(traits, &PlanRequest::default(), "cuda", &limits, fits).expect("plans")
-        };
+        let plan =
+            |traits: &ProgramTraits, request: &PlanRequest, fits: &dyn Fn(&GpuPlan) -> bool| {
+                plan_gpu(traits, request, "cuda", &limits, fits).expect("plans")
+            };
         let all = |_: &GpuPlan| true;
-        let j2d = default(&ProgramTraits::stencil(&[64, 64]), &all);
+        let square = ProgramTraits::stencil(&[64, 64]);
+        let open = plan(&square, &PlanRequest::default(), &all);
+        assert_eq!(
+            (open.strategy, open.block),
+            (GpuStrategy::Naive, [32, 8, 1])
+        );
+        let fused = PlanRequest {
+            time_tile: Some(4),
+            ..PlanRequest::default()
+        };
+        let overlapped = plan(&square, &fused, &all);
         assert_eq!(
             (
-                j2d.strategy,
-                j2d.block,
-                j2d.elements_per_thread,
-                j2d.time_tile
+                overlapped.strategy,
+                overlapped.block,
+                overlapped.elements_per_thread,
+                overlapped.time_tile
             ),
             (GpuStrategy::Overlapped, [32, 8, 1], 4, 4)
         );
         let wide = ProgramTraits {
             radius: 2,
-            ..ProgramTraits::stencil(&[64, 64])
+            ..square.clone()
         };
-        assert_eq!(default(&wide, &all).time_tile, 1, "radius 2: T = 1");
-        let scan = ProgramTraits {
-            fusable: false,
-            ..ProgramTraits::stencil(&[64, 64])
+        let overlapped_default = PlanRequest {
+            strategy: Some(Strategy::Overlapped),
+            ..PlanRequest::default()
         };
-        assert_eq!(default(&scan, &all).strategy, GpuStrategy::Naive);
-        let half = ProgramTraits {
-            half_storage: true,
-            ..ProgramTraits::stencil(&[64, 64])
-        };
-        assert_eq!(default(&half, &all).strategy, GpuStrategy::Naive);
-        // An overlapped tile that does not fit unshrunk gives naive, shrunk until it fits.
-        let small = default(&ProgramTraits::stencil(&[64, 64]), &|p| {
+        assert_eq!(
+            plan(&wide, &overlapped_default, &all).time_tile,
+            1,
+            "radius 2: T = 1"
+        );
+        let small = plan(&square, &PlanRequest::default(), &|p| {
             p.threads_per_block() <= 64
         });
-        assert_eq!(
-            (small.strategy, small.block),
-            (GpuStrategy::Naive, [16, 4, 1])
+        assert_eq!(small.block, [16, 4, 1]);
+        let line = plan(
+            &ProgramTraits::stencil(&[64]),
+            &PlanRequest::default(),
+            &all,
         );
-        let j3d = default(&ProgramTraits::stencil(&[16, 16, 16]), &all);
-        assert_eq!(j3d.strategy, GpuStrategy::Streaming);
-        let line = default(&ProgramTraits::stencil(&[64]), &all);
-        assert_eq!(
-            (line.strategy, line.block),
-            (GpuStrategy::Tiled, [256, 1, 1])
+        assert_eq!(line.block, [256, 1, 1]);
+        let four = plan(
+            &ProgramTraits::stencil(&[4, 4, 4, 4]),
+            &PlanRequest::default(),
+            &|_| false,
         );
-        let four = default(&ProgramTraits::stencil(&[4, 4, 4, 4]), &|_| false);
         assert_eq!(
             (four.strategy, four.threads_per_block()),
             (GpuStrategy::Naive, 1)
         );
-        // An OpenCL device that is no GPU (PoCL on a CPU): naive in every dimension.
-        let cpu_device = DeviceLimits {
-            warp_size: 1,
-            ..DeviceLimits::typical_gpu()
-        };
-        for extents in [&[64][..], &[64, 64], &[16, 16, 16]] {
-            let plan = plan_gpu(
-                &ProgramTraits::stencil(extents),
-                &PlanRequest::default(),
-                "opencl",
-                &cpu_device,
-                |_| true,
-            );
-            assert_eq!(
-                plan.expect("plans").strategy,
-                GpuStrategy::Naive,
-                "{extents:?}"
-            );
-        }
     }
 }

@@ -7,6 +7,8 @@
 //! - [`plan`]: the [`Plan`] of every backend, its JSON form and its checks against a program;
 //! - [`cpu`]: CPU strategies, tiles and per-stage forms, planned from a model of the machine;
 //! - [`gpu`]: GPU strategies, blocks and the resource model of Rawat §2;
+//! - [`gpu_cost`]: the GPU cost model that chooses between plans (bytes, reloads,
+//!   instructions, occupancy and launches against a device's throughput);
 //! - [`isa`]: the CPU instruction set the code targets (vector width, registers, FMA);
 //! - [`reuse`], [`lanes`]: the stage forms the CPU planner chooses between;
 //! - [`candidates`]: the plan space an autotuner searches, per backend kind;
@@ -16,6 +18,7 @@ pub mod candidates;
 pub mod cpu;
 mod error;
 pub mod gpu;
+pub mod gpu_cost;
 pub mod isa;
 pub mod lanes;
 pub mod plan;

@@ -2,8 +2,7 @@
 //! per point it computes — a model for `tessera explain`: caches are ignored (every direct
 //! load counts), tiles are assumed full, and a shared tile's halo is loaded once per block.
 
-use tessera_analysis::tiling::tile_regions;
-use tessera_analysis::{BoundProgram, Domain, Rect};
+use tessera_analysis::{BoundProgram, Domain, stage_work};
 use tessera_ir::{Field, Id, Reduction, Stage};
 
 use super::lower::{Ctx, overlapped, time_streaming, wavefront};
@@ -27,6 +26,9 @@ pub struct KernelTraffic {
     /// Points computed more than once (the halo recomputation of time tiles, Holewinski's
     /// regions), over the points the tile owns.
     pub redundant_fraction: f64,
+    /// Reads and operations issued per point ([`tessera_analysis::StageWork`]), recomputed
+    /// halo points included.
+    pub instructions: f64,
 }
 
 impl KernelTraffic {
@@ -87,13 +89,19 @@ pub fn kernel_traffic(
         .iter()
         .map(|f| fields[*f].ty.size_bytes() as f64)
         .sum();
+    let work = match stage {
+        Some(stage) => stage_work(bound.program(), stage).instructions(),
+        None => reads.len() as u32,
+    };
     KernelTraffic {
         kernel: kernel.name.clone(),
         points,
         load_bytes,
         reload_bytes,
         store_bytes,
-        redundant_fraction: stage.map_or(0.0, |s| redundant_fraction(bound, program, kernel, s)),
+        // One stage for one step: every point is computed once.
+        redundant_fraction: 0.0,
+        instructions: f64::from(work),
     }
 }
 
@@ -247,41 +255,4 @@ fn loads_global(expr: &Expr) -> bool {
         Expr::Binary(_, a, b) => loads_global(a) || loads_global(b),
         _ => false,
     }
-}
-
-/// Holewinski's regions for one block's tile over the plan's time tile: the points computed
-/// beyond the ones the tile owns, as a fraction of those (0 without time tiling).
-fn redundant_fraction(
-    bound: &BoundProgram,
-    program: &KernelProgram,
-    kernel: &Kernel,
-    stage: Id<Stage>,
-) -> f64 {
-    let domain = &bound.stage_domain(stage).rect;
-    let dims = domain.dims();
-    let hi = (0..dims)
-        .map(|axis| {
-            let block_axis = dims - 1 - axis;
-            let size = match block_axis {
-                0 => i64::from(kernel.block[0]),
-                1 => i64::from(kernel.block[1]) * i64::from(program.plan.elements_per_thread),
-                2 => i64::from(kernel.block[2]),
-                _ => domain.len(axis),
-            };
-            (domain.lo[axis] + size).min(domain.hi[axis])
-        })
-        .collect();
-    let target = Rect::new(domain.lo.clone(), hi);
-    let steps = program.plan.time_tile.max(1) as usize;
-    let owned = target.volume() as f64 * steps as f64;
-    if owned == 0.0 {
-        return 0.0;
-    }
-    let regions = tile_regions(bound, &target, steps);
-    let computed: f64 = regions
-        .compute
-        .iter()
-        .map(|step| step[stage.index()].volume() as f64)
-        .sum();
-    (computed / owned - 1.0).max(0.0)
 }

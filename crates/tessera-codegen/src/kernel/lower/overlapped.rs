@@ -18,7 +18,7 @@
 //! to the field's second array (ping-pong in shared memory), which then holds the field. The
 //! steps are unrolled, so which array holds a field is known at every statement.
 
-use tessera_analysis::{FieldRole, Rect, TileRegions};
+use tessera_analysis::{FieldRole, Rect, TileRegions, step_work};
 use tessera_ir::{Field, Id, ScalarType, Stage};
 
 use super::super::{Expr, Kernel, KernelOp, KernelTraffic, SharedArray, Stmt};
@@ -117,6 +117,8 @@ pub fn traffic(
         reload_bytes: (load_bytes - once_bytes).max(0.0) / per_point,
         store_bytes: store_bytes / per_point,
         redundant_fraction: regions.redundancy(&target),
+        instructions: f64::from(step_work(program).instructions())
+            * (1.0 + regions.redundancy(&target)),
     }
 }
 

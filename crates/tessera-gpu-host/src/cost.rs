@@ -1,0 +1,188 @@
+//! The cost model's view of a lowered program ([`step_cost`]) and the plans it weighs when a
+//! request leaves the strategy open ([`candidates`]): each strategy's default plan at a few
+//! time tiles, lowered for the device and predicted ([`tessera_plan::gpu_cost`]).
+
+use tessera_analysis::BoundProgram;
+use tessera_codegen::kernel::{
+    DeviceLimits, GpuPlan, GpuStrategy, HostOp, KernelProgram, kernel_resources, kernel_traffic,
+    occupancy,
+};
+use tessera_plan::gpu_cost::{GpuThroughput, KernelCost, Prediction, StepCost, predict};
+use tessera_plan::{PlanError, PlanRequest};
+
+use crate::plan::{lower_for_device, plan_requested};
+
+/// What the model sees of `lowered` (planned with `plan`) on a device with `limits`: the
+/// kernels of a pass without reductions per step, with the resource model's occupancy.
+pub fn step_cost(
+    bound: &BoundProgram,
+    plan: &GpuPlan,
+    lowered: &KernelProgram,
+    limits: &DeviceLimits,
+) -> StepCost {
+    let host = &lowered.host;
+    let kernels = (host.launches())
+        .filter(|launch| host.in_plain_pass(launch))
+        .filter_map(|launch| {
+            let kernel = lowered.kernel(&launch.kernel)?;
+            let traffic = kernel_traffic(bound, lowered, kernel);
+            let resources = kernel_resources(kernel, launch);
+            Some(KernelCost {
+                points: traffic.points as f64 / launch.every.max(1) as f64,
+                memory_bytes: traffic.bytes() - traffic.reload_bytes,
+                reload_bytes: traffic.reload_bytes,
+                instructions: traffic.instructions,
+                occupancy: occupancy(limits, &resources).occupancy,
+            })
+        })
+        .collect();
+    let launches = match &host.fused {
+        Some(fused) => {
+            let count = (fused.ops.iter())
+                .filter(|op| matches!(op, HostOp::Launch(_)))
+                .count();
+            count as f64 / f64::from(fused.depth.max(1))
+        }
+        None => (host.step.iter())
+            .filter_map(|op| match op {
+                HostOp::Launch(launch) => Some(1.0 / launch.every.max(1) as f64),
+                _ => None,
+            })
+            .sum(),
+    };
+    StepCost {
+        strategy: plan.strategy,
+        time_tile: plan.time_tile,
+        dims: bound.extents.len(),
+        kernels,
+        launches,
+        updated_points: bound.updated_points() as f64,
+    }
+}
+
+/// A plan the model weighed, lowered and predicted.
+pub struct Weighed {
+    /// The plan.
+    pub plan: GpuPlan,
+    /// Its kernels.
+    pub lowered: KernelProgram,
+    /// What the model saw of them.
+    pub cost: StepCost,
+    /// The model's prediction.
+    pub prediction: Prediction,
+}
+
+impl Weighed {
+    /// Predicted points updated per second, in billions.
+    pub fn gcells(&self) -> f64 {
+        self.prediction.gcells(&self.cost)
+    }
+
+    /// What candidates are ranked by ([`Prediction::score`]).
+    pub fn score(&self) -> f64 {
+        self.prediction.score(&self.cost)
+    }
+}
+
+/// A candidate plan: the strategy and time tile asked for, and the plan weighed or why the
+/// planner or the device refused it.
+pub struct Candidate {
+    /// The strategy asked for.
+    pub strategy: GpuStrategy,
+    /// The time tile asked for.
+    pub time_tile: u32,
+    /// The plan and its prediction, or the refusal.
+    pub outcome: Result<Weighed, PlanError>,
+}
+
+/// Time tiles the model weighs for strategies that fuse steps (`overlapped` also at 1).
+const OVERLAPPED_DEPTHS: [u32; 4] = [1, 2, 4, 8];
+
+/// Time tiles the model weighs for streaming time tiles and the wavefront.
+const SWEEP_DEPTHS: [u32; 2] = [2, 4];
+
+/// The (strategy, time tile) pairs the model weighs for `request` (whose strategy is open):
+/// the single-step strategies and each fusing strategy at a few depths, or at the request's
+/// time tile; only `streaming` when the request chooses its plane reads. Fields stored as
+/// `f16`/`bf16` leave out the fusing strategies: their conversions made fused steps
+/// compute-bound on the H100 (j2d5pt f16: naive 168 against overlapped 142 GCells/s), which
+/// the model does not see.
+fn candidate_requests(bound: &BoundProgram, request: &PlanRequest) -> Vec<(GpuStrategy, u32)> {
+    let single = [
+        GpuStrategy::Naive,
+        GpuStrategy::Tiled,
+        GpuStrategy::Streaming,
+    ];
+    let mut pairs: Vec<(GpuStrategy, u32)> = match request.time_tile {
+        Some(depth) if depth > 1 => [
+            GpuStrategy::Overlapped,
+            GpuStrategy::Streaming,
+            GpuStrategy::Wavefront,
+        ]
+        .map(|s| (s, depth))
+        .to_vec(),
+        Some(_) => (single.into_iter())
+            .chain([GpuStrategy::Overlapped])
+            .map(|s| (s, 1))
+            .collect(),
+        None => (single.into_iter().map(|s| (s, 1)))
+            .chain(OVERLAPPED_DEPTHS.map(|t| (GpuStrategy::Overlapped, t)))
+            .chain(SWEEP_DEPTHS.map(|t| (GpuStrategy::Streaming, t)))
+            .chain(SWEEP_DEPTHS.map(|t| (GpuStrategy::Wavefront, t)))
+            .collect(),
+    };
+    if request.plane_reads.is_some() {
+        pairs.retain(|(s, _)| *s == GpuStrategy::Streaming);
+    }
+    let half_storage = (bound.program().fields.values()).any(|f| f.ty.is_storage_only());
+    if half_storage {
+        pairs.retain(|&(s, t)| t == 1 && s != GpuStrategy::Overlapped);
+    }
+    pairs
+}
+
+/// Every candidate for `request` on a device with `limits` and `throughput`, in the order
+/// weighed (ties go to the earlier one).
+pub fn candidates(
+    bound: &BoundProgram,
+    request: &PlanRequest,
+    backend: &'static str,
+    limits: &DeviceLimits,
+    throughput: &GpuThroughput,
+) -> Vec<Candidate> {
+    (candidate_requests(bound, request).into_iter())
+        .map(|(strategy, time_tile)| {
+            let asked = PlanRequest {
+                strategy: Some(strategy.strategy()),
+                time_tile: Some(time_tile),
+                ..request.clone()
+            };
+            let outcome = plan_requested(bound, &asked, backend, limits).and_then(|plan| {
+                let lowered = lower_for_device(bound, &plan, limits)?;
+                let cost = step_cost(bound, &plan, &lowered, limits);
+                let prediction = predict(&cost, throughput);
+                Ok(Weighed {
+                    plan,
+                    lowered,
+                    cost,
+                    prediction,
+                })
+            });
+            Candidate {
+                strategy,
+                time_tile,
+                outcome,
+            }
+        })
+        .collect()
+}
+
+/// The candidate with the best score (the first of equals), if any was weighed.
+pub fn fastest(candidates: &[Candidate]) -> Option<&Weighed> {
+    (candidates.iter())
+        .filter_map(|c| c.outcome.as_ref().ok())
+        .fold(None, |best: Option<&Weighed>, w| match best {
+            Some(b) if b.score() >= w.score() => Some(b),
+            _ => Some(w),
+        })
+}

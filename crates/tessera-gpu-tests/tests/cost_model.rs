@@ -1,0 +1,198 @@
+//! The GPU cost model against the H100 measurements it was fitted on (docs/performance.md,
+//! "GPU: H100", every strategy side by side): on the H100's built-in table it must predict
+//! the measured rates within its stated error and choose, for every case, the plan that was
+//! measured fastest. The rates are recorded data, not timings taken here.
+
+use tessera_analysis::BoundProgram;
+use tessera_codegen::kernel::{DeviceLimits, GpuStrategy};
+use tessera_gpu_host::cost::step_cost;
+use tessera_gpu_host::{lower_for_device, plan_for, plan_requested};
+use tessera_plan::gpu::known_gpu;
+use tessera_plan::gpu_cost::{GpuThroughput, predict};
+use tessera_plan::{PlanRequest, Strategy};
+
+/// A plan measured on the H100: strategy, time tile, GCells/s.
+type Measured = (Strategy, u32, f64);
+
+/// (program, element type, extent per axis, plans measured), run 1 of the H100 session
+/// (`streaming` in 3D from run 3, after its chunks and cached plane reads, which are the
+/// plan's defaults now).
+const CASES: [(&str, &str, usize, &[Measured]); 7] = [
+    (
+        "j2d5pt",
+        "f32",
+        8192,
+        &[
+            (Strategy::Naive, 1, 246.0),
+            (Strategy::Tiled, 1, 188.0),
+            (Strategy::Overlapped, 1, 228.0),
+            (Strategy::Overlapped, 2, 358.0),
+            (Strategy::Overlapped, 3, 370.0),
+            (Strategy::Overlapped, 4, 384.0),
+        ],
+    ),
+    (
+        "j2d5pt",
+        "f64",
+        8192,
+        &[
+            (Strategy::Naive, 1, 167.0),
+            (Strategy::Tiled, 1, 144.0),
+            (Strategy::Overlapped, 1, 166.0),
+            (Strategy::Overlapped, 2, 272.0),
+            (Strategy::Overlapped, 3, 282.0),
+            (Strategy::Overlapped, 4, 291.0),
+        ],
+    ),
+    (
+        "j3d7pt",
+        "f32",
+        512,
+        &[
+            (Strategy::Naive, 1, 141.0),
+            (Strategy::Tiled, 1, 126.0),
+            (Strategy::Streaming, 1, 235.0),
+            (Strategy::Overlapped, 1, 134.0),
+            (Strategy::Overlapped, 2, 124.0),
+            (Strategy::Overlapped, 3, 93.1),
+            (Strategy::Overlapped, 4, 70.5),
+        ],
+    ),
+    (
+        "j3d7pt",
+        "f64",
+        512,
+        &[
+            (Strategy::Naive, 1, 76.1),
+            (Strategy::Tiled, 1, 111.0),
+            (Strategy::Streaming, 1, 147.0),
+            (Strategy::Overlapped, 1, 123.0),
+            (Strategy::Overlapped, 2, 110.0),
+            (Strategy::Overlapped, 3, 61.2),
+            (Strategy::Overlapped, 4, 23.2),
+        ],
+    ),
+    (
+        "j3d27pt",
+        "f32",
+        512,
+        &[
+            (Strategy::Naive, 1, 140.0),
+            (Strategy::Tiled, 1, 105.0),
+            (Strategy::Streaming, 1, 154.0),
+            (Strategy::Overlapped, 1, 111.0),
+            (Strategy::Overlapped, 2, 81.1),
+            (Strategy::Overlapped, 3, 49.7),
+            (Strategy::Overlapped, 4, 28.6),
+        ],
+    ),
+    (
+        "gaussian2d",
+        "f32",
+        8192,
+        &[
+            (Strategy::Naive, 1, 158.0),
+            (Strategy::Tiled, 1, 150.0),
+            (Strategy::Overlapped, 1, 200.0),
+            (Strategy::Overlapped, 2, 167.0),
+            (Strategy::Overlapped, 3, 144.0),
+            (Strategy::Overlapped, 4, 132.0),
+        ],
+    ),
+    (
+        "fdtd2d",
+        "f32",
+        8192,
+        &[
+            (Strategy::Naive, 1, 66.2),
+            (Strategy::Tiled, 1, 40.2),
+            (Strategy::Overlapped, 1, 97.5),
+            (Strategy::Overlapped, 2, 149.0),
+            (Strategy::Overlapped, 3, 158.0),
+            (Strategy::Overlapped, 4, 162.0),
+        ],
+    ),
+];
+
+/// The benchmark `program` at `extent` per axis with element type `ty`.
+fn benchmark(program: &str, ty: &str, extent: usize) -> BoundProgram {
+    let case = tessera_testkit::case(&format!("benchmarks/{program}"));
+    case.bind_with(&[
+        ("N".to_string(), extent.to_string()),
+        ("real".to_string(), ty.to_string()),
+    ])
+}
+
+/// The H100 of the built-in table and its throughput.
+fn h100() -> (DeviceLimits, GpuThroughput) {
+    let known = known_gpu("h100").expect("the built-in H100");
+    let throughput = GpuThroughput::of(&known.limits, Some(known.peak_gb_s));
+    (known.limits, throughput)
+}
+
+/// The request for one measured plan.
+fn request(strategy: Strategy, time_tile: u32) -> PlanRequest {
+    PlanRequest {
+        strategy: Some(strategy),
+        time_tile: Some(time_tile),
+        ..PlanRequest::default()
+    }
+}
+
+#[test]
+fn the_model_predicts_the_measured_rates_within_its_stated_error() {
+    let (limits, throughput) = h100();
+    let mut squared = Vec::new();
+    for (program, ty, extent, measured) in CASES {
+        let bound = benchmark(program, ty, extent);
+        for &(strategy, time_tile, gcells) in measured {
+            let plan = plan_requested(&bound, &request(strategy, time_tile), "cuda", &limits)
+                .expect("the measured plan plans");
+            let lowered = lower_for_device(&bound, &plan, &limits).expect("lowers");
+            let cost = step_cost(&bound, &plan, &lowered, &limits);
+            let predicted = predict(&cost, &throughput).gcells(&cost);
+            let error = (predicted / gcells).ln();
+            println!(
+                "{program} {ty} {}: predicted {predicted:.1}, measured {gcells}",
+                plan.describe()
+            );
+            squared.push(error * error);
+        }
+    }
+    let rms = (squared.iter().sum::<f64>() / squared.len() as f64).sqrt();
+    println!("root mean square of ln(predicted / measured): {rms:.3}");
+    assert_eq!(squared.len(), 45);
+    assert!(
+        rms <= 0.40,
+        "the model misses the measurements by e^{rms:.3} on average"
+    );
+}
+
+#[test]
+fn the_default_plan_is_the_one_measured_fastest_in_every_case() {
+    let (limits, throughput) = h100();
+    for (program, ty, extent, measured) in CASES {
+        let bound = benchmark(program, ty, extent);
+        let chosen = plan_for(
+            &bound,
+            &PlanRequest::default(),
+            "cuda",
+            &limits,
+            &throughput,
+        )
+        .expect("plans");
+        let &(strategy, time_tile, _) = (measured.iter())
+            .max_by(|a, b| a.2.total_cmp(&b.2))
+            .expect("measured plans");
+        let expected = GpuStrategy::from_strategy(strategy, "cuda").expect("a GPU strategy");
+        // The overlapped measurements stop at T = 4: a depth of 3, which the model does not
+        // weigh, counts as its neighbour 4.
+        let expected_depth = if time_tile == 3 { 4 } else { time_tile };
+        assert_eq!(
+            (chosen.strategy, chosen.time_tile),
+            (expected, expected_depth),
+            "{program} {ty}: the model chose {}",
+            chosen.describe()
+        );
+    }
+}

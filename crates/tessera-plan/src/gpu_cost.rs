@@ -1,0 +1,315 @@
+//! The GPU cost model: the time one step of a plan takes on a device, predicted from what its
+//! kernels move and issue, so that the planner can choose a strategy, block and time tile per
+//! program and device, and `explain` can say why it rejected the others.
+//!
+//! A kernel's time per point is the largest of three bounds (Rawat et al., the roofline of
+//! Williams et al.):
+//! - **memory**: the bytes it must move to and from device memory (each field once per pass),
+//!   at the device's bandwidth times its occupancy (the fit on an H100 found bandwidth falling in
+//!   proportion to occupancy: fewer resident warps keep fewer loads in flight);
+//! - **cache**: the bytes loaded again (neighbours read directly hit L1 at a high rate; tile
+//!   halos come from L2 at a much lower one);
+//! - **instructions**: the reads and operations of each point, recomputed halo points included.
+//!
+//! A step adds each launch's fixed host cost. The result is scaled by the efficiency measured
+//! for the strategy on a GPU ([`MEASURED_EFFICIENCY`]): the fraction of its analytic bound a
+//! strategy reached in practice (index arithmetic, barriers, tails). A strategy never measured
+//! gets the lowest efficiency measured on its grid's dimension, and must be predicted
+//! [`UNMEASURED_MARGIN`] times faster than a measured one to be chosen ([`Prediction::score`]):
+//! the model is a guide, and a guess should not displace a measurement on a close call.
+//!
+//! Fitted on the H100 measurements of docs/performance.md (45 plans of 7 cases), the model
+//! predicts each plan's GCells/s within a factor 1.46 (root mean square of the log ratio 0.38)
+//! and picks the measured fastest plan in every case.
+
+use crate::gpu::{DeviceLimits, GpuStrategy};
+
+/// Multiprocessors of the GPU the constants below were fitted on (an H100 SXM5).
+const FITTED_MULTIPROCESSORS: f64 = 132.0;
+
+/// A device-to-device copy on that H100, GB/s (2977-2990 in the runs of docs/performance.md).
+const FITTED_MEMORY_GB_S: f64 = 2983.0;
+
+/// What a copy reaches of the data-sheet peak on that H100.
+const COPY_FRACTION_OF_PEAK: f64 = 2983.0 / 3350.0;
+
+/// How fast a GPU moves bytes and issues work: the constants of [`predict`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuThroughput {
+    /// Device-memory bandwidth a kernel reaches at full occupancy, GB/s (a copy's).
+    pub memory_gb_s: f64,
+    /// Bandwidth at which neighbours loaded again by direct reads hit the caches (L1), GB/s.
+    pub direct_reload_gb_s: f64,
+    /// Bandwidth at which a shared tile's halo is loaded again (from L2), GB/s.
+    pub halo_reload_gb_s: f64,
+    /// Reads and operations of stencil points the device issues per nanosecond.
+    pub instructions_per_ns: f64,
+    /// The host's cost of one kernel launch in the time loop, microseconds.
+    pub launch_us: f64,
+}
+
+impl GpuThroughput {
+    /// The throughput of a device with `limits`: the constants fitted on an H100 (against
+    /// every strategy measured there) scaled by its multiprocessors, or by `memory_gb_s` (a
+    /// data-sheet peak) for its memory when that is known.
+    pub fn of(limits: &DeviceLimits, peak_gb_s: Option<f64>) -> GpuThroughput {
+        let scale = f64::from(limits.multiprocessors.max(1)) / FITTED_MULTIPROCESSORS;
+        GpuThroughput {
+            memory_gb_s: peak_gb_s.map_or(FITTED_MEMORY_GB_S * scale, |peak| {
+                peak * COPY_FRACTION_OF_PEAK
+            }),
+            direct_reload_gb_s: 12_000.0 * scale,
+            halo_reload_gb_s: 2_500.0 * scale,
+            instructions_per_ns: 12_000.0 * scale,
+            // j3d7pt at 64^3 on the H100: 4.55 us per step of one launch moving 2 MB.
+            launch_us: 4.0,
+        }
+    }
+}
+
+/// What one kernel of a plan's pass costs per step, as the model sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelCost {
+    /// Points it computes per step.
+    pub points: f64,
+    /// Bytes per point it must move to or from device memory.
+    pub memory_bytes: f64,
+    /// Bytes per point it loads again (neighbours, tile halos).
+    pub reload_bytes: f64,
+    /// Reads and operations per point, recomputed points included.
+    pub instructions: f64,
+    /// Its occupancy (resident threads over the most a multiprocessor holds).
+    pub occupancy: f64,
+}
+
+/// What one step of a plan costs: its kernels and its launches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepCost {
+    /// The strategy of the plan (whether reloads are direct reads or tile halos, and which
+    /// measured efficiency applies).
+    pub strategy: GpuStrategy,
+    /// Steps fused per pass.
+    pub time_tile: u32,
+    /// The grid's dimension.
+    pub dims: usize,
+    /// The kernels of a pass without reductions, per step.
+    pub kernels: Vec<KernelCost>,
+    /// Kernel launches per step.
+    pub launches: f64,
+    /// Points updated per step (the rate's numerator).
+    pub updated_points: f64,
+}
+
+/// Which bound sets a prediction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// Device memory at the kernel's occupancy.
+    Memory,
+    /// Reloads from the caches.
+    Cache,
+    /// Reads and operations issued.
+    Instructions,
+    /// The host's cost of the launches.
+    Launches,
+}
+
+impl Bound {
+    /// The bound in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Memory => "device memory",
+            Bound::Cache => "cache reloads",
+            Bound::Instructions => "instructions issued",
+            Bound::Launches => "kernel launches",
+        }
+    }
+}
+
+/// How much faster than a measured strategy an unmeasured one must be predicted to be chosen:
+/// the model's typical error on the measured plans (e^0.38).
+pub const UNMEASURED_MARGIN: f64 = 1.46;
+
+/// Whether a strategy's efficiency was measured on a GPU or assumed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Efficiency {
+    /// Measured ([`MEASURED_EFFICIENCY`]).
+    Measured(f64),
+    /// Not measured: the lowest measured for the grid's dimension.
+    Assumed(f64),
+}
+
+impl Efficiency {
+    /// The factor applied to the analytic bound.
+    pub fn factor(self) -> f64 {
+        match self {
+            Efficiency::Measured(f) | Efficiency::Assumed(f) => f,
+        }
+    }
+}
+
+/// The model's prediction for one plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// Seconds per step.
+    pub seconds_per_step: f64,
+    /// The bound that dominates the step.
+    pub bound: Bound,
+    /// The efficiency applied.
+    pub efficiency: Efficiency,
+}
+
+impl Prediction {
+    /// Points updated per second, in billions.
+    pub fn gcells(&self, cost: &StepCost) -> f64 {
+        cost.updated_points / self.seconds_per_step / 1e9
+    }
+
+    /// What plans are ranked by: the predicted rate, divided by [`UNMEASURED_MARGIN`] where the
+    /// strategy's efficiency is assumed.
+    pub fn score(&self, cost: &StepCost) -> f64 {
+        match self.efficiency {
+            Efficiency::Measured(_) => self.gcells(cost),
+            Efficiency::Assumed(_) => self.gcells(cost) / UNMEASURED_MARGIN,
+        }
+    }
+}
+
+/// The fraction of its analytic bound each strategy reached on an NVIDIA H100 (geometric mean
+/// of measured over predicted GCells/s, per strategy and grid dimension, over the cases of
+/// docs/performance.md "GPU: H100": j2d5pt, j3d7pt, j3d27pt, gaussian2d and fdtd2d at f32 and
+/// f64, overlapped at T = 1 to 4). Strategies and dimensions not listed were not measured.
+pub const MEASURED_EFFICIENCY: [(GpuStrategy, usize, f64); 7] = [
+    (GpuStrategy::Naive, 2, 0.945),
+    (GpuStrategy::Tiled, 2, 0.716),
+    (GpuStrategy::Overlapped, 2, 0.748),
+    (GpuStrategy::Naive, 3, 0.626),
+    (GpuStrategy::Tiled, 3, 0.762),
+    (GpuStrategy::Streaming, 3, 1.118),
+    (GpuStrategy::Overlapped, 3, 0.573),
+];
+
+/// The efficiency of `strategy` (fusing `time_tile` steps) on a grid of `dims` axes: measured
+/// for single-step kernels and `overlapped`, else the lowest measured for `dims` (or for any
+/// dimension where none was).
+pub fn efficiency(strategy: GpuStrategy, time_tile: u32, dims: usize) -> Efficiency {
+    let measured = (MEASURED_EFFICIENCY.iter())
+        .find(|(s, d, _)| *s == strategy && *d == dims)
+        .filter(|(s, ..)| time_tile == 1 || *s == GpuStrategy::Overlapped);
+    if let Some((.., f)) = measured {
+        return Efficiency::Measured(*f);
+    }
+    let lowest = |same_dims: bool| {
+        (MEASURED_EFFICIENCY.iter())
+            .filter(|(_, d, _)| !same_dims || *d == dims)
+            .map(|(.., f)| *f)
+            .reduce(f64::min)
+    };
+    Efficiency::Assumed(lowest(true).or_else(|| lowest(false)).unwrap_or(1.0))
+}
+
+/// The predicted time of one step of the plan `cost` describes on a device of `throughput`.
+pub fn predict(cost: &StepCost, throughput: &GpuThroughput) -> Prediction {
+    let direct_reads =
+        matches!(cost.strategy, GpuStrategy::Naive | GpuStrategy::Streaming) && cost.time_tile <= 1;
+    let reload_gb_s = if direct_reads {
+        throughput.direct_reload_gb_s
+    } else {
+        throughput.halo_reload_gb_s
+    };
+    // Seconds per step each bound sets, summed over the kernels it binds.
+    let mut seconds = [
+        (Bound::Memory, 0.0),
+        (Bound::Cache, 0.0),
+        (Bound::Instructions, 0.0),
+    ];
+    for kernel in &cost.kernels {
+        let per_point_ns = [
+            kernel.memory_bytes / (throughput.memory_gb_s * kernel.occupancy.max(0.01)),
+            kernel.reload_bytes / reload_gb_s,
+            kernel.instructions / throughput.instructions_per_ns,
+        ];
+        let (binding, ns) = (per_point_ns.into_iter().enumerate())
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or((0, 0.0));
+        seconds[binding].1 += ns * kernel.points * 1e-9;
+    }
+    let kernel_seconds: f64 = seconds.iter().map(|(_, s)| s).sum();
+    let launch_seconds = cost.launches * throughput.launch_us * 1e-6;
+    let bound = match seconds.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        Some(&(bound, _)) if launch_seconds <= kernel_seconds => bound,
+        _ => Bound::Launches,
+    };
+    let efficiency = efficiency(cost.strategy, cost.time_tile, cost.dims);
+    let seconds_per_step = (kernel_seconds + launch_seconds) / efficiency.factor();
+    Prediction {
+        seconds_per_step,
+        bound,
+        efficiency,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One kernel of `bytes` per point over a million points, at full occupancy.
+    fn step(strategy: GpuStrategy, bytes: f64, launches: f64) -> StepCost {
+        StepCost {
+            strategy,
+            time_tile: 1,
+            dims: 2,
+            kernels: vec![KernelCost {
+                points: 1e6,
+                memory_bytes: bytes,
+                reload_bytes: 0.0,
+                instructions: 10.0,
+                occupancy: 1.0,
+            }],
+            launches,
+            updated_points: 1e6,
+        }
+    }
+
+    #[test]
+    fn a_memory_bound_kernel_runs_at_its_measured_fraction_of_the_bandwidth() {
+        let throughput = GpuThroughput::of(&DeviceLimits::typical_gpu(), Some(3350.0));
+        let cost = step(GpuStrategy::Naive, 8.0, 0.0);
+        let prediction = predict(&cost, &throughput);
+        assert_eq!(prediction.bound, Bound::Memory);
+        assert_eq!(prediction.efficiency, Efficiency::Measured(0.945));
+        let expected = 2983.0 / 8.0 * 0.945;
+        assert!((prediction.gcells(&cost) - expected).abs() < 1e-6 * expected);
+    }
+
+    #[test]
+    fn launches_dominate_a_small_step_and_halving_occupancy_halves_the_bandwidth() {
+        let throughput = GpuThroughput::of(&DeviceLimits::typical_gpu(), Some(3350.0));
+        let mut cost = step(GpuStrategy::Tiled, 8.0, 1000.0);
+        assert_eq!(predict(&cost, &throughput).bound, Bound::Launches);
+        cost.launches = 0.0;
+        let full = predict(&cost, &throughput).seconds_per_step;
+        cost.kernels[0].occupancy = 0.5;
+        let half = predict(&cost, &throughput).seconds_per_step;
+        assert!((half / full - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_unmeasured_strategy_gets_the_lowest_efficiency_measured_for_its_dimension() {
+        assert_eq!(
+            efficiency(GpuStrategy::Streaming, 4, 3),
+            Efficiency::Assumed(0.573)
+        );
+        assert_eq!(
+            efficiency(GpuStrategy::Wavefront, 2, 2),
+            Efficiency::Assumed(0.716)
+        );
+        assert_eq!(
+            efficiency(GpuStrategy::Tiled, 1, 1),
+            Efficiency::Assumed(0.573)
+        );
+        assert_eq!(
+            efficiency(GpuStrategy::Overlapped, 4, 2),
+            Efficiency::Measured(0.748)
+        );
+    }
+}
