@@ -86,7 +86,12 @@ impl Backend for CpuBackend {
         Ok(Plan::new(program, BackendPlan::Cpu(cpu)))
     }
 
-    fn emit(&self, program: &BoundProgram, plan: &Plan) -> Result<Source, BackendError> {
+    fn emit(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        _device: &DeviceSelection,
+    ) -> Result<Source, BackendError> {
         let cpu = cpu_plan_of(program, plan)?;
         Ok(Source {
             text: tessera_codegen::cpu::emit_c(program, cpu),

@@ -122,9 +122,14 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
         Ok(Plan::new(program, D::backend_plan(gpu)))
     }
 
-    fn emit(&self, program: &BoundProgram, plan: &Plan) -> Result<Source, BackendError> {
+    fn emit(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        device: &DeviceSelection,
+    ) -> Result<Source, BackendError> {
         let gpu = Self::gpu_plan_of(program, plan)?;
-        let kernels = lower_for_device(program, gpu, &DeviceLimits::typical_gpu())?;
+        let kernels = lower_for_device(program, gpu, &Self::target(device)?.limits)?;
         Ok(Source {
             text: D::source(&kernels),
             extension: if D::BACKEND == "cuda" { "cu" } else { "cl" },

@@ -32,7 +32,12 @@ impl Backend for ReferenceBackend {
         ))
     }
 
-    fn emit(&self, program: &BoundProgram, plan: &Plan) -> Result<Source, BackendError> {
+    fn emit(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        _device: &DeviceSelection,
+    ) -> Result<Source, BackendError> {
         reference_plan_of(program, plan)?;
         Ok(Source {
             text: tessera_ir::print_program(program.program()),

@@ -85,8 +85,15 @@ pub trait Backend: Send + Sync {
     /// the request's overrides, validated.
     fn plan(&self, program: &BoundProgram, request: &PlanRequest) -> Result<Plan, BackendError>;
 
-    /// The source code `plan` compiles for `program` (the printed IR for interpreters).
-    fn emit(&self, program: &BoundProgram, plan: &Plan) -> Result<Source, BackendError>;
+    /// The source code `plan` compiles for `program` (the printed IR for interpreters),
+    /// checked against the device `device` selects (GPU backends: its limits, or a built-in
+    /// table's, or a typical GPU's).
+    fn emit(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        device: &DeviceSelection,
+    ) -> Result<Source, BackendError>;
 
     /// A description of `plan` for `program` on the device `device` selects.
     fn explain(

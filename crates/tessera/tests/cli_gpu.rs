@@ -346,3 +346,41 @@ fn explain_plans_for_a_built_in_gpu_table_that_no_run_can_use() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert_eq!(explain("no-such-gpu").status.code(), Some(1));
 }
+
+#[test]
+#[cfg(feature = "cuda")]
+fn emit_checks_a_plan_against_the_device_it_was_made_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = "grid [512, 512, 512];\nfield u: f32 border clamp;\nstage s {\n    u = 0.4 * u + 0.1 * (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1]);\n}\n";
+    std::fs::write(dir.path().join("j3d.tess"), program).unwrap();
+    let emit = |device: Option<&str>| {
+        let mut args = vec![
+            "emit",
+            "j3d.tess",
+            "--backend",
+            "cuda",
+            "--strategy",
+            "streaming",
+            "--time-tile",
+            "4",
+        ];
+        args.extend(device.iter().flat_map(|d| ["--device", *d]));
+        tessera(dir.path(), &args)
+    };
+    // Its 32x32 tiles' shared rings (74 kB per block) fit an H100's 227 KiB: the plan keeps
+    // them and emit checks them against the H100; a typical GPU's 48 KiB halves the tile.
+    let h100 = emit(Some("h100"));
+    assert_eq!(h100.status.code(), Some(0), "{}", stderr(&h100));
+    assert!(
+        stdout(&h100).contains("streaming block=32x8x1 E=4 chunk=64 plane=cache T=4"),
+        "{}",
+        stdout(&h100)
+    );
+    let typical = emit(None);
+    assert_eq!(typical.status.code(), Some(0), "{}", stderr(&typical));
+    assert!(
+        stdout(&typical).contains("streaming block=32x4x1 E=4"),
+        "{}",
+        stdout(&typical)
+    );
+}

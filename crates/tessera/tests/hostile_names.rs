@@ -59,7 +59,7 @@ fn assert_sources_escaped(bound: &BoundProgram) {
             .plan(bound, &exact(DeviceSelection::Typical))
             .unwrap_or_else(|e| panic!("{name}: plan: {e}"));
         let source = backend
-            .emit(bound, &plan)
+            .emit(bound, &plan, &DeviceSelection::Typical)
             .unwrap_or_else(|e| panic!("{name}: emit: {e}"))
             .text;
         for piece in RAW_PIECES {

@@ -88,9 +88,9 @@ fn bench_as(args: &BenchArgs, role: &Role) -> Result<i32, Error> {
         };
     let prepare_seconds = start.elapsed().as_secs_f64();
     if args.compile_only {
-        // `emit` checks GPU plans against a typical GPU, which a plan for another device
-        // (PoCL's CPU) may exceed: the size is then unknown, the compile still measured.
-        let source = planned.backend.emit(session.bound(), &planned.plan);
+        let source = planned
+            .backend
+            .emit(session.bound(), &planned.plan, &planned.device);
         let compiled = Compiled {
             session: &session,
             backend: planned.name,

@@ -24,7 +24,9 @@ pub fn emit(args: &EmitArgs) -> Result<i32, Error> {
             DefaultBackend::Named("reference"),
             DeviceSelection::Typical,
         )?;
-        planned.backend.emit(session.bound(), &planned.plan)?
+        planned
+            .backend
+            .emit(session.bound(), &planned.plan, &planned.device)?
     };
     match &args.out_dir {
         Some(dir) => {
