@@ -135,7 +135,9 @@ def main():
                            plan_args, fields)
             report.update(case=f"{program} {ty}", plan=name)
             results.append(report)
-            print(f"{program} {ty} {n}^{axes} {name}: {cell(report, None)}", file=sys.stderr)
+            predicted = (report.get("predicted") or {}).get("gcells_per_s")
+            note = f" (cost model: {predicted:.3g})" if predicted else ""
+            print(f"{program} {ty} {n}^{axes} {name}: {cell(report, None)}{note}", file=sys.stderr)
         naive = next((r for r in results if r["plan"] == "naive"), None)
         cells = [cell(r, naive) for r in results]
         if hand:

@@ -12,11 +12,12 @@ use tessera_codegen::kernel::{
 use tessera_plan::gpu::known_gpu;
 use tessera_plan::{Arithmetic, DeviceSelection, Plan, PlanError, PlanRequest};
 use tessera_runtime::{
-    Backend, BackendError, Bandwidth, Executable, Explanation, MemoryEstimate, MemoryPart, Source,
+    Backend, BackendError, Bandwidth, Executable, Explanation, MemoryEstimate, MemoryPart,
+    Prediction, Source,
 };
 
 use tessera_plan::gpu_cost::{
-    Bound, Efficiency, GpuThroughput, Prediction, StepCost, UNMEASURED_MARGIN, predict,
+    self, Bound, Efficiency, GpuThroughput, StepCost, UNMEASURED_MARGIN, kernel_class, predict,
 };
 
 use crate::cost::{Weighed, candidates, step_cost};
@@ -161,19 +162,26 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
             &mut lines,
         );
         let cost = step_cost(program, gpu, &kernels, &target.limits);
-        let prediction = predict(&cost, &target.throughput);
-        lines.push(prediction_line(
-            program,
-            &cost,
-            &prediction,
-            &target.throughput,
-        ));
-        lines.extend(candidate_lines(
-            program,
-            gpu,
-            &target,
-            prediction.gcells(&cost),
-        ));
+        if target.limits.warp_size > 1 {
+            let prediction = predict(&cost, &target.throughput);
+            lines.push(prediction_line(
+                program,
+                &cost,
+                &prediction,
+                &target.throughput,
+            ));
+            lines.extend(candidate_lines(
+                program,
+                gpu,
+                &target,
+                prediction.gcells(&cost),
+            ));
+        } else {
+            lines.push(
+                "prediction: none (the cost model is a GPU's; on a device with warps of one the default plan is `naive`)"
+                    .into(),
+            );
+        }
         Ok(Explanation {
             target: format!(" for {} ({})", target.limits.name, target.source),
             lines,
@@ -187,6 +195,34 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
                 None => "at one step per launch".into(),
             },
         })
+    }
+
+    fn predict(
+        &self,
+        program: &BoundProgram,
+        plan: &Plan,
+        device: &DeviceSelection,
+    ) -> Result<Option<Prediction>, BackendError> {
+        let gpu = Self::gpu_plan_of(program, plan)?;
+        let target = Self::target(device)?;
+        if target.limits.warp_size <= 1 {
+            return Ok(None);
+        }
+        let kernels = lower_for_device(program, gpu, &target.limits)?;
+        let cost = step_cost(program, gpu, &kernels, &target.limits);
+        let prediction = predict(&cost, &target.throughput);
+        let (efficiency, measured) = match prediction.efficiency {
+            Efficiency::Measured(f) => (f, true),
+            Efficiency::Assumed(f) => (f, false),
+        };
+        Ok(Some(Prediction {
+            gcells_per_s: prediction.gcells(&cost),
+            bound: bound_text(&prediction, &cost),
+            kernel_class: kernel_class(gpu.strategy, gpu.time_tile).into(),
+            dims: cost.dims,
+            efficiency,
+            measured,
+        }))
     }
 
     fn bandwidth(
@@ -362,7 +398,7 @@ fn kernel_lines(
 fn prediction_line(
     program: &BoundProgram,
     cost: &StepCost,
-    prediction: &Prediction,
+    prediction: &gpu_cost::Prediction,
     throughput: &GpuThroughput,
 ) -> String {
     let gcells = prediction.gcells(cost);
@@ -378,7 +414,7 @@ fn prediction_line(
 }
 
 /// The bound of a prediction in words (with the launches per step where they bind).
-fn bound_text(prediction: &Prediction, cost: &StepCost) -> String {
+fn bound_text(prediction: &gpu_cost::Prediction, cost: &StepCost) -> String {
     match prediction.bound {
         Bound::Launches if cost.launches >= 1.0 => {
             format!("kernel launches ({:.0} per step)", cost.launches)

@@ -196,3 +196,45 @@ fn the_default_plan_is_the_one_measured_fastest_in_every_case() {
         );
     }
 }
+
+#[test]
+fn the_cuda_backend_predicts_a_plan_for_a_built_in_gpu_and_none_for_a_cpu_device() {
+    use tessera_runtime::Backend;
+    let bound = benchmark("j3d7pt", "f32", 512);
+    let backend = tessera_cuda::CudaBackend::default();
+    let h100 = tessera_plan::DeviceSelection::Named("h100".into());
+    let plan = backend
+        .plan(
+            &bound,
+            &PlanRequest {
+                device: h100.clone(),
+                ..PlanRequest::default()
+            },
+        )
+        .expect("plans for the built-in H100");
+    let predicted = backend
+        .predict(&bound, &plan, &h100)
+        .expect("predicts")
+        .expect("a GPU backend predicts");
+    // The default 3D plan: single-step streaming, measured on the H100.
+    assert_eq!(
+        (
+            predicted.kernel_class.as_str(),
+            predicted.dims,
+            predicted.measured
+        ),
+        ("streaming", 3, true)
+    );
+    assert!((predicted.efficiency - 1.118).abs() < 1e-9);
+    assert!(predicted.gcells_per_s > 0.0 && predicted.bound == "device memory");
+    // An OpenCL device with warps of one (PoCL on a CPU) gets no GPU prediction.
+    let Ok((info, _)) = tessera_opencl::select_device(None) else {
+        return;
+    };
+    if tessera_opencl::device_limits(&info).warp_size <= 1 {
+        let opencl = tessera_opencl::OpenClBackend::default();
+        let plan = opencl.plan(&bound, &PlanRequest::default()).expect("plans");
+        let prediction = opencl.predict(&bound, &plan, &tessera_plan::DeviceSelection::Default);
+        assert_eq!(prediction.expect("answers"), None);
+    }
+}

@@ -174,28 +174,39 @@ impl Prediction {
     }
 }
 
-/// The fraction of its analytic bound each strategy reached on an NVIDIA H100 (geometric mean
-/// of measured over predicted GCells/s, per strategy and grid dimension, over the cases of
-/// docs/performance.md "GPU: H100": j2d5pt, j3d7pt, j3d27pt, gaussian2d and fdtd2d at f32 and
-/// f64, overlapped at T = 1 to 4). Strategies and dimensions not listed were not measured.
-pub const MEASURED_EFFICIENCY: [(GpuStrategy, usize, f64); 7] = [
-    (GpuStrategy::Naive, 2, 0.945),
-    (GpuStrategy::Tiled, 2, 0.716),
-    (GpuStrategy::Overlapped, 2, 0.748),
-    (GpuStrategy::Naive, 3, 0.626),
-    (GpuStrategy::Tiled, 3, 0.762),
-    (GpuStrategy::Streaming, 3, 1.118),
-    (GpuStrategy::Overlapped, 3, 0.573),
+/// The name of the kernels a strategy runs at a time tile, which the efficiencies are
+/// measured for: the strategy's, `streaming-time` for streaming at T > 1 (a different
+/// kernel from single-step streaming).
+pub fn kernel_class(strategy: GpuStrategy, time_tile: u32) -> &'static str {
+    match strategy {
+        GpuStrategy::Streaming if time_tile > 1 => "streaming-time",
+        other => other.name(),
+    }
+}
+
+/// The fraction of its analytic bound each kind of kernel ([`kernel_class`]) reached on an
+/// NVIDIA H100, per grid dimension: the geometric mean of measured over predicted GCells/s
+/// over the cases of docs/performance.md "GPU: H100" (j2d5pt, j3d7pt, j3d27pt, gaussian2d and
+/// fdtd2d at f32 and f64, overlapped at T = 1 to 4; `scripts/fit-gpu-efficiency.py` computes
+/// them from `scripts/gpu-bench.py --json`). Kinds and dimensions not listed were not
+/// measured.
+pub const MEASURED_EFFICIENCY: [(&str, usize, f64); 7] = [
+    ("naive", 2, 0.945),
+    ("tiled", 2, 0.716),
+    ("overlapped", 2, 0.748),
+    ("naive", 3, 0.626),
+    ("tiled", 3, 0.762),
+    ("streaming", 3, 1.118),
+    ("overlapped", 3, 0.573),
 ];
 
 /// The efficiency of `strategy` (fusing `time_tile` steps) on a grid of `dims` axes: measured
-/// for single-step kernels and `overlapped`, else the lowest measured for `dims` (or for any
-/// dimension where none was).
+/// for its kernel class, else the lowest measured for `dims` (or for any dimension where none
+/// was).
 pub fn efficiency(strategy: GpuStrategy, time_tile: u32, dims: usize) -> Efficiency {
-    let measured = (MEASURED_EFFICIENCY.iter())
-        .find(|(s, d, _)| *s == strategy && *d == dims)
-        .filter(|(s, ..)| time_tile == 1 || *s == GpuStrategy::Overlapped);
-    if let Some((.., f)) = measured {
+    let class = kernel_class(strategy, time_tile);
+    if let Some((.., f)) = (MEASURED_EFFICIENCY.iter()).find(|(c, d, _)| *c == class && *d == dims)
+    {
         return Efficiency::Measured(*f);
     }
     let lowest = |same_dims: bool| {

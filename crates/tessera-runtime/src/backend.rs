@@ -67,6 +67,24 @@ pub struct Explanation {
     pub roofline_note: String,
 }
 
+/// What a backend's cost model predicts for a plan, for `tessera bench` to print beside the
+/// measured rate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// Points updated per second, in billions.
+    pub gcells_per_s: f64,
+    /// What bounds it, in words.
+    pub bound: String,
+    /// The kind of kernel the model's efficiency is kept for (`overlapped`, `streaming-time`).
+    pub kernel_class: String,
+    /// The grid's dimension.
+    pub dims: usize,
+    /// The efficiency the model applied.
+    pub efficiency: f64,
+    /// Whether that efficiency was measured (else assumed).
+    pub measured: bool,
+}
+
 /// A memory bandwidth and how it was obtained.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bandwidth {
@@ -102,6 +120,17 @@ pub trait Backend: Send + Sync {
         plan: &Plan,
         device: &DeviceSelection,
     ) -> Result<Explanation, BackendError>;
+
+    /// What the backend's cost model predicts for `plan` on the device `device` selects; by
+    /// default none (the CPU backends plan with a model of the machine, not a predicted rate).
+    fn predict(
+        &self,
+        _program: &BoundProgram,
+        _plan: &Plan,
+        _device: &DeviceSelection,
+    ) -> Result<Option<Prediction>, BackendError> {
+        Ok(None)
+    }
 
     /// The memory bandwidth that bounds the backend's runs, measured (`threads`: CPU threads).
     fn bandwidth(

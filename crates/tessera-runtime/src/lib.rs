@@ -17,8 +17,8 @@ pub mod schedule;
 pub mod storage;
 
 pub use backend::{
-    ActiveRun, Backend, BackendError, Bandwidth, Executable, Explanation, RankTimes, RunTimes,
-    Source,
+    ActiveRun, Backend, BackendError, Bandwidth, Executable, Explanation, Prediction, RankTimes,
+    RunTimes, Source,
 };
 pub use buffer::{Buffer, FieldSet, concat, empty_tables, gather_bytes};
 pub use driver::{

@@ -7,7 +7,7 @@ use std::time::Instant;
 use tessera::inputs::{random_inputs, random_tables};
 use tessera::metrics::{gcells_per_s, roofline_gcells_per_s};
 use tessera::{DeviceSelection, Error, Session};
-use tessera_runtime::{Backend, Bandwidth, Executable, FieldSet, RankTimes};
+use tessera_runtime::{Backend, Bandwidth, Executable, FieldSet, Prediction, RankTimes};
 
 use super::args::BenchArgs;
 use super::distributed::{self, Role};
@@ -147,6 +147,11 @@ fn bench_as(args: &BenchArgs, role: &Role) -> Result<i32, Error> {
         bandwidth: &bandwidth,
         roofline,
         fraction: roofline.filter(|r| *r > 0.0).map(|r| gcells / r),
+        // A model that cannot predict this plan leaves the prediction out; the run stands.
+        predicted: (planned.backend)
+            .predict(session.bound(), &planned.plan, &planned.device)
+            .ok()
+            .flatten(),
     };
     if args.json {
         println!("{}", report.json(&randomised, args.exec.exact));
@@ -216,6 +221,8 @@ struct Report<'a> {
     bandwidth: &'a Result<(f64, String), String>,
     roofline: Option<f64>,
     fraction: Option<f64>,
+    /// The backend's cost model's prediction for the plan (GPU backends).
+    predicted: Option<Prediction>,
 }
 
 impl Report<'_> {
@@ -245,6 +252,14 @@ impl Report<'_> {
                 "random_inputs": randomised,
                 "exact": exact,
                 "ranks": rank_times_json(&self.timings.ranks),
+                "predicted": self.predicted.as_ref().map(|p| serde_json::json!({
+                    "gcells_per_s": p.gcells_per_s,
+                    "bound": p.bound,
+                    "kernel_class": p.kernel_class,
+                    "dims": p.dims,
+                    "efficiency": p.efficiency,
+                    "efficiency_measured": p.measured,
+                })),
             }),
         )
     }
@@ -280,6 +295,17 @@ impl Report<'_> {
             timings.transfer_median()
         );
         println!("  speed: {:.3} GCells/s (from the time loop)", self.gcells);
+        if let Some(p) = &self.predicted {
+            println!(
+                "  predicted: {:.3} GCells/s by the cost model (bound by {}; {} efficiency {:.3} of `{}` in {}D)",
+                p.gcells_per_s,
+                p.bound,
+                if p.measured { "measured" } else { "assumed" },
+                p.efficiency,
+                p.kernel_class,
+                p.dims
+            );
+        }
         println!(
             "  traffic model: {} bytes per point per step (fields read once + fields written once)",
             self.bytes

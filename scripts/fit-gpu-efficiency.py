@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Refits the GPU cost model's measured efficiencies from `scripts/gpu-bench.py --json` reports.
+
+Each `tessera bench --json` report carries the cost model's prediction for its plan
+(`predicted`: GCells/s, the kind of kernel, the grid's dimension and the efficiency applied).
+A kind's efficiency is the geometric mean, over its reports, of measured over predicted
+GCells/s times the efficiency the prediction applied: what
+`tessera_plan::gpu_cost::MEASURED_EFFICIENCY` should hold for that kind and dimension. The
+script prints those rows and how far the refitted model is from the measurements:
+
+    python3 scripts/gpu-bench.py --json gpu.json          # on the GPU
+    python3 scripts/fit-gpu-efficiency.py gpu.json
+"""
+import argparse
+import json
+import math
+from collections import defaultdict
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("reports", help="the JSON file of scripts/gpu-bench.py --json")
+    args = parser.parse_args()
+    with open(args.reports) as file:
+        reports = json.load(file)
+    logs = defaultdict(list)
+    for report in reports:
+        predicted = report.get("predicted")
+        measured = report.get("gcells_per_s")
+        if not predicted or not measured:
+            continue
+        bare = predicted["gcells_per_s"] / predicted["efficiency"]
+        key = (predicted["kernel_class"], predicted["dims"])
+        logs[key].append((math.log(measured / bare), report["case"], report["plan"]))
+    if not logs:
+        raise SystemExit("no report has both a measured rate and a prediction")
+    squared = []
+    print("MEASURED_EFFICIENCY rows (kind, dimension, efficiency), from",
+          sum(len(v) for v in logs.values()), "plans:")
+    for (kind, dims), values in sorted(logs.items()):
+        mean = sum(v for v, _, _ in values) / len(values)
+        print(f'    ("{kind}", {dims}, {math.exp(mean):.3f}),  // {len(values)} plans')
+        squared += [(v - mean) ** 2 for v, _, _ in values]
+        worst = max(values, key=lambda v: abs(v[0] - mean))
+        print(f"        worst: {worst[1]} {worst[2]}, off by a factor "
+              f"{math.exp(abs(worst[0] - mean)):.2f}")
+    rms = math.sqrt(sum(squared) / len(squared))
+    print(f"refitted model: root mean square of ln(predicted / measured) {rms:.3f} "
+          f"(a factor {math.exp(rms):.2f}); UNMEASURED_MARGIN should stay near that factor")
+
+
+if __name__ == "__main__":
+    main()
