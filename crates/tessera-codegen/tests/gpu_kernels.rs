@@ -366,7 +366,7 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[usize], GpuPlan); 11] = [
+    let cases: [(&str, &[usize], GpuPlan); 12] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
@@ -413,6 +413,16 @@ fn generated_sources_are_snapshotted() {
                 ..plan(GpuStrategy::Streaming, [64, 4, 1], 1)
             },
         ),
+        // A box read diagonally across planes: a register queue per in-plane offset (column).
+        (
+            "box3d1r",
+            &[11, 13, 40],
+            GpuPlan {
+                plane_reads: PlaneReads::Cache,
+                stream_chunk: Some(4),
+                ..plan(GpuStrategy::Streaming, [32, 2, 1], 1)
+            },
+        ),
         // Two steps in flight along y: a ring of planes per version, lags, chunk halos.
         (
             "j2d5pt",
@@ -432,6 +442,9 @@ fn generated_sources_are_snapshotted() {
         }
         if plan.plane_reads == PlaneReads::Cache {
             label.push_str("_cache");
+        }
+        if name == "box3d1r" {
+            label.push_str("_columns");
         }
         insta::assert_snapshot!(format!("gpu_{label}_cuda"), print_cuda(&program));
         insta::assert_snapshot!(format!("gpu_{label}_opencl"), print_opencl(&program));
@@ -651,4 +664,28 @@ fn cuda_tiles_past_48_kib_carve_dynamic_shared_memory_that_an_h100_block_may_opt
     );
     assert_eq!(small.kernels[0].dynamic_shared_bytes(), 0);
     assert!(print_cuda(&small).contains("__shared__ float"));
+}
+
+#[test]
+fn diagonal_reads_get_register_queues_per_column_within_a_register_budget() {
+    let cached = GpuPlan {
+        plane_reads: PlaneReads::Cache,
+        stream_chunk: Some(4),
+        ..plan(GpuStrategy::Streaming, [8, 2, 1], 2)
+    };
+    let queues = |name: &str, sizes: &[usize]| {
+        let source = print_cuda(&lowered(name, sizes, &cached));
+        let columns = (1..)
+            .take_while(|c| source.contains(&format!("q0c{c}_")))
+            .count();
+        (columns, source.matches("__ldg(").count())
+    };
+    // A 27-point box: 8 columns besides the point's own, each loading one plane per point.
+    let (columns, _) = queues("box3d1r", &[11, 13, 40]);
+    assert_eq!(columns, 8);
+    // A 125-point box: 25 columns of 5 planes for 2 elements would take 250 registers, past
+    // the budget: its reads load from memory, as straight streaming cannot serve them.
+    let (columns, loads) = queues("terms3d_clamp", &[11, 13, 9]);
+    assert_eq!(columns, 0);
+    assert!(loads >= 125, "{loads} loads");
 }

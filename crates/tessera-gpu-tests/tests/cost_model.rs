@@ -16,7 +16,8 @@ type Measured = (Strategy, u32, f64);
 
 /// (program, element type, extent per axis, plans measured), run 1 of the H100 session
 /// (`streaming` in 3D from run 3, after its chunks and cached plane reads, which are the
-/// plan's defaults now).
+/// plan's defaults now; j3d27pt's streaming kernel then loaded its diagonal reads directly,
+/// before they got a register queue per column: the next GPU run replaces that rate).
 const CASES: [(&str, &str, usize, &[Measured]); 7] = [
     (
         "j2d5pt",

@@ -1,8 +1,8 @@
 //! The differential matrix on OpenCL (PoCL on CI): every program of the test kit's corpus x
 //! plan x awkward size, in exact mode, against the reference backend — fields and reductions
 //! bitwise equal (through `tessera_testkit`'s harness, which also replays every plan from its
-//! JSON form). By default each size runs two of the plans, rotating so that every size and
-//! every plan of a program is covered; `TESSERA_GPU_MATRIX=full` runs every plan at every size.
+//! JSON form). By default each plan runs once, at sizes rotating so that every size and every
+//! plan of a program is covered; `TESSERA_GPU_MATRIX=full` runs every plan at every size.
 
 use tessera_gpu_tests::suites::{self, Runtime};
 

@@ -1,6 +1,7 @@
 //! The GPU plans every program is tested under: each single-step strategy with a warp-wide
 //! block, a small block with two elements per thread, a 3D block (tiled), and concurrent
-//! streaming chunks (one reading its plane through the cache); overlapped time tiling at T = 1
+//! streaming chunks (two reading their planes through the cache, one of them with two
+//! elements per thread); overlapped time tiling at T = 1
 //! to 4 with tiles from 1 to 32 points per axis (a tile smaller than its halo included).
 
 use tessera_analysis::BoundProgram;
@@ -24,6 +25,11 @@ pub fn gpu_test_plans() -> Vec<GpuPlan> {
         GpuPlan {
             plane_reads: PlaneReads::Cache,
             ..plan(GpuStrategy::Streaming, [16, 4, 1], 1, Some(5))
+        },
+        // Register queues per column (diagonal reads) for two elements per thread.
+        GpuPlan {
+            plane_reads: PlaneReads::Cache,
+            ..plan(GpuStrategy::Streaming, [8, 2, 1], 2, Some(4))
         },
     ]
 }

@@ -172,8 +172,9 @@ fn evaluation(body: &[Stmt]) -> Option<Evaluation> {
 }
 
 /// Global loads of one field per point, from where its reads come from: a shared tile (its
-/// elements over the tile's points), a register queue (one new plane per point, plus the
-/// queue's prefill at every chunk start), or direct loads (one per offset).
+/// elements over the tile's points), register queues (one new plane per column and point,
+/// plus each queue's prefill at every chunk start, and the in-plane reads loaded directly), or
+/// direct loads (one per offset).
 fn field_loads(
     bound: &BoundProgram,
     program: &KernelProgram,
@@ -183,9 +184,23 @@ fn field_loads(
 ) -> f64 {
     let dims = bound.extents.len();
     let streaming = kernel.strategy == "streaming";
-    let queue_refill = || {
+    let s = if dims >= 3 {
+        dims - 3
+    } else {
+        dims.saturating_sub(2)
+    };
+    // The planes a queue reloads at each chunk start, per plane it holds.
+    let per_chunk = || {
         let Some(stage) = stage else { return 0.0 };
-        let s = if dims >= 3 { dims - 3 } else { dims - 2 };
+        let sweep = bound.stage_domain(stage).rect.len(s).max(1);
+        let chunk = program
+            .plan
+            .stream_chunk
+            .map_or(sweep, i64::from)
+            .clamp(1, sweep);
+        1.0 / chunk as f64
+    };
+    let queue_refill = || {
         let lo = bindings
             .iter()
             .map(|b| b.offset[s])
@@ -198,13 +213,7 @@ fn field_loads(
             .max()
             .unwrap_or(0)
             .max(0);
-        let sweep = bound.stage_domain(stage).rect.len(s).max(1);
-        let chunk = program
-            .plan
-            .stream_chunk
-            .map_or(sweep, i64::from)
-            .clamp(1, sweep);
-        f64::from(hi - lo) / chunk as f64
+        f64::from(hi - lo) * per_chunk()
     };
     let shared = bindings.iter().find_map(|b| shared_array(&b.value));
     if let Some(array) = shared.and_then(|name| kernel.shared.iter().find(|a| a.name == name)) {
@@ -228,7 +237,25 @@ fn field_loads(
         };
     }
     if streaming && bindings.iter().any(|b| matches!(b.value, Expr::Var(_))) {
-        return 1.0 + queue_refill();
+        // The point's own column, and one per in-plane offset read from a queue.
+        let mut columns: Vec<(&[i32], i32, i32)> = vec![(&[], 0, 0)];
+        for b in bindings.iter().filter(|b| matches!(b.value, Expr::Var(_))) {
+            let offset = &b.offset[s + 1..];
+            let own = offset.iter().all(|&o| o == 0);
+            let plane = b.offset[s];
+            match columns
+                .iter_mut()
+                .find(|c| (own && c.0.is_empty()) || c.0 == offset)
+            {
+                Some(c) => (c.1, c.2) = (c.1.min(plane), c.2.max(plane)),
+                None => columns.push((offset, plane, plane)),
+            }
+        }
+        let queued: f64 = (columns.iter())
+            .map(|&(_, lo, hi)| 1.0 + f64::from(hi - lo) * per_chunk())
+            .sum();
+        let direct = bindings.iter().filter(|b| loads_global(&b.value)).count();
+        return queued + direct as f64;
     }
     bindings.iter().filter(|b| loads_global(&b.value)).count() as f64
 }

@@ -1,12 +1,16 @@
 //! 2.5D streaming (Micikevicius; Schäfer's cached plane sweep; Rawat's streaming with
 //! registers at T = 1): a block owns a tile of the plane axes and sweeps the streaming axis
 //! (the slowest of the three fastest axes: z in 3D, y in 2D), serially or in concurrent
-//! chunks. For every field read at neighbouring planes only straight along the streaming axis
-//! ("diagonal-access free"), each thread keeps a register queue of the planes it reads; the
-//! current plane is staged in shared memory (own points from the queue, halo from global
-//! memory) when the field is also read at in-plane neighbours, or, under `plane=cache`
-//! ([`PlaneReads::Cache`]), those neighbours are read through the read-only cache. Other fields
-//! are read from global memory through the read-only cache.
+//! chunks. For every field read at neighbouring planes, each thread keeps a register queue of
+//! the planes it reads per *column*: per in-plane offset read at more than the current plane
+//! (the point's own column always), so that each iteration loads one new plane per column. A
+//! field read straight along the streaming axis only ("diagonal-access free") has one column,
+//! and its current plane is staged in shared memory (own points from the queue, halo from
+//! global memory) when it is also read at in-plane neighbours; under `plane=cache`
+//! ([`PlaneReads::Cache`]) those neighbours are read through the read-only cache, and a field
+//! read diagonally across planes (a box stencil) gets a column per in-plane offset (j3d27pt: 9
+//! loads per point instead of 27). Other fields are read from global memory through the
+//! read-only cache. Values are only moved, never recombined: exact mode stays bitwise.
 
 use tessera_analysis::{Domain, Footprint};
 use tessera_ir::{Border, Field, Id, Stage, UnaryOp};
@@ -20,13 +24,30 @@ use super::tile::Tile;
 /// Points a block's rows start at a multiple of, along the fastest axis (128 bytes of `f32`).
 const ROW_ALIGNMENT: i64 = 32;
 
+/// The most 32-bit registers a thread's register queues of diagonally read fields may take:
+/// j3d27pt's 9 columns of 3 planes take 27 per element; a 125-point box's 25 columns of 5
+/// planes (125 per element) spilled with two elements per thread, so such a field is read
+/// from memory instead.
+const DIAGONAL_QUEUE_REGISTERS: i64 = 64;
+
+/// One column of a streamed field: an in-plane offset and the planes read at it, kept in a
+/// register queue.
+struct Column {
+    /// The in-plane offset, per plane axis (all 0: the point's own column).
+    offset: Vec<i64>,
+    /// Lowest and highest plane read at it, relative to the current one (the own column's
+    /// range includes the current plane).
+    lo: i64,
+    hi: i64,
+}
+
 /// A field streamed through registers.
 struct Streamed {
     field: Id<Field>,
-    /// Lowest and highest plane read, relative to the current one (`lo <= 0 <= hi`).
-    lo: i64,
-    hi: i64,
-    /// In-plane footprint box of the current plane, per plane axis.
+    /// Its columns, the point's own first.
+    columns: Vec<Column>,
+    /// In-plane footprint box of the reads of the current plane that no column serves (all
+    /// of them with a single column), per plane axis.
     min: Vec<i64>,
     max: Vec<i64>,
     /// The shared array holding the current plane with its halo, when read at in-plane
@@ -116,6 +137,9 @@ impl<'a> Sweep<'a> {
         sweep.streamed = (io.reads.iter())
             .filter_map(|(field, fp)| sweep.streamed(*field, fp))
             .collect();
+        if sweep.diagonal_queue_registers() > DIAGONAL_QUEUE_REGISTERS {
+            sweep.streamed.retain(|f| f.columns.len() == 1);
+        }
         sweep.rows = sweep.aligned_rows();
         Ok(sweep)
     }
@@ -145,7 +169,7 @@ impl<'a> Sweep<'a> {
     }
 
     /// How `field`, read at `fp`, is streamed; `None` when it is read at its point only, along
-    /// the looped axes or diagonally across planes.
+    /// the looped axes, or diagonally across planes where planes are staged in shared memory.
     fn streamed(&self, field: Id<Field>, fp: &Footprint) -> Option<Streamed> {
         let s = self.s;
         let at_point_only = fp.offsets.iter().all(|o| o.iter().all(|&v| v == 0));
@@ -154,26 +178,68 @@ impl<'a> Sweep<'a> {
             .offsets
             .iter()
             .all(|o| o[s] == 0 || self.plane.iter().all(|&a| o[a] == 0));
-        if at_point_only || !flat_loops || !straight {
+        let staged = self.ctx.plan.plane_reads == PlaneReads::Shared;
+        if at_point_only || !flat_loops || (staged && !straight) {
             return None;
         }
-        let in_plane: Vec<&Vec<i32>> = fp.offsets.iter().filter(|o| o[s] == 0).collect();
-        // The furthest in-plane read along `a` on the side `pick` chooses (0 when none is).
-        let reach = |a: usize, pick: fn(i64, i64) -> i64| {
-            in_plane.iter().map(|o| i64::from(o[a])).fold(0, pick)
-        };
-        let min: Vec<i64> = self.plane.iter().map(|&a| reach(a, i64::min)).collect();
-        let max: Vec<i64> = self.plane.iter().map(|&a| reach(a, i64::max)).collect();
-        let staged = self.ctx.plan.plane_reads == PlaneReads::Shared;
+        let in_plane_part =
+            |o: &Vec<i32>| -> Vec<i64> { self.plane.iter().map(|&a| i64::from(o[a])).collect() };
+        // The point's own column always (its current plane is staged or computed at), and
+        // one per other in-plane offset read at another plane.
+        let mut columns = vec![Column {
+            offset: vec![0; self.plane.len()],
+            lo: 0,
+            hi: 0,
+        }];
+        for o in fp.offsets.iter().filter(|o| o[s] != 0) {
+            let offset = in_plane_part(o);
+            if !columns.iter().any(|c| c.offset == offset) {
+                let plane = i64::from(o[s]);
+                columns.push(Column {
+                    offset,
+                    lo: plane,
+                    hi: plane,
+                });
+            }
+        }
+        // Each column's queue holds every plane read at its offset.
+        for o in &fp.offsets {
+            let offset = in_plane_part(o);
+            if let Some(c) = columns.iter_mut().find(|c| c.offset == offset) {
+                (c.lo, c.hi) = (c.lo.min(i64::from(o[s])), c.hi.max(i64::from(o[s])));
+            }
+        }
+        let in_plane: Vec<Vec<i64>> = (fp.offsets.iter())
+            .filter(|o| o[s] == 0)
+            .map(in_plane_part)
+            .filter(|c| !columns.iter().skip(1).any(|col| col.offset == *c))
+            .collect();
+        // The furthest such read along plane axis `j` on the side `pick` chooses (0 when none).
+        let reach =
+            |j: usize, pick: fn(i64, i64) -> i64| in_plane.iter().map(|c| c[j]).fold(0, pick);
+        let min: Vec<i64> = (0..self.plane.len()).map(|j| reach(j, i64::min)).collect();
+        let max: Vec<i64> = (0..self.plane.len()).map(|j| reach(j, i64::max)).collect();
         let neighbours = staged && min.iter().chain(&max).any(|&v| v != 0);
         Some(Streamed {
             field,
-            lo: i64::from(fp.min[s]).min(0),
-            hi: i64::from(fp.max[s]).max(0),
+            columns,
             min,
             max,
             shared: neighbours.then(|| format!("s_{}", field_ident(self.ctx, field))),
         })
+    }
+
+    /// The 32-bit registers of the register queues of the fields with more than one column.
+    fn diagonal_queue_registers(&self) -> i64 {
+        let program = self.ctx.bound.program();
+        (self.streamed.iter())
+            .filter(|f| f.columns.len() > 1)
+            .map(|f| {
+                let words = program.fields[f.field].ty.size_bytes().div_ceil(4) as i64;
+                let planes: i64 = f.columns.iter().map(|c| c.hi - c.lo + 1).sum();
+                planes * words * i64::from(self.tile.elements)
+            })
+            .sum()
     }
 
     /// The shared arrays of the current planes, one per streamed field read in-plane.
@@ -197,14 +263,18 @@ impl<'a> Sweep<'a> {
             .collect()
     }
 
-    /// `q<field>_<e>_<m1|p0|p1..>`: the register of `f`'s plane `k` for element `e`.
-    fn queue(f: &Streamed, e: u32, k: i64) -> String {
+    /// `q<field>_<e>_<m1|p0|p1..>` (`q<field>c<column>_..` past the own column): the
+    /// register of `f`'s plane `k` in column `column` for element `e`.
+    fn queue(f: &Streamed, column: usize, e: u32, k: i64) -> String {
         let k = if k < 0 {
             format!("m{}", -k)
         } else {
             format!("p{k}")
         };
-        format!("q{}_{e}_{k}", f.field.index())
+        match column {
+            0 => format!("q{}_{e}_{k}", f.field.index()),
+            c => format!("q{}c{c}_{e}_{k}", f.field.index()),
+        }
     }
 
     /// The name of element `e`'s position in the block's tile along plane axis `axis`.
@@ -232,15 +302,19 @@ impl<'a> Sweep<'a> {
             .collect()
     }
 
-    /// The value of streamed field `f` for element `e` at `position` along the streaming
-    /// axis, loaded from memory: border-resolved along the axes where some load can leave the
-    /// grid ([`Sweep::leaves_grid`]), a plain load elsewhere (inside the grid every border
-    /// reads the point itself).
-    fn load_plane(&self, f: &Streamed, e: u32, position: Expr) -> Expr {
+    /// The value of streamed field `f` in column `column` for element `e` at `position` along
+    /// the streaming axis, loaded from memory: border-resolved along the axes where some load
+    /// can leave the grid ([`Sweep::leaves_grid`]), a plain load elsewhere (inside the grid
+    /// every border reads the point itself).
+    fn load_plane(&self, f: &Streamed, column: usize, e: u32, position: Expr) -> Expr {
+        let c = &f.columns[column];
         let resolve: Vec<bool> = (0..self.ctx.dims())
-            .map(|a| a >= self.s && self.leaves_grid(f, a))
+            .map(|a| a >= self.s && self.leaves_grid(c, a))
             .collect();
-        let coords = self.coords(e, position);
+        let mut coords = self.coords(e, position);
+        for (j, &a) in self.plane.iter().enumerate() {
+            coords[a] = self.ctx.offset(coords[a].clone(), c.offset[j]);
+        }
         self.io.load(
             self.ctx,
             f.field,
@@ -250,18 +324,20 @@ impl<'a> Sweep<'a> {
         )
     }
 
-    /// Whether a register-queue load of `f` can land outside the grid along `axis`: along the
-    /// streaming axis where the planes it reads reach past the grid's ends from the domain's,
-    /// along a plane axis where the blocks' rows overhang the grid.
-    fn leaves_grid(&self, f: &Streamed, axis: usize) -> bool {
+    /// Whether a register-queue load of column `c` can land outside the grid along `axis`:
+    /// along the streaming axis where the planes it reads reach past the grid's ends from the
+    /// domain's, along a plane axis where the blocks' rows, shifted by the column's offset,
+    /// reach past the grid.
+    fn leaves_grid(&self, c: &Column, axis: usize) -> bool {
         let extent = self.ctx.extent(axis);
         let rect = &self.rows.rect;
         if axis == self.s {
-            return rect.lo[axis] + f.lo < 0 || rect.hi[axis] - 1 + f.hi >= extent;
+            return rect.lo[axis] + c.lo < 0 || rect.hi[axis] - 1 + c.hi >= extent;
         }
+        let shift = (self.plane.iter().position(|&a| a == axis)).map_or(0, |j| c.offset[j]);
         let size = self.tile.size(axis);
         let covered = blocks(Ctx::count(&self.rows, axis), size as u64) as i64 * size;
-        rect.lo[axis] < 0 || rect.lo[axis] + covered > extent
+        rect.lo[axis] + shift < 0 || rect.lo[axis] + shift + covered > extent
     }
 
     /// The border of `field` in the stage, clamping where it has none (halo of a tile).
@@ -353,22 +429,28 @@ impl<'a> Sweep<'a> {
     }
 
     /// The register queues filled before the sweep: every plane but the highest, read at
-    /// the chunk's first position.
+    /// the chunk's first position. They are declared empty and filled by assignments, as in
+    /// the sweep, so that every read of a queue is a register (what the traffic model counts).
     fn queue_declarations(&self) -> Vec<Stmt> {
         let program = self.ctx.bound.program();
         let mut body = Vec::new();
         for f in &self.streamed {
-            for e in 0..self.tile.elements {
-                for k in f.lo..=f.hi {
-                    let value = (k > f.lo).then(|| {
-                        let position = self.ctx.offset(Expr::var("s_begin"), k - 1);
-                        self.load_plane(f, e, position)
-                    });
-                    body.push(Stmt::Declare {
-                        var: Self::queue(f, e, k),
-                        ty: program.fields[f.field].ty,
-                        value,
-                    });
+            for (column, c) in f.columns.iter().enumerate() {
+                for e in 0..self.tile.elements {
+                    for k in c.lo..=c.hi {
+                        body.push(Stmt::Declare {
+                            var: Self::queue(f, column, e, k),
+                            ty: program.fields[f.field].ty,
+                            value: None,
+                        });
+                        if k > c.lo {
+                            let position = self.ctx.offset(Expr::var("s_begin"), k - 1);
+                            body.push(Stmt::Assign {
+                                var: Self::queue(f, column, e, k),
+                                value: self.load_plane(f, column, e, position),
+                            });
+                        }
+                    }
                 }
             }
         }
@@ -385,18 +467,20 @@ impl<'a> Sweep<'a> {
                 "advance the register queue of `{}`",
                 program.fields[f.field].name
             )));
-            for e in 0..self.tile.elements {
-                for k in f.lo..f.hi {
+            for (column, c) in f.columns.iter().enumerate() {
+                for e in 0..self.tile.elements {
+                    for k in c.lo..c.hi {
+                        step.push(Stmt::Assign {
+                            var: Self::queue(f, column, e, k),
+                            value: Expr::var(Self::queue(f, column, e, k + 1)),
+                        });
+                    }
+                    let position = self.ctx.offset(Expr::var(z), c.hi);
                     step.push(Stmt::Assign {
-                        var: Self::queue(f, e, k),
-                        value: Expr::var(Self::queue(f, e, k + 1)),
+                        var: Self::queue(f, column, e, c.hi),
+                        value: self.load_plane(f, column, e, position),
                     });
                 }
-                let position = self.ctx.offset(Expr::var(z), f.hi);
-                step.push(Stmt::Assign {
-                    var: Self::queue(f, e, f.hi),
-                    value: self.load_plane(f, e, position),
-                });
             }
         }
         step
@@ -428,7 +512,7 @@ impl<'a> Sweep<'a> {
                 Stmt::SharedStore {
                     array: array.to_string(),
                     index,
-                    value: Expr::var(Self::queue(f, e, 0)),
+                    value: Expr::var(Self::queue(f, 0, e, 0)),
                 }
             })
             .collect()
@@ -496,13 +580,20 @@ impl<'a> Sweep<'a> {
     }
 
     /// The read of `field` at `offset` from element `e`'s point at `coords`: from the register
-    /// queue along the streaming axis and from the shared current plane in it when streamed
-    /// (from memory in the plane under `plane=cache`), else from memory.
+    /// queue of its column when streamed, else from the shared current plane (from memory under
+    /// `plane=cache`) in the plane; from memory when not streamed.
     fn read(&self, e: u32, coords: &[Expr], field: Id<Field>, offset: &[i32]) -> Expr {
         let ctx = self.ctx;
         let Some(f) = self.streamed.iter().find(|f| f.field == field) else {
             return self.io.load_offset(ctx, field, coords, offset);
         };
+        let in_plane_part: Vec<i64> = self.plane.iter().map(|&a| i64::from(offset[a])).collect();
+        let plane = i64::from(offset[self.s]);
+        let column = (f.columns.iter())
+            .position(|c| c.offset == in_plane_part && (c.lo..=c.hi).contains(&plane));
+        if let Some(column) = column {
+            return Expr::var(Self::queue(f, column, e, plane));
+        }
         let in_plane = self.plane.iter().any(|&a| offset[a] != 0);
         match (&f.shared, in_plane) {
             (Some(name), true) => {
@@ -517,8 +608,9 @@ impl<'a> Sweep<'a> {
                     index,
                 }
             }
-            (None, true) => self.io.load_offset(ctx, field, coords, offset),
-            (_, false) => Expr::var(Self::queue(f, e, i64::from(offset[self.s]))),
+            // In-plane reads under `plane=cache` (the own column's queue holds every plane
+            // read straight along the streaming axis).
+            _ => self.io.load_offset(ctx, field, coords, offset),
         }
     }
 
