@@ -390,19 +390,21 @@ fn stream_chunk(extents: &[usize], time_tile: u32) -> Option<u32> {
 }
 
 /// The streaming strategy's starting block and plane reads: 64x4 blocks in 3D (rows of two
-/// warps), and in-plane neighbours read through the cache, which beat the shared current
-/// plane on an H100 (j3d7pt f32 236 against 194 GCells/s, f64 149 against 138; fdtd2d 54
-/// against 27). Time-tiled (T > 1), whose plane tiles carry a halo of T·r on every side:
-/// 32x32 plane tiles in 3D (32x8 threads, 4 rows each), rows of 256 in 2D.
+/// warps), rows of 256 in 2D, and in-plane neighbours read through the cache, which beat the
+/// shared current plane on an H100 (j3d7pt f32 236 against 194 GCells/s, f64 149 against
+/// 138; fdtd2d 54 against 27). Time-tiled (T > 1) in 3D, whose plane tiles carry a halo of
+/// T·r on every side: 32x32 plane tiles (32x8 threads, 4 rows each).
 fn streaming_defaults(plan: &mut GpuPlan, dims: usize, time_tile: u32) {
     match (dims, time_tile) {
         (3.., 2..) => {
             plan.block = [32, 8, 1];
             plan.elements_per_thread = 4;
         }
-        (2, 2..) => plan.block = [256, 1, 1],
         (3.., _) => plan.block = [64, 4, 1],
-        _ => {}
+        // A 2D sweep's block is a row (`Tile::of_planes`): 256 threads, not the 32 of a
+        // 32x8 block's first axis, which left half the multiprocessor's threads idle (its
+        // 32 resident blocks of 32 threads).
+        _ => plan.block = [256, 1, 1],
     }
     plan.plane_reads = PlaneReads::Cache;
 }
@@ -1029,8 +1031,9 @@ mod tests {
             cube.describe(),
             "streaming block=64x4x1 E=1 chunk=16 plane=cache"
         );
+        // A 2D sweep's block is a row of 256 threads.
         let square = plan(&[8192, 8192]);
-        assert_eq!((square.block, square.stream_chunk), ([32, 8, 1], Some(16)));
+        assert_eq!((square.block, square.stream_chunk), ([256, 1, 1], Some(16)));
         // No longer than one chunk: one sweep.
         assert_eq!(plan(&[16, 8, 64]).stream_chunk, None);
         assert_eq!(plan(&[17, 8, 64]).stream_chunk, Some(16));
