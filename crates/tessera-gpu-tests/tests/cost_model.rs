@@ -239,3 +239,30 @@ fn the_cuda_backend_predicts_a_plan_for_a_built_in_gpu_and_none_for_a_cpu_device
         assert_eq!(prediction.expect("answers"), None);
     }
 }
+
+#[test]
+fn a_step_counts_the_launches_and_kernels_of_a_pass_without_reductions() {
+    let (limits, _) = h100();
+    let step = |program: &str, strategy: Strategy, time_tile: u32| {
+        let bound = tessera_testkit::case(program).bind(0);
+        let plan =
+            plan_requested(&bound, &request(strategy, time_tile), "cuda", &limits).expect("plans");
+        let lowered = lower_for_device(&bound, &plan, &limits).expect("lowers");
+        (step_cost(&bound, &plan, &lowered, &limits), bound)
+    };
+    // One stage, one launch per step; its points are the stage's.
+    let (naive, bound) = step("j2d5pt", Strategy::Naive, 1);
+    assert_eq!((naive.kernels.len(), naive.launches), (1, 1.0));
+    assert_eq!(naive.kernels[0].points, bound.updated_points() as f64);
+    // Three stages fused four steps per launch: one kernel, a quarter launch per step.
+    let (overlapped, _) = step("fdtd2d", Strategy::Overlapped, 4);
+    assert_eq!((overlapped.kernels.len(), overlapped.launches), (1, 0.25));
+    // The wavefront launches once per plane of its sweep.
+    let (wavefront, bound) = step("j3d7pt", Strategy::Wavefront, 4);
+    let planes = bound.extents[0] as f64;
+    assert!(wavefront.launches > planes / 4.0, "{}", wavefront.launches);
+    // Reductions run in passes of their own: a step without them is the model's.
+    let (reduced, _) = step("reductions2d", Strategy::Naive, 1);
+    let (fused, _) = step("reductions2d", Strategy::Overlapped, 2);
+    assert!(reduced.launches >= 1.0 && fused.launches <= 0.5 + 1e-9);
+}
