@@ -689,17 +689,3 @@ fn diagonal_reads_get_register_queues_per_column_within_a_register_budget() {
     assert_eq!(columns, 0);
     assert!(loads >= 125, "{loads} loads");
 }
-
-#[test]
-fn a_two_dimensional_sweep_runs_every_thread_of_its_block_along_the_row() {
-    for plan in [
-        plan(GpuStrategy::Streaming, [32, 8, 1], 1),
-        GpuPlan {
-            time_tile: 2,
-            ..plan(GpuStrategy::Streaming, [32, 8, 1], 1)
-        },
-    ] {
-        let program = lowered("j2d5pt", &[33, 300], &plan);
-        assert_eq!(program.kernels[0].block, [256, 1, 1], "{}", plan.describe());
-    }
-}

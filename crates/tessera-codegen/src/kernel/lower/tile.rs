@@ -30,8 +30,7 @@ impl Tile {
     }
 
     /// The tile of the plan's block over the plane axes of a plane sweep: x and y (each thread
-    /// `elements` points along y) from 3 axes on; in 2D, where a plane is a row, a row of all
-    /// the block's threads (as the wavefront's), one point each.
+    /// `elements` points along y) from 3 axes on, x in 2D.
     pub fn of_planes(ctx: &Ctx) -> Tile {
         let plan = ctx.plan;
         match ctx.dims() {
@@ -40,10 +39,7 @@ impl Tile {
                 [plan.block[0], plan.block[1], 1],
                 plan.elements_per_thread,
             ),
-            d => {
-                let row = u32::try_from(plan.threads_per_block()).unwrap_or(u32::MAX);
-                Tile::new(d, [row, 1, 1], 1)
-            }
+            d => Tile::new(d, [plan.block[0], 1, 1], 1),
         }
     }
 
