@@ -339,7 +339,10 @@ pub fn plan_gpu(
     // A block the user gives is checked as given; the default one shrinks until the requested
     // strategy's kernels fit the device.
     match &request.tile {
-        Some(tile) => plan.block = block_of_tile(tile)?,
+        Some(tile) => {
+            plan.block = block_of_tile(tile)?;
+            check_sweep_block(&plan, dims, tile)?;
+        }
         None => shrink_to_fit(&mut plan, fits),
     }
     if plan.strategy == GpuStrategy::Streaming {
@@ -415,6 +418,33 @@ fn streaming_defaults(plan: &mut GpuPlan, dims: usize, time_tile: u32) {
 fn wavefront_defaults(plan: &mut GpuPlan) {
     plan.block = [256, 1, 1];
     plan.time_tile = 4;
+}
+
+/// Refuses a `streaming` block with threads along the axis it sweeps (y in 2D, z in 3D), which
+/// the sweep would leave idle: its block covers the plane axes only.
+fn check_sweep_block(plan: &GpuPlan, dims: usize, tile: &[usize]) -> Result<(), PlanError> {
+    let plane_axes = dims.saturating_sub(1).clamp(1, 2);
+    let swept = plan.block[plane_axes..].iter().any(|&b| b > 1);
+    if plan.strategy != GpuStrategy::Streaming || !swept {
+        return Ok(());
+    }
+    let given: Vec<String> = tile.iter().map(|t| t.to_string()).collect();
+    let example = match plane_axes {
+        1 => "`--tile 256`",
+        _ => "`--tile 4x64`",
+    };
+    Err(PlanError::Invalid(format!(
+        "`streaming` sweeps the {} axis with a block over the {} only, so `--tile {}` would leave threads idle: give {} size{} (e.g. {example})",
+        if dims >= 3 { "z" } else { "y" },
+        if plane_axes == 1 {
+            "row (x)"
+        } else {
+            "plane (y and x)"
+        },
+        given.join("x"),
+        plane_axes,
+        if plane_axes == 1 { "" } else { "s" },
+    )))
 }
 
 /// The block `[x, y, z]` a `--tile` value (slowest axis first, 1 to 3 sizes) gives.
@@ -1222,5 +1252,38 @@ mod tests {
             (four.strategy, four.threads_per_block()),
             (GpuStrategy::Naive, 1)
         );
+    }
+
+    #[test]
+    fn a_streaming_block_with_threads_along_the_swept_axis_is_refused() {
+        let limits = DeviceLimits::typical_gpu();
+        let streaming = |tile: Vec<usize>| PlanRequest {
+            strategy: Some(Strategy::Streaming),
+            tile: Some(tile),
+            ..PlanRequest::default()
+        };
+        let square = [64, 64];
+        let refused = plan_stencil(&square, &streaming(vec![8, 32]), &limits).unwrap_err();
+        let message = refused.to_string();
+        assert!(
+            message.contains("sweeps the y axis") && message.contains("`--tile 8x32`"),
+            "{message}"
+        );
+        let row = plan_stencil(&square, &streaming(vec![1, 128]), &limits).expect("a row");
+        assert_eq!(row.block, [128, 1, 1]);
+        let cube = [16, 16, 16];
+        let refused = plan_stencil(&cube, &streaming(vec![2, 4, 32]), &limits).unwrap_err();
+        assert!(
+            refused.to_string().contains("sweeps the z axis"),
+            "{refused}"
+        );
+        let plane = plan_stencil(&cube, &streaming(vec![4, 32]), &limits).expect("a plane");
+        assert_eq!(plane.block, [32, 4, 1]);
+        // Other strategies take a block along every axis.
+        let tiled = PlanRequest {
+            strategy: Some(Strategy::Tiled),
+            ..streaming(vec![8, 32])
+        };
+        assert!(plan_stencil(&square, &tiled, &limits).is_ok());
     }
 }

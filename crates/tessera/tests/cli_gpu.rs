@@ -171,7 +171,7 @@ fn a_plan_printed_by_tessera_plan_replays_bitwise_on_every_opencl_strategy() {
             &[],
             &["--strategy", "naive", "--tile", "4x8"],
             &["--strategy", "tiled", "--tile", "4x8"],
-            &["--strategy", "streaming", "--tile", "2x8"],
+            &["--strategy", "streaming", "--tile", "8"],
             &["--time-tile", "3"],
             &[
                 "--strategy",
