@@ -20,7 +20,7 @@ use tessera_plan::gpu_cost::{
     self, Bound, Efficiency, GpuThroughput, StepCost, UNMEASURED_MARGIN, kernel_class, predict,
 };
 
-use crate::cost::{Weighed, candidates, step_cost};
+use crate::cost::{Weighed, candidates, step_cost, step_cost_with_registers};
 use crate::device::{GpuDevice, KernelRegisters, copy_bandwidth_gb_s};
 use crate::executable::GpuExecutable;
 use crate::plan::{lower_for_device, plan_for};
@@ -170,6 +170,19 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
                 &prediction,
                 &target.throughput,
             ));
+            if let Some((counts, arch)) = &registers {
+                let counted =
+                    step_cost_with_registers(program, gpu, &kernels, &target.limits, |k| {
+                        counts.get(k).map(|&(count, _)| count)
+                    });
+                if counted != cost {
+                    lines.push(counted_registers_line(
+                        &counted,
+                        &predict(&counted, &target.throughput),
+                        arch,
+                    ));
+                }
+            }
             lines.extend(candidate_lines(
                 program,
                 gpu,
@@ -410,6 +423,24 @@ fn prediction_line(
         throughput.memory_gb_s,
         bound_text(prediction, cost),
         efficiency_text(prediction.efficiency),
+    )
+}
+
+/// The prediction again with ptxas's registers (on `arch`), where their occupancy differs from
+/// the estimates' the default plan is chosen with.
+fn counted_registers_line(
+    cost: &StepCost,
+    prediction: &gpu_cost::Prediction,
+    arch: &str,
+) -> String {
+    let occupancy = (cost.kernels.iter())
+        .map(|k| k.occupancy)
+        .fold(1.0, f64::min);
+    format!(
+        "  with ptxas's registers ({arch}): {:.1} GCells/s at {:.0}% occupancy, bound by {} (plans are chosen with the resource model's estimates)",
+        prediction.gcells(cost),
+        occupancy * 100.0,
+        bound_text(prediction, cost)
     )
 }
 

@@ -20,13 +20,28 @@ pub fn step_cost(
     lowered: &KernelProgram,
     limits: &DeviceLimits,
 ) -> StepCost {
+    step_cost_with_registers(bound, plan, lowered, limits, |_| None)
+}
+
+/// [`step_cost`] with the registers per thread `registers` gives a kernel (by name; ptxas's
+/// count) in place of the resource model's estimate where it gives one.
+pub fn step_cost_with_registers(
+    bound: &BoundProgram,
+    plan: &GpuPlan,
+    lowered: &KernelProgram,
+    limits: &DeviceLimits,
+    registers: impl Fn(&str) -> Option<u32>,
+) -> StepCost {
     let host = &lowered.host;
     let kernels = (host.launches())
         .filter(|launch| host.in_plain_pass(launch))
         .filter_map(|launch| {
             let kernel = lowered.kernel(&launch.kernel)?;
             let traffic = kernel_traffic(bound, lowered, kernel);
-            let resources = kernel_resources(kernel, launch);
+            let mut resources = kernel_resources(kernel, launch);
+            if let Some(count) = registers(&kernel.name) {
+                resources.registers_per_thread = count;
+            }
             Some(KernelCost {
                 points: traffic.points as f64 / launch.every.max(1) as f64,
                 memory_bytes: traffic.bytes() - traffic.reload_bytes,

@@ -266,3 +266,22 @@ fn a_step_counts_the_launches_and_kernels_of_a_pass_without_reductions() {
     let (fused, _) = step("reductions2d", Strategy::Overlapped, 2);
     assert!(reduced.launches >= 1.0 && fused.launches <= 0.5 + 1e-9);
 }
+
+#[test]
+fn counted_registers_replace_the_estimates_in_the_occupancy() {
+    let (limits, throughput) = h100();
+    let bound = benchmark("j3d7pt", "f32", 512);
+    let plan =
+        plan_requested(&bound, &request(Strategy::Streaming, 1), "cuda", &limits).expect("plans");
+    let lowered = lower_for_device(&bound, &plan, &limits).expect("lowers");
+    let estimated = step_cost(&bound, &plan, &lowered, &limits);
+    let counted =
+        tessera_gpu_host::cost::step_cost_with_registers(&bound, &plan, &lowered, &limits, |_| {
+            Some(128)
+        });
+    // 128 registers for 256 threads: 2 blocks of 8 warps, a quarter of the multiprocessor.
+    assert_eq!(counted.kernels[0].occupancy, 0.25);
+    assert!(estimated.kernels[0].occupancy > 0.25);
+    let rate = |cost| predict(cost, &throughput).gcells(cost);
+    assert!(rate(&counted) < rate(&estimated));
+}
