@@ -97,12 +97,16 @@ def hand_kernels_available():
 
 
 def cell(report, naive):
-    """A table cell: GCells/s, fraction of the copy roofline, ratio to naive."""
+    """A table cell: GCells/s, fraction of the copy roofline, ratio to naive, and the cost
+    model's prediction in brackets (`[p 310]`) where the backend gave one."""
     if "error" in report:
         return "refused: " + report["error"].replace("|", "/")[:60]
     text = f"{report['gcells_per_s']:.3g} ({report['fraction_of_roofline']:.2f})"
     if naive and "gcells_per_s" in naive:
         text += f" {report['gcells_per_s'] / naive['gcells_per_s']:.2f}x"
+    predicted = (report.get("predicted") or {}).get("gcells_per_s")
+    if predicted:
+        text += f" [p {predicted:.3g}]"
     return text
 
 
@@ -135,9 +139,7 @@ def main():
                            plan_args, fields)
             report.update(case=f"{program} {ty}", plan=name)
             results.append(report)
-            predicted = (report.get("predicted") or {}).get("gcells_per_s")
-            note = f" (cost model: {predicted:.3g})" if predicted else ""
-            print(f"{program} {ty} {n}^{axes} {name}: {cell(report, None)}{note}", file=sys.stderr)
+            print(f"{program} {ty} {n}^{axes} {name}: {cell(report, None)}", file=sys.stderr)
         naive = next((r for r in results if r["plan"] == "naive"), None)
         cells = [cell(r, naive) for r in results]
         if hand:
@@ -159,7 +161,7 @@ def main():
     device = next((r["strategy"].split(" on ", 1)[-1] for r in reports if "strategy" in r), "?")
     table = "\n".join(rows)
     legend = (f"\n\n{args.backend} on {device}, {args.steps} steps, median of {args.reps}; "
-              "cells: GCells/s (fraction of the copy roofline) ratio to naive"
+              "cells: GCells/s (fraction of the copy roofline) ratio to naive [cost model's prediction]"
               + ("; hand kernels: GCells/s." if hand else "."))
     print(table + legend)
     if args.out:
