@@ -1,9 +1,7 @@
 //! Choosing a [`GpuPlan`] from a [`PlanRequest`] and lowering a program for a device.
 
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{
-    DeviceLimits, GpuPlan, GpuStrategy, KernelProgram, fits, lower, validate,
-};
+use tessera_codegen::kernel::{DeviceLimits, GpuPlan, KernelProgram, fits, lower, validate};
 use tessera_plan::gpu::{ProgramTraits, plan_gpu};
 use tessera_plan::gpu_cost::GpuThroughput;
 use tessera_plan::{PlanError, PlanRequest, fusion_refusal};
@@ -48,11 +46,12 @@ pub fn plan_requested(
         limits,
         |plan| fits(bound, plan, limits),
     )?;
-    if plan.strategy == GpuStrategy::Overlapped
+    if plan.fuses_steps()
         && let Some(reason) = fusion_refusal(bound)
     {
         return Err(PlanError::Unsupported(format!(
-            "the overlapped strategy fuses steps: {reason}; use `tiled`, `streaming` or `naive`"
+            "the {} strategy fuses steps: {reason}; use `tiled`, `streaming` at one step per launch or `naive`",
+            plan.strategy.name()
         )));
     }
     Ok(plan)
@@ -74,6 +73,7 @@ pub fn lower_for_device(
 mod tests {
     use std::sync::Arc;
 
+    use tessera_codegen::kernel::GpuStrategy;
     use tessera_ir::builder::ProgramBuilder;
     use tessera_ir::{Constant, ScalarType, SizeExpr};
 

@@ -285,3 +285,27 @@ fn counted_registers_replace_the_estimates_in_the_occupancy() {
     let rate = |cost| predict(cost, &throughput).gcells(cost);
     assert!(rate(&counted) < rate(&estimated));
 }
+
+#[test]
+fn a_program_whose_steps_cannot_fuse_is_refused_every_fusing_plan_and_runs_one_step_plans() {
+    let (limits, throughput) = h100();
+    let bound = tessera_testkit::case("scan2d").bind(0);
+    for (strategy, time_tile) in [
+        (Strategy::Overlapped, 1),
+        (Strategy::Streaming, 2),
+        (Strategy::Wavefront, 4),
+    ] {
+        let refused = plan_requested(&bound, &request(strategy, time_tile), "cuda", &limits)
+            .expect_err("a scan cannot fuse steps");
+        assert!(refused.to_string().contains("fuses steps"), "{refused}");
+    }
+    let chosen = plan_for(
+        &bound,
+        &PlanRequest::default(),
+        "cuda",
+        &limits,
+        &throughput,
+    )
+    .expect("plans");
+    assert!(!chosen.fuses_steps(), "{}", chosen.describe());
+}
