@@ -35,10 +35,15 @@ fn default_plan_and_named_strategies_match_the_reference() {
         Some(Strategy::Tiled),
         Some(Strategy::Streaming),
     ] {
+        // A 2D sweep's block is a row: `streaming` takes no threads along y.
+        let tile = match strategy {
+            Some(Strategy::Streaming) => vec![1, 16],
+            _ => vec![4, 16],
+        };
         let options = PlanRequest {
             arithmetic: Arithmetic::Exact,
             strategy,
-            tile: Some(vec![4, 16]),
+            tile: Some(tile),
             ..PlanRequest::default()
         };
         let mut executable = OpenClBackend::default()
