@@ -433,13 +433,10 @@ fn counted_registers_line(
     prediction: &gpu_cost::Prediction,
     arch: &str,
 ) -> String {
-    let occupancy = (cost.kernels.iter())
-        .map(|k| k.occupancy)
-        .fold(1.0, f64::min);
     format!(
         "  with ptxas's registers ({arch}): {:.1} GCells/s at {:.0}% occupancy, bound by {} (plans are chosen with the resource model's estimates)",
         prediction.gcells(cost),
-        occupancy * 100.0,
+        cost.lowest_occupancy() * 100.0,
         bound_text(prediction, cost)
     )
 }
@@ -496,7 +493,7 @@ fn candidate_lines<D>(
     )];
     for candidate in weighed {
         lines.push(match candidate.outcome {
-            Ok(w) => candidate_line(program, &w, gcells, *plan == w.plan),
+            Ok(w) => candidate_line(&w, gcells, *plan == w.plan),
             Err(why) => format!(
                 "  {} T={}: refused: {why}",
                 candidate.strategy.name(),
@@ -508,17 +505,8 @@ fn candidate_lines<D>(
 }
 
 /// One line of [`candidate_lines`] for a plan the model weighed.
-fn candidate_line(program: &BoundProgram, weighed: &Weighed, gcells: f64, this: bool) -> String {
+fn candidate_line(weighed: &Weighed, gcells: f64, this: bool) -> String {
     let cost = &weighed.cost;
-    let moved: f64 = (cost.kernels.iter())
-        .map(|k| (k.memory_bytes + k.reload_bytes) * k.points)
-        .sum();
-    let redundant = (weighed.lowered.kernels.iter())
-        .map(|k| kernel_traffic(program, &weighed.lowered, k).redundant_fraction)
-        .fold(0.0, f64::max);
-    let occupancy_low = (cost.kernels.iter())
-        .map(|k| k.occupancy)
-        .fold(1.0, f64::min);
     let predicted = weighed.gcells();
     let versus = if this {
         "this plan".to_string()
@@ -531,9 +519,9 @@ fn candidate_line(program: &BoundProgram, weighed: &Weighed, gcells: f64, this: 
     format!(
         "  {}: {:.2} B per point per step, {:.1}% recomputed, occupancy {:.0}%, predicted {predicted:.1} GCells/s ({versus}), bound by {}, {}",
         weighed.plan.describe(),
-        moved / cost.updated_points.max(1.0),
-        redundant * 100.0,
-        occupancy_low * 100.0,
+        cost.bytes_per_point(),
+        cost.recomputed() * 100.0,
+        cost.lowest_occupancy() * 100.0,
         bound_text(&weighed.prediction, cost),
         efficiency_text(weighed.prediction.efficiency),
     )

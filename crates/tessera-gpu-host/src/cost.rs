@@ -47,6 +47,7 @@ pub fn step_cost_with_registers(
                 memory_bytes: traffic.bytes() - traffic.reload_bytes,
                 reload_bytes: traffic.reload_bytes,
                 instructions: traffic.instructions,
+                recomputed: traffic.redundant_fraction,
                 occupancy: occupancy(limits, &resources).occupancy,
             })
         })
@@ -75,13 +76,11 @@ pub fn step_cost_with_registers(
     }
 }
 
-/// A plan the model weighed, lowered and predicted.
+/// A plan the model weighed and predicted.
 pub struct Weighed {
     /// The plan.
     pub plan: GpuPlan,
-    /// Its kernels.
-    pub lowered: KernelProgram,
-    /// What the model saw of them.
+    /// What the model saw of its kernels.
     pub cost: StepCost,
     /// The model's prediction.
     pub prediction: Prediction,
@@ -178,7 +177,6 @@ pub fn candidates(
                 let prediction = predict(&cost, throughput);
                 Ok(Weighed {
                     plan,
-                    lowered,
                     cost,
                     prediction,
                 })

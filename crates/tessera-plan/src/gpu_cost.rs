@@ -78,6 +78,8 @@ pub struct KernelCost {
     pub reload_bytes: f64,
     /// Reads and operations per point, recomputed points included.
     pub instructions: f64,
+    /// Points computed more than once, over those it owns (a time tile's halo).
+    pub recomputed: f64,
     /// Its occupancy (resident threads over the most a multiprocessor holds).
     pub occupancy: f64,
 }
@@ -98,6 +100,29 @@ pub struct StepCost {
     pub launches: f64,
     /// Points updated per step (the rate's numerator).
     pub updated_points: f64,
+}
+
+impl StepCost {
+    /// Bytes moved per updated point and step, reloads included.
+    pub fn bytes_per_point(&self) -> f64 {
+        let moved: f64 = (self.kernels.iter())
+            .map(|k| (k.memory_bytes + k.reload_bytes) * k.points)
+            .sum();
+        moved / self.updated_points.max(1.0)
+    }
+
+    /// The most any kernel recomputes.
+    pub fn recomputed(&self) -> f64 {
+        self.kernels
+            .iter()
+            .map(|k| k.recomputed)
+            .fold(0.0, f64::max)
+    }
+
+    /// The lowest occupancy of its kernels.
+    pub fn lowest_occupancy(&self) -> f64 {
+        self.kernels.iter().map(|k| k.occupancy).fold(1.0, f64::min)
+    }
 }
 
 /// Which bound sets a prediction.
@@ -274,6 +299,7 @@ mod tests {
                 memory_bytes: bytes,
                 reload_bytes: 0.0,
                 instructions: 10.0,
+                recomputed: 0.0,
                 occupancy: 1.0,
             }],
             launches,
