@@ -16,10 +16,16 @@ register-streaming kernel) run beside them for j2d5pt and j3d7pt at f32 and f64.
     scripts/gpu-bench.sh                                   # CUDA, the paper sizes
     python3 scripts/gpu-bench.py --backend opencl --size small --steps 8 --reps 2
     python3 scripts/gpu-bench.py --programs j2d5pt --out table.md --json raw.json
+    python3 scripts/gpu-bench.py --size tiny --steps 1000 --plans naive default --graphs off
+
+`--size tiny` (256^2, 64^3) measures the per-step overhead; `--graphs off` issues recorded
+steps launch by launch instead of as CUDA graphs (TESSERA_CUDA_GRAPHS=0), to see what the
+graphs save.
 """
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -40,7 +46,7 @@ CASES = [
     ("gaussian2d", "f32", 2),
     ("fdtd2d", "f32", 2),
 ]
-SIZES = {"paper": {2: 8192, 3: 512}, "small": {2: 512, 3: 64}}
+SIZES = {"paper": {2: 8192, 3: 512}, "small": {2: 512, 3: 64}, "tiny": {2: 256, 3: 64}}
 # (name, plan flags, fields set in the plan's JSON: knobs without a flag).
 PLANS = [
     ("naive", ["--strategy", "naive"], {}),
@@ -118,10 +124,13 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--programs", nargs="*", help="only these programs")
     parser.add_argument("--plans", nargs="*", help="only the plans of these names")
+    parser.add_argument("--graphs", default="on", choices=["on", "off"],
+                        help="CUDA: replay recorded steps as graphs (on) or launch by launch")
     parser.add_argument("--tessera", default=str(ROOT / "target" / "release" / "tessera"))
     parser.add_argument("--out", help="write the Markdown table here too")
     parser.add_argument("--json", help="write every report here")
     args = parser.parse_args()
+    os.environ["TESSERA_CUDA_GRAPHS"] = "1" if args.graphs == "on" else "0"
 
     reports = []
     hand = args.backend == "cuda" and hand_kernels_available()
@@ -160,7 +169,8 @@ def main():
         rows.append(f"| {program} {ty} {size} | " + " | ".join(cells) + " |")
     device = next((r["strategy"].split(" on ", 1)[-1] for r in reports if "strategy" in r), "?")
     table = "\n".join(rows)
-    legend = (f"\n\n{args.backend} on {device}, {args.steps} steps, median of {args.reps}; "
+    graphs = f", graphs {args.graphs}" if args.backend == "cuda" else ""
+    legend = (f"\n\n{args.backend} on {device}, {args.steps} steps, median of {args.reps}{graphs}; "
               "cells: GCells/s (fraction of the copy roofline) ratio to naive [cost model's prediction]"
               + ("; hand kernels: GCells/s." if hand else "."))
     print(table + legend)

@@ -33,6 +33,6 @@ pub use footprint::Footprint;
 pub use linear::{LinearForm, LinearTerm, linear_form};
 pub use receivers::{PointOutside, coords_text, linear_indices};
 pub use region::Rect;
-pub use tables::{stage_tables, table_reach, table_shortfall};
+pub use tables::{stage_reads_step, stage_tables, table_reach, table_shortfall};
 pub use tiling::{TileRegions, local_tile_regions, tile_regions};
 pub use work::{StageWork, stage_work, step_work};

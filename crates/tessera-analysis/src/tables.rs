@@ -1,7 +1,7 @@
-//! What a run needs of its input tables: the steps' reach into each table, checked against the
-//! tables given before anything runs.
+//! What a run needs of its input tables and of the step counter: the steps' reach into each
+//! table, checked against the tables given before anything runs, and which stages read `t`.
 
-use tessera_ir::{ExprKind, Id, Program, ReductionPlacement, Stage, Statement, Table};
+use tessera_ir::{ExprId, ExprKind, Id, Program, ReductionPlacement, Stage, Statement, Table};
 
 use crate::check::visit;
 
@@ -70,14 +70,8 @@ pub fn table_shortfall(
 
 /// The tables `stage` reads (its statements and in-stage reductions), in table order.
 pub fn stage_tables(program: &Program, stage: Id<Stage>) -> Vec<Id<Table>> {
-    let statements = program.stages[stage].body.iter().map(|s| match s {
-        Statement::Let { value, .. } | Statement::Assign { value, .. } => *value,
-    });
-    let reductions = (program.reductions.values())
-        .filter(|r| r.placement == ReductionPlacement::InStage(stage))
-        .map(|r| r.value);
     let mut tables = Vec::new();
-    for root in statements.chain(reductions) {
+    for root in stage_roots(program, stage) {
         visit(program, root, &mut |e| {
             if let ExprKind::TableRead { table, .. } = e.kind {
                 tables.push(table);
@@ -87,4 +81,27 @@ pub fn stage_tables(program: &Program, stage: Id<Stage>) -> Vec<Id<Table>> {
     tables.sort();
     tables.dedup();
     tables
+}
+
+/// Whether `stage` (its in-stage reductions included) depends on the step counter: it reads
+/// `t` or an input table (indexed by `t`).
+pub fn stage_reads_step(program: &Program, stage: Id<Stage>) -> bool {
+    let mut reads = false;
+    for root in stage_roots(program, stage) {
+        visit(program, root, &mut |e| {
+            reads |= matches!(e.kind, ExprKind::Step | ExprKind::TableRead { .. });
+        });
+    }
+    reads
+}
+
+/// The root expressions of `stage`: its statements' values and its in-stage reductions'.
+fn stage_roots(program: &Program, stage: Id<Stage>) -> impl Iterator<Item = ExprId> + '_ {
+    let statements = program.stages[stage].body.iter().map(|s| match s {
+        Statement::Let { value, .. } | Statement::Assign { value, .. } => *value,
+    });
+    let reductions = (program.reductions.values())
+        .filter(move |r| r.placement == ReductionPlacement::InStage(stage))
+        .map(|r| r.value);
+    statements.chain(reductions)
 }

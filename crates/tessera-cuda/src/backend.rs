@@ -1,19 +1,24 @@
 //! The `cuda` backend: a [`CudaStreamDevice`] (kernels compiled with NVRTC for the device's
-//! architecture, PTX cached per process, one stream timed with events) under the shared
-//! host-program executable.
+//! architecture, PTX cached per process, one stream timed with events, recorded steps
+//! replayed as CUDA graphs) under the shared host-program executable.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
+use cudarc::driver::sys::{
+    CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUstreamCaptureMode,
+};
 use cudarc::driver::{
-    CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
+    CudaEvent, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig,
+    PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use tessera_codegen::kernel::{DeviceLimits, Kernel, KernelProgram, Launch, print_cuda};
+use tessera_gpu_host::replay::issue;
 use tessera_gpu_host::{
-    BoundArg, GpuBackend, GpuDevice, GpuExecutable, HostDevice, KernelRegisters, distinct_pair,
+    BoundArg, GpuBackend, GpuDevice, GpuExecutable, HostDevice, KernelRegisters, Recording,
+    distinct_pair,
 };
 use tessera_plan::BackendPlan;
 use tessera_plan::gpu::GpuPlan;
@@ -35,13 +40,30 @@ struct LoadedKernel {
     dynamic_shared_bytes: u32,
 }
 
-/// One CUDA device as the host program sees it: a stream, the loaded kernels, the allocations
-/// and the event that started the running loop.
+/// Set to `0` to issue recorded steps launch by launch instead of as CUDA graphs (to measure
+/// what the graphs save).
+pub const GRAPHS_VARIABLE: &str = "TESSERA_CUDA_GRAPHS";
+
+/// A graph owned by one device: used through `&mut` only, never from two threads at once.
+struct OwnedGraph(CudaGraph);
+
+// SAFETY: CUDA graphs are not internally synchronized, so they must not be used from two
+// threads at once, but nothing ties one to the thread that made it (`CudaGraph::launch` binds
+// the context to the calling thread). An `OwnedGraph` is reached only through its device's
+// `&mut`, so moving it to another thread with the device is sound (it is not `Sync`).
+unsafe impl Send for OwnedGraph {}
+
+/// One CUDA device as the host program sees it: a stream, the loaded kernels, the allocations,
+/// the graphs built from recorded steps and the event that started the running loop.
 pub struct CudaStreamDevice {
     device: CudaDevice,
     stream: Arc<CudaStream>,
     functions: HashMap<String, LoadedKernel>,
     allocations: Vec<CudaSlice<u8>>,
+    /// Whether recordings run as graphs (else launch by launch, see [`GRAPHS_VARIABLE`]).
+    use_graphs: bool,
+    /// The graphs built from recordings, by recording id.
+    graphs: HashMap<u64, OwnedGraph>,
     loop_start: Option<CudaEvent>,
 }
 
@@ -61,6 +83,25 @@ impl CudaStreamDevice {
         self.stream
             .synchronize()
             .map_err(|e| CudaError::driver(during, e))
+    }
+
+    /// `recording` captured from the stream into an instantiated graph.
+    fn capture(&mut self, recording: &Recording) -> Result<CudaGraph, BackendError> {
+        let during = |what: &str| format!("{what} a CUDA graph of {} steps", recording.steps);
+        (self.stream)
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(|e| CudaError::driver(during("starting"), e))?;
+        let issued = issue(self, recording);
+        // The capture ends even when an operation failed, so the stream stays usable.
+        let graph = self.stream.end_capture(CUgraphInstantiate_flags(0));
+        issued?;
+        let graph = graph
+            .map_err(|e| CudaError::driver(during("instantiating"), e))?
+            .ok_or_else(|| BackendError::Runtime(during("capturing no operation into")))?;
+        graph
+            .upload()
+            .map_err(|e| CudaError::driver(during("uploading"), e))?;
+        Ok(graph)
     }
 }
 
@@ -90,6 +131,11 @@ impl GpuDevice for CudaStreamDevice {
 
     fn open(selection: Option<&str>) -> Result<Self, BackendError> {
         let device = select_device(selection)?;
+        // SAFETY: every allocation of this device is used on its one stream only (transfers,
+        // launches, copies and frees), so cudarc's cross-stream events are not needed; without
+        // them a launch records no event per argument, and graphs can capture the launches.
+        unsafe { device.context.disable_event_tracking() };
+        let use_graphs = std::env::var(GRAPHS_VARIABLE).map_or(true, |v| v.trim() != "0");
         let stream = device
             .context
             .new_stream()
@@ -99,6 +145,8 @@ impl GpuDevice for CudaStreamDevice {
             stream,
             functions: HashMap::new(),
             allocations: Vec::new(),
+            use_graphs,
+            graphs: HashMap::new(),
             loop_start: None,
         })
     }
@@ -274,6 +322,22 @@ impl HostDevice for CudaStreamDevice {
         // every buffer holds the elements the kernel indexes.
         unsafe { builder.launch(config) }
             .map_err(|e| CudaError::driver(format!("launching `{}`", launch.kernel), e))?;
+        Ok(())
+    }
+
+    /// Launches the graph captured from `recording` on its first replay.
+    fn replay(&mut self, recording: &Recording) -> Result<(), BackendError> {
+        if !self.use_graphs {
+            return issue(self, recording);
+        }
+        if !self.graphs.contains_key(&recording.id) {
+            let graph = OwnedGraph(self.capture(recording)?);
+            self.graphs.insert(recording.id, graph);
+        }
+        let during = format!("launching a CUDA graph of {} steps", recording.steps);
+        (self.graphs[&recording.id].0)
+            .launch()
+            .map_err(|e| CudaError::driver(during, e))?;
         Ok(())
     }
 

@@ -9,6 +9,8 @@ use tessera_plan::BackendPlan;
 use tessera_plan::gpu::GpuPlan;
 use tessera_runtime::BackendError;
 
+use crate::replay::{Recording, issue};
+
 /// A launch argument with buffer ids resolved to the allocations now bound to them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BoundArg {
@@ -35,6 +37,12 @@ pub trait HostDevice {
         offset: usize,
         data: &mut [u8],
     ) -> Result<(), BackendError>;
+    /// Runs a recording's operations in order. A device that can submit them at once
+    /// overrides this (CUDA: a graph built on the recording's first replay, relaunched
+    /// after); the default issues them one by one.
+    fn replay(&mut self, recording: &Recording) -> Result<(), BackendError> {
+        issue(self, recording)
+    }
 }
 
 /// Registers and spilled bytes per kernel, as the toolchain reports them.

@@ -1,6 +1,7 @@
 //! [`GpuExecutable`]: a program lowered, built and loaded on a [`GpuDevice`]; its runs
 //! ([`GpuRun`]) upload the fields, run the schedule's passes (a fused pass at once, others
-//! step by step) through the host program, and download the fields, transfers timed apart from the device's loop.
+//! step by step, or as replayed recordings when every step does the same work) through the
+//! host program, and download the fields, transfers timed apart from the device's loop.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -19,6 +20,7 @@ use tessera_runtime::{ActiveRun, BackendError, Buffer, Executable, FieldSet, Pas
 use crate::device::{BoundArg, GpuDevice};
 use crate::host::{run_fused_pass, run_host_start, run_host_step};
 use crate::plan::lower_for_device;
+use crate::replay::{PassRecorder, StepRecorder};
 
 /// A program lowered, built and loaded on one device of a GPU runtime.
 pub struct GpuExecutable<D> {
@@ -31,6 +33,10 @@ pub struct GpuExecutable<D> {
     /// values), by buffer id: its allocation and that allocation's capacity in bytes (a new
     /// one when a run needs more).
     run_sized: HashMap<usize, (usize, usize)>,
+    /// Replays runs of steps when every step does the same work.
+    step_recorder: Option<StepRecorder>,
+    /// Replays fused passes when every pass of a depth does the same work.
+    pass_recorder: Option<PassRecorder>,
     compile_time: Duration,
 }
 
@@ -72,7 +78,11 @@ impl<D: GpuDevice> GpuExecutable<D> {
         mut device: D,
     ) -> Result<Self, BackendError> {
         let compile_time = device.load(&program, source)?;
+        let step_recorder = StepRecorder::new(&program.host.step, program.host.buffers.len());
+        let pass_recorder = program.host.fused.as_ref().and_then(PassRecorder::new);
         Ok(GpuExecutable {
+            step_recorder,
+            pass_recorder,
             bound: bound.clone(),
             plan: plan.clone(),
             program,
@@ -356,6 +366,12 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
     fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
         self.upload_if_changed()?;
         let executable = &mut *self.executable;
+        if let Some(recorder) = executable.pass_recorder.as_mut()
+            && pass.reductions.is_empty()
+        {
+            recorder.run(&mut executable.device, &mut self.bindings, pass.steps)?;
+            return Ok(Vec::new());
+        }
         if let Some(fused) = executable.program.host.fused.as_ref()
             && pass.reductions.is_empty()
         {
@@ -368,8 +384,20 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
             )?;
             return Ok(Vec::new());
         }
+        let mut first = pass.first_step;
+        if let Some(recorder) = executable.step_recorder.as_mut() {
+            let end = pass.first_step + pass.steps;
+            loop {
+                let steps = recorder.steps_to_record(end - first);
+                if steps == 0 {
+                    break;
+                }
+                recorder.run(&mut executable.device, &mut self.bindings, steps)?;
+                first += steps;
+            }
+        }
         let mut computed = Vec::new();
-        for t in pass.first_step..=pass.last_step() {
+        for t in first..=pass.last_step() {
             computed = run_host_step(
                 &executable.program,
                 &mut executable.device,

@@ -30,6 +30,17 @@ pub fn run_host_start(
     run_ops(&program.host.start, device, bindings, 0, 1).map(|_| ())
 }
 
+/// Runs the step operations `ops` of step `t` (no reduction is read back in them): for
+/// recording steps.
+pub(crate) fn run_step_ops(
+    ops: &[HostOp],
+    device: &mut dyn HostDevice,
+    bindings: &mut [usize],
+    t: u64,
+) -> Result<(), BackendError> {
+    run_ops(ops, device, bindings, t, 1).map(|_| ())
+}
+
 /// Runs `program`'s fused pass of `steps` steps from step `t` on `device` (see
 /// [`run_host_step`]).
 pub fn run_fused_pass(

@@ -10,6 +10,8 @@
 //!   weighs when the strategy is left open;
 //! - [`host`]: one step or one fused pass of a host program on a [`HostDevice`]
 //!   ([`run_host_step`], [`run_fused_pass`]);
+//! - [`replay`]: runs of steps that do the same work every step, recorded once and replayed
+//!   as one submission ([`StepRecorder`]);
 //! - [`executable`]: [`GpuExecutable`], the `Executable` of every GPU backend (field checks,
 //!   uploads, the passes the schedule driver asks for, downloads), with `until` evaluated by
 //!   the reference interpreter (`tessera_reference::until_holds`).
@@ -20,6 +22,7 @@ pub mod device;
 pub mod executable;
 pub mod host;
 pub mod plan;
+pub mod replay;
 
 pub use backend::GpuBackend;
 pub use device::{
@@ -28,3 +31,4 @@ pub use device::{
 pub use executable::{GpuExecutable, GpuRun};
 pub use host::{run_fused_pass, run_host_step};
 pub use plan::{lower_for_device, plan_for, plan_requested};
+pub use replay::{RecordedOp, Recording, StepRecorder};

@@ -165,19 +165,20 @@ impl Plan {
         }
     }
 
-    /// How many steps a pass may hold: the time tile of CPU strategies that fuse steps, any
-    /// number for the CPU's single-step strategies (their generated loop runs them), and one
-    /// step per pass for the GPUs (a launch sequence per step) and the reference (so that
-    /// progress is reported after every step).
+    /// How many steps a pass may hold: the time tile of strategies that fuse steps (CPU and
+    /// GPU), any number for single-step strategies (the CPU's generated loop runs them; a GPU
+    /// runs a launch sequence per step, replayed at once where every step is the same), and
+    /// one step per pass for the reference (so that progress is reported after every step).
     pub fn steps_per_pass(&self) -> StepsPerPass {
         match &self.backend {
             BackendPlan::Cpu(plan) if plan.strategy.fuses_steps() => {
                 StepsPerPass::AtMost(plan.time_tile)
             }
             BackendPlan::Cpu(_) => StepsPerPass::Any,
-            BackendPlan::Opencl(plan) | BackendPlan::Cuda(plan) => {
+            BackendPlan::Opencl(plan) | BackendPlan::Cuda(plan) if plan.fuses_steps() => {
                 StepsPerPass::AtMost(plan.time_tile)
             }
+            BackendPlan::Opencl(_) | BackendPlan::Cuda(_) => StepsPerPass::Any,
             BackendPlan::Reference(_) => StepsPerPass::AtMost(1),
         }
     }

@@ -1,7 +1,7 @@
 //! What every strategy shares: the index type, linear indices, border-index functions,
 //! a stage's kernel parameters, and the code evaluating a stage at one point.
 
-use tessera_analysis::{BoundProgram, Domain, Footprint, stage_tables};
+use tessera_analysis::{BoundProgram, Domain, Footprint, stage_reads_step, stage_tables};
 use tessera_ir::{Border, Field, Id, Reduction, ScalarType, Stage, Table};
 use tessera_plan::gpu::GpuPlan;
 
@@ -479,13 +479,17 @@ impl StageIo {
                 None => params.push(buffer(name, true, false)),
             }
         }
-        params.push(IoParam {
-            param: KernelParam {
-                name: "t".into(),
-                kind: ParamKind::Scalar(ScalarType::I64),
-            },
-            arg: IoArg::Step,
-        });
+        // Only a stage that reads the step counter takes it, so that every launch of a stage
+        // that does not is the same from step to step (and can be recorded and replayed).
+        if stage_reads_step(ctx.bound.program(), stage) {
+            params.push(IoParam {
+                param: KernelParam {
+                    name: "t".into(),
+                    kind: ParamKind::Scalar(ScalarType::I64),
+                },
+                arg: IoArg::Step,
+            });
+        }
         for (param, r) in reduction_value_params(ctx, stage) {
             params.push(IoParam {
                 param,

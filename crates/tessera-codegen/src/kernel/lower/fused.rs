@@ -9,7 +9,9 @@
 //! lies between the point and the read (or as far on the other side). Stage domains
 //! (sub-domains, strides) are checked point by point; a point outside keeps its value.
 
-use tessera_analysis::{Domain, Rect, TileRegions, local_tile_regions, stage_tables};
+use tessera_analysis::{
+    Domain, Rect, TileRegions, local_tile_regions, stage_reads_step, stage_tables,
+};
 use tessera_ir::{Border, Field, Id, ScalarType, Stage, Table};
 
 use super::super::{
@@ -62,7 +64,8 @@ pub fn tile_regions(ctx: &Ctx, extent: &[i64]) -> (Rect, TileRegions) {
 }
 
 /// A fused kernel's parameters and the arguments bound to them: each updated field's current
-/// values and partner, each field read but never updated, `t` and `steps`, the input tables.
+/// values and partner, each field read but never updated, `t` (where a stage reads the step
+/// counter, see [`step_counter`]) and `steps`, the input tables.
 pub fn fused_params(
     ctx: &Ctx,
     updated: &[Id<Field>],
@@ -88,7 +91,11 @@ pub fn fused_params(
         params.push(buffer(field, "", true));
         args.push(FusedArg::Field(field));
     }
-    for (name, arg) in [("t", FusedArg::Step), ("steps", FusedArg::Steps)] {
+    let mut counters = vec![("steps", FusedArg::Steps)];
+    if reads_step(ctx) {
+        counters.insert(0, ("t", FusedArg::Step));
+    }
+    for (name, arg) in counters {
         params.push(KernelParam {
             name: name.into(),
             kind: ParamKind::Scalar(ScalarType::I64),
@@ -103,6 +110,24 @@ pub fn fused_params(
     params.extend(table_params(ctx, &tables));
     args.extend(tables.into_iter().map(FusedArg::Table));
     (params, args)
+}
+
+/// Whether some stage reads the step counter (or a table, indexed by it). Only then does a
+/// fused kernel take `t`, so that passes of a program that does not are the same from pass to
+/// pass (and can be recorded and replayed).
+fn reads_step(ctx: &Ctx) -> bool {
+    let program = ctx.bound.program();
+    (program.stages.ids()).any(|stage| stage_reads_step(program, stage))
+}
+
+/// The declaration of `t_s`, the step counter of step `step` of a pass (`t + step`), which
+/// stages evaluate with; none where no stage reads it.
+pub fn step_counter(ctx: &Ctx, step: usize) -> Option<Stmt> {
+    reads_step(ctx).then(|| Stmt::Declare {
+        var: "t_s".into(),
+        ty: ScalarType::I64,
+        value: Some(Expr::var("t").plus(Expr::int(step as i64, ScalarType::I64))),
+    })
 }
 
 /// Whether the pass has step `step` (counted from 0): `step < steps`.

@@ -25,7 +25,7 @@ use super::super::{Expr, Kernel, KernelOp, KernelTraffic, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, ident};
 use super::fused::{
     BlockFrame, Frame, Fused, Place, Staging, fused_params, grid_domain, interior_test, runs_step,
-    tile_regions,
+    step_counter, tile_regions,
 };
 use super::tile::{Tile, run_only_when};
 
@@ -295,15 +295,11 @@ impl<'a> Overlap<'a> {
     /// the pass's last step, the tiles written. A step beyond the pass's depth runs its
     /// loops zero times but keeps its barriers, so that no barrier is under a condition.
     fn step(&self, step: usize, frame: Frame, holders: &mut Holders) -> Stmt {
-        let counter = Expr::var("t").plus(Expr::int(step as i64, ScalarType::I64));
-        let mut body = vec![
-            Stmt::Comment(format!("step {step} of up to {}", self.depth)),
-            Stmt::Declare {
-                var: "t_s".into(),
-                ty: ScalarType::I64,
-                value: Some(counter),
-            },
-        ];
+        let mut body = vec![Stmt::Comment(format!(
+            "step {step} of up to {}",
+            self.depth
+        ))];
+        body.extend(step_counter(self.ctx, step));
         for (stage, _) in self.ctx.bound.program().stages.iter() {
             let region = &self.regions.compute[step][stage.index()];
             if !region.is_empty() {

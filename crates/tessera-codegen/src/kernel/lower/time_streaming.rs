@@ -29,7 +29,7 @@ use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, ident};
 use super::fused::{
     BlockFrame, Frame, Fused, Place, Staging, fused_params, grid_domain, interior_test, runs_step,
-    tile_regions,
+    step_counter, tile_regions,
 };
 use super::naive::blocks;
 use super::tile::{Tile, run_only_when, shared_loop};
@@ -520,21 +520,17 @@ impl<'a> Pipeline<'a> {
             active = active.op(KernelOp::And, runs_step(level.step));
         }
         run_only_when(ctx, &mut lp, active);
-        let counter = Expr::var("t").plus(Expr::int(level.step as i64, ScalarType::I64));
-        Stmt::Block(vec![
+        let mut body = vec![
             Stmt::Comment(format!(
                 "stage `{}` of step {}",
                 ctx.bound.program().stages[level.stage].name,
                 level.step
             )),
             self.plane(level.lag),
-            Stmt::Declare {
-                var: "t_s".into(),
-                ty: ScalarType::I64,
-                value: Some(counter),
-            },
-            lp,
-        ])
+        ];
+        body.extend(step_counter(ctx, level.step));
+        body.push(lp);
+        Stmt::Block(body)
     }
 
     /// For each depth a pass may have, the tile's plane of every updated field written to
