@@ -9,7 +9,7 @@ GCells/s times the efficiency the prediction applied: what
 script prints those rows and how far the refitted model is from the measurements:
 
     python3 scripts/gpu-bench.py --json gpu.json          # on the GPU
-    python3 scripts/fit-gpu-efficiency.py gpu.json
+    python3 scripts/fit-gpu-efficiency.py gpu.json [more.json ...]
 """
 import argparse
 import json
@@ -19,10 +19,12 @@ from collections import defaultdict
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("reports", help="the JSON file of scripts/gpu-bench.py --json")
+    parser.add_argument("reports", nargs="+", help="JSON files of scripts/gpu-bench.py --json")
     args = parser.parse_args()
-    with open(args.reports) as file:
-        reports = json.load(file)
+    reports = []
+    for path in args.reports:
+        with open(path) as file:
+            reports += json.load(file)
     logs = defaultdict(list)
     for report in reports:
         predicted = report.get("predicted")
