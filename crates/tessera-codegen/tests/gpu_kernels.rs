@@ -366,8 +366,14 @@ fn host_programs_ping_pong_copy_partial_domains_and_read_reductions_in_order() {
 
 #[test]
 fn generated_sources_are_snapshotted() {
-    let cases: [(&str, &[usize], GpuPlan); 12] = [
+    let cases: [(&str, &[usize], GpuPlan); 13] = [
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Naive, [32, 8, 1], 1)),
+        // A thread per point of a 3D launch grid.
+        (
+            "j3d7pt",
+            &[17, 20, 21],
+            plan(GpuStrategy::Naive, [32, 4, 2], 1),
+        ),
         ("j2d5pt", &[33, 31], plan(GpuStrategy::Tiled, [32, 8, 1], 2)),
         (
             "j2d5pt",

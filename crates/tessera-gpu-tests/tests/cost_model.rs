@@ -17,7 +17,9 @@ type Measured = (Strategy, u32, f64);
 /// (program, element type, extent per axis, plans measured), run 1 of the H100 session
 /// (`streaming` in 3D from run 3, after its chunks and cached plane reads, which are the
 /// plan's defaults now; j3d27pt's streaming kernel then loaded its diagonal reads directly,
-/// before they got a register queue per column: the next GPU run replaces that rate).
+/// before they got a register queue per column: the next GPU run replaces that rate). The
+/// 3D `naive` rates are left out: that kernel looped over z in each thread then, and now
+/// launches a thread per point of a 3D grid.
 const CASES: [(&str, &str, usize, &[Measured]); 7] = [
     (
         "j2d5pt",
@@ -50,7 +52,6 @@ const CASES: [(&str, &str, usize, &[Measured]); 7] = [
         "f32",
         512,
         &[
-            (Strategy::Naive, 1, 141.0),
             (Strategy::Tiled, 1, 126.0),
             (Strategy::Streaming, 1, 235.0),
             (Strategy::Overlapped, 1, 134.0),
@@ -64,7 +65,6 @@ const CASES: [(&str, &str, usize, &[Measured]); 7] = [
         "f64",
         512,
         &[
-            (Strategy::Naive, 1, 76.1),
             (Strategy::Tiled, 1, 111.0),
             (Strategy::Streaming, 1, 147.0),
             (Strategy::Overlapped, 1, 123.0),
@@ -78,7 +78,6 @@ const CASES: [(&str, &str, usize, &[Measured]); 7] = [
         "f32",
         512,
         &[
-            (Strategy::Naive, 1, 140.0),
             (Strategy::Tiled, 1, 105.0),
             (Strategy::Streaming, 1, 154.0),
             (Strategy::Overlapped, 1, 111.0),
@@ -162,7 +161,7 @@ fn the_model_predicts_the_measured_rates_within_its_stated_error() {
     }
     let rms = (squared.iter().sum::<f64>() / squared.len() as f64).sqrt();
     println!("root mean square of ln(predicted / measured): {rms:.3}");
-    assert_eq!(squared.len(), 45);
+    assert_eq!(squared.len(), 42);
     assert!(
         rms <= 0.40,
         "the model misses the measurements by e^{rms:.3} on average"

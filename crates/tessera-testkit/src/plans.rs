@@ -1,5 +1,5 @@
 //! The GPU plans every program is tested under: each single-step strategy with a warp-wide
-//! block, a small block with two elements per thread, a 3D block (tiled), and concurrent
+//! block, a small block with two elements per thread (3D for naive and tiled), and concurrent
 //! streaming chunks (two reading their planes through the cache, one of them with two
 //! elements per thread); overlapped time tiling at T = 1
 //! to 4 with tiles from 1 to 32 points per axis (a tile smaller than its halo included).
@@ -17,7 +17,7 @@ pub fn gpu_test_plans() -> Vec<GpuPlan> {
     };
     vec![
         plan(GpuStrategy::Naive, [32, 8, 1], 1, None),
-        plan(GpuStrategy::Naive, [8, 4, 1], 2, None),
+        plan(GpuStrategy::Naive, [8, 4, 2], 2, None),
         plan(GpuStrategy::Tiled, [32, 8, 1], 1, None),
         plan(GpuStrategy::Tiled, [8, 4, 2], 2, None),
         plan(GpuStrategy::Streaming, [32, 8, 1], 1, None),

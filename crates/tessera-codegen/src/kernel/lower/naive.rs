@@ -1,6 +1,6 @@
-//! The naive strategy (Physis, Schäfer's baseline): one thread per point of the two fastest
-//! axes, each thread looping over the slower axes; loads through the read-only cache, border
-//! handling only off the interior fast path.
+//! The naive strategy (Physis, Schäfer's baseline): one thread per point of the three fastest
+//! axes (the launch grid's x, y and z), each thread looping over any slower axes; loads
+//! through the read-only cache, border handling only off the interior fast path.
 
 use tessera_ir::{Id, Stage};
 
@@ -28,12 +28,35 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
             domain.rect.lo[axis],
         )),
     };
-    let point = ctx.serial_loops(
+    // The third fastest axis takes the grid's z where its blocks fit the launch limit.
+    let bz = ctx.plan.block[2];
+    let z = (d >= 3)
+        .then(|| d - 3)
+        .filter(|&z| blocks(Ctx::count(&domain, z), u64::from(bz)) <= MAX_GRID_Z_BLOCKS);
+    let looped = z.unwrap_or(d.saturating_sub(2));
+    let mut point = ctx.serial_loops(
         &domain,
         &names,
-        0..d.saturating_sub(2),
+        0..looped,
         point_with_borders(ctx, stage, io, &coords),
     );
+    if let Some(z) = z {
+        let kz = Expr::BlockIdx(2)
+            .times(ctx.lit(i64::from(bz)))
+            .plus(Expr::ThreadIdx(2));
+        point = vec![
+            Stmt::Declare {
+                var: "kz".into(),
+                ty: ity,
+                value: Some(kz),
+            },
+            thread_coord(z, "kz"),
+            Stmt::when(
+                Expr::var("kz").op(KernelOp::Lt, ctx.lit(Ctx::count(&domain, z))),
+                point,
+            ),
+        ];
+    }
     let x = d - 1;
     let count_x = Ctx::count(&domain, x);
     let mut inner = Vec::new();
@@ -81,22 +104,32 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> (Kernel, [u64; 3]) {
     } else {
         1
     };
+    let grid_z = z.map_or(1, |z| blocks(Ctx::count(&domain, z), u64::from(bz)));
     let program = ctx.bound.program();
     let kernel = Kernel {
         name: kernel_name(ctx, stage, "naive"),
         strategy: "naive",
         doc: format!(
-            "stage `{}`: one thread per point, slower axes looped",
-            program.stages[stage].name
+            "stage `{}`: one thread per point{}",
+            program.stages[stage].name,
+            if looped > 0 {
+                ", slower axes looped"
+            } else {
+                ""
+            }
         ),
         params: io.kernel_params(),
         shared: Vec::new(),
-        block: [bx, by, 1],
+        block: [bx, by, if z.is_some() { bz } else { 1 }],
         min_resident_blocks: None,
         body,
     };
-    (kernel, [blocks(count_x, u64::from(bx)), grid_y, 1])
+    (kernel, [blocks(count_x, u64::from(bx)), grid_y, grid_z])
 }
+
+/// The most blocks a launch grid has along z (CUDA's limit; OpenCL devices allow at least
+/// as many work-groups).
+const MAX_GRID_Z_BLOCKS: u64 = 65535;
 
 /// Blocks of `per_block` covering `count` points.
 pub fn blocks(count: i64, per_block: u64) -> u64 {
