@@ -24,6 +24,7 @@ use crate::cost::{Weighed, candidates, step_cost, step_cost_with_registers};
 use crate::device::{GpuDevice, KernelRegisters, copy_bandwidth_gb_s};
 use crate::executable::GpuExecutable;
 use crate::plan::{lower_for_device, plan_for};
+use crate::replay::replay_summary;
 
 /// The backend of GPU runtime `D` (`opencl`, `cuda`).
 pub struct GpuBackend<D> {
@@ -153,6 +154,7 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
         if let Err(why) = &registers {
             lines.push(format!("registers: resource-model estimates ({why})"));
         }
+        lines.push(replay_summary(&kernels));
         let registers = registers.ok();
         let bytes_per_step = kernel_lines(
             program,

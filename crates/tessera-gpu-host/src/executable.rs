@@ -385,7 +385,9 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
             return Ok(Vec::new());
         }
         let mut first = pass.first_step;
-        if let Some(recorder) = executable.step_recorder.as_mut() {
+        if let Some(recorder) =
+            (executable.step_recorder.as_mut()).filter(|_| pass.reductions.is_empty())
+        {
             let end = pass.first_step + pass.steps;
             loop {
                 let steps = recorder.steps_to_record(end - first);

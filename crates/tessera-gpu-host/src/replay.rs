@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tessera_codegen::kernel::{FusedPass, HostOp, Launch, LaunchArg};
+use tessera_codegen::kernel::{FusedPass, HostOp, KernelProgram, Launch, LaunchArg};
 use tessera_runtime::BackendError;
 
 use crate::device::{BoundArg, HostDevice};
@@ -122,19 +122,20 @@ pub struct StepRecorder {
 }
 
 impl StepRecorder {
-    /// A recorder for the step operations `step`, or `None` when they cannot be replayed:
-    /// they are not [replayable](replayable), there is nothing to launch, or the swap cycle
-    /// is too long.
+    /// A recorder for the steps of passes without a reduction due (the schedule gives each
+    /// step with reductions due a pass of its own) of the step operations `step`, or `None`
+    /// when those steps cannot be replayed: see [`why_not_replayed`] and [`swap_cycle`].
     pub fn new(step: &[HostOp], buffers: usize) -> Option<StepRecorder> {
-        if !replayable(step) {
+        let step = between_reductions(step);
+        if !replayable(&step) {
             return None;
         }
-        let cycle = swap_cycle(step, buffers)?;
+        let cycle = swap_cycle(&step, buffers)?;
         let ops_per_step = (step.iter())
             .filter(|op| matches!(op, HostOp::Launch(_) | HostOp::Copy { .. }))
             .count();
         Some(StepRecorder {
-            step: step.to_vec(),
+            step,
             cycle,
             ops_per_step,
             recordings: Recordings::default(),
@@ -206,27 +207,79 @@ impl PassRecorder {
     }
 }
 
-/// Whether `ops` do the same work every time: some launch, and no launch that takes the step
-/// counter or a value read back or that is not due every step, no reduction read back.
+/// Whether `ops` do the same work every time ([`why_not_replayed`] has nothing to say).
 fn replayable(ops: &[HostOp]) -> bool {
-    ops.iter().any(|op| matches!(op, HostOp::Launch(_))) && ops.iter().all(same_every_time)
+    why_not_replayed(ops).is_none()
 }
 
-/// Whether `op` does the same work at every step (the number of steps of a pass is part of
-/// a recording's key).
-fn same_every_time(op: &HostOp) -> bool {
-    match op {
-        HostOp::Launch(launch) => {
-            launch.every <= 1
-                && (launch.args.iter()).all(|a| {
-                    matches!(
-                        a,
-                        LaunchArg::Buffer(_) | LaunchArg::Int(_) | LaunchArg::Steps
-                    )
-                })
+/// Why `ops` cannot be recorded and replayed: nothing to launch, a launch that takes the step
+/// counter or a value read back or that is not due every time, a reduction read back. (The
+/// number of steps of a pass is part of a recording's key, so a launch may take it.)
+fn why_not_replayed(ops: &[HostOp]) -> Option<String> {
+    if !ops.iter().any(|op| matches!(op, HostOp::Launch(_))) {
+        return Some("nothing is launched".into());
+    }
+    ops.iter().find_map(|op| match op {
+        HostOp::Launch(launch) if launch.every > 1 => Some(format!(
+            "`{}` runs every {} steps",
+            launch.kernel, launch.every
+        )),
+        HostOp::Launch(launch) => (launch.args.iter()).find_map(|arg| match arg {
+            LaunchArg::Buffer(_) | LaunchArg::Int(_) | LaunchArg::Steps => None,
+            LaunchArg::Step => Some(format!("`{}` takes the step counter", launch.kernel)),
+            LaunchArg::ReductionValue(_) => {
+                Some(format!("`{}` takes a reduction's value", launch.kernel))
+            }
+            LaunchArg::Count => Some(format!("`{}` takes a count", launch.kernel)),
+        }),
+        HostOp::Reduce(readback) => Some(format!("reduction `{}` is read back", readback.name)),
+        HostOp::Copy { .. } | HostOp::Swap(..) => None,
+    })
+}
+
+/// The operations of a step in which no reduction is due: without the reductions' launches
+/// and read-backs that come every few steps. (A reduction due every step stays, and keeps
+/// the step from being replayed.)
+fn between_reductions(step: &[HostOp]) -> Vec<HostOp> {
+    let sparse = |op: &HostOp| match op {
+        HostOp::Launch(launch) => launch.every > 1,
+        HostOp::Reduce(readback) => readback.every > 1,
+        HostOp::Copy { .. } | HostOp::Swap(..) => false,
+    };
+    step.iter().filter(|op| !sparse(op)).cloned().collect()
+}
+
+/// How `program`'s launches are issued, for `explain`: recorded once and replayed as one
+/// submission (a CUDA graph on `cuda`), or one by one and why. A program with a fused pass
+/// runs single steps only where reductions are due, one by one.
+pub fn replay_summary(program: &KernelProgram) -> String {
+    let (ops, what) = match &program.host.fused {
+        Some(fused) => (fused.ops.clone(), "fused passes"),
+        None if program
+            .host
+            .step
+            .iter()
+            .any(|op| matches!(op, HostOp::Reduce(_))) =>
+        {
+            (
+                between_reductions(&program.host.step),
+                "steps between reductions",
+            )
         }
-        HostOp::Copy { .. } | HostOp::Swap(..) => true,
-        HostOp::Reduce(_) => false,
+        None => (program.host.step.clone(), "steps"),
+    };
+    let cycles = swap_cycle(&ops, program.host.buffers.len()).is_some();
+    match why_not_replayed(&ops) {
+        None if cycles => format!(
+            "launches: {what} are recorded once and replayed (a CUDA graph on cuda{})",
+            if program.host.fused.is_some() {
+                ", one per depth".to_string()
+            } else {
+                format!(" for up to {MAX_RECORDED_OPERATIONS} launches")
+            }
+        ),
+        None => format!("launches: {what} are launched one by one: their swaps cycle too slowly"),
+        Some(why) => format!("launches: {what} are launched one by one: {why}"),
     }
 }
 
@@ -283,7 +336,8 @@ impl HostDevice for Recorder {
 
 #[cfg(test)]
 mod tests {
-    use tessera_codegen::kernel::BufferId;
+    use tessera_codegen::kernel::{BufferId, ReduceReadback};
+    use tessera_ir::{Id, ReduceOp};
 
     use super::*;
 
@@ -425,11 +479,28 @@ mod tests {
         assert!(StepRecorder::new(&with(LaunchArg::Steps), 1).is_some());
         assert!(StepRecorder::new(&with(LaunchArg::Step), 1).is_none());
         assert!(StepRecorder::new(&with(LaunchArg::Count), 1).is_none());
-        let mut sparse = with(LaunchArg::Int(3));
-        if let HostOp::Launch(l) = &mut sparse[0] {
-            l.every = 10;
-        }
-        assert!(StepRecorder::new(&sparse, 1).is_none());
+        // A reduction every 10 steps: the steps between are recorded without it; one due
+        // every step keeps them from being recorded.
+        let reduced = |every| {
+            let mut step = with(LaunchArg::Int(3));
+            let mut reduce = launch("reduce", vec![b(0), b(1)]);
+            if let HostOp::Launch(l) = &mut reduce {
+                l.every = every;
+            }
+            step.push(reduce);
+            step.push(HostOp::Reduce(ReduceReadback {
+                reduction: Id::from_index(0),
+                name: "total".into(),
+                op: ReduceOp::Sum,
+                partials: BufferId(1),
+                rows: 4,
+                every,
+            }));
+            step
+        };
+        let between = StepRecorder::new(&reduced(10), 2).expect("replayable between reductions");
+        assert_eq!(between.step, with(LaunchArg::Int(3)));
+        assert!(StepRecorder::new(&reduced(1), 2).is_none());
         assert!(StepRecorder::new(&[HostOp::Swap(BufferId(0), BufferId(1))], 2).is_none());
     }
 }

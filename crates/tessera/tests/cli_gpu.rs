@@ -69,6 +69,10 @@ fn check_tiled_explanation(backend: &str) {
         "{text}"
     );
     assert!(text.contains("registers: "), "{text}");
+    assert!(
+        text.contains("launches: steps are recorded once and replayed"),
+        "{text}"
+    );
     let occupancy = number_after(&text, "occupancy: ");
     assert!(occupancy > 0.0 && occupancy <= 100.0, "{text}");
     // Loads: the staged tile with its halo per point; stores: one f32.
@@ -243,6 +247,10 @@ fn explain_opencl_reports_the_fused_pass_of_overlapped_tiling() {
     let expected = 40.0 * 40.0 * 4.0 / (32.0 * 32.0 * 4.0);
     assert!((loaded - expected).abs() < 0.01, "{loaded}\n{text}");
     assert!(text.contains("passes of 4 steps in one launch"), "{text}");
+    assert!(
+        text.contains("launches: fused passes are recorded once and replayed"),
+        "{text}"
+    );
 }
 
 #[cfg(feature = "opencl")]
@@ -382,5 +390,24 @@ fn emit_checks_a_plan_against_the_device_it_was_made_for() {
         stdout(&typical).contains("streaming block=32x4x1 E=4"),
         "{}",
         stdout(&typical)
+    );
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn explain_says_why_steps_are_launched_one_by_one() {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tessera-testkit/corpus");
+    let output = tessera(
+        &corpus,
+        &["explain", "fdtd_ricker.tess", "--backend", "opencl"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    // The source stage reads `t`: its launch differs from step to step.
+    assert!(
+        text.contains(
+            "launches: steps are launched one by one: `ts_fdtd_ricker_s0_source_naive` takes the step counter"
+        ),
+        "{text}"
     );
 }
