@@ -1,6 +1,6 @@
-//! Recorded steps: when a host program's step (or fused pass) does the same work every time
-//! (no step counter, no read-back, every launch due), it is resolved once for the bindings it
-//! starts from and then replayed as one submission ([`HostDevice::replay`]: one CUDA graph
+//! Recorded steps: when a host program's step between reductions (or its fused pass) does the
+//! same work every time (no step counter, no value read back), it is resolved once for the
+//! bindings it starts from and then replayed as one submission ([`HostDevice::replay`]: one CUDA graph
 //! launch instead of a launch per kernel; other devices issue the operations).
 //!
 //! Runs of single steps are recorded for a whole number of swap cycles (the steps after which
@@ -253,33 +253,27 @@ fn between_reductions(step: &[HostOp]) -> Vec<HostOp> {
 /// submission (a CUDA graph on `cuda`), or one by one and why. A program with a fused pass
 /// runs single steps only where reductions are due, one by one.
 pub fn replay_summary(program: &KernelProgram) -> String {
-    let (ops, what) = match &program.host.fused {
-        Some(fused) => (fused.ops.clone(), "fused passes"),
-        None if program
-            .host
-            .step
-            .iter()
-            .any(|op| matches!(op, HostOp::Reduce(_))) =>
-        {
-            (
-                between_reductions(&program.host.step),
-                "steps between reductions",
-            )
-        }
-        None => (program.host.step.clone(), "steps"),
+    if let Some(fused) = &program.host.fused {
+        return match why_not_replayed(&fused.ops) {
+            None => "launches: fused passes are recorded once per depth and replayed (a CUDA graph on cuda)".into(),
+            Some(why) => format!("launches: fused passes are launched one by one: {why}"),
+        };
+    }
+    let reduces = (program.host.step.iter()).any(|op| matches!(op, HostOp::Reduce(_)));
+    let what = if reduces {
+        "steps between reductions"
+    } else {
+        "steps"
     };
-    let cycles = swap_cycle(&ops, program.host.buffers.len()).is_some();
-    match why_not_replayed(&ops) {
-        None if cycles => format!(
-            "launches: {what} are recorded once and replayed (a CUDA graph on cuda{})",
-            if program.host.fused.is_some() {
-                ", one per depth".to_string()
-            } else {
-                format!(" for up to {MAX_RECORDED_OPERATIONS} launches")
-            }
-        ),
-        None => format!("launches: {what} are launched one by one: their swaps cycle too slowly"),
+    let step = between_reductions(&program.host.step);
+    match why_not_replayed(&step) {
         Some(why) => format!("launches: {what} are launched one by one: {why}"),
+        None if swap_cycle(&step, program.host.buffers.len()).is_none() => format!(
+            "launches: {what} are launched one by one: their swaps take more than {MAX_CYCLE} steps to come back"
+        ),
+        None => format!(
+            "launches: {what} are recorded once and replayed (a CUDA graph on cuda for up to {MAX_RECORDED_OPERATIONS} launches)"
+        ),
     }
 }
 

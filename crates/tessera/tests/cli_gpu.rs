@@ -248,7 +248,7 @@ fn explain_opencl_reports_the_fused_pass_of_overlapped_tiling() {
     assert!((loaded - expected).abs() < 0.01, "{loaded}\n{text}");
     assert!(text.contains("passes of 4 steps in one launch"), "{text}");
     assert!(
-        text.contains("launches: fused passes are recorded once and replayed"),
+        text.contains("launches: fused passes are recorded once per depth and replayed"),
         "{text}"
     );
 }
