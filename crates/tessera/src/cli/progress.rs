@@ -11,6 +11,11 @@ use tessera_runtime::{Flow, Observer};
 /// How long a run goes before the bar appears.
 const DELAY: Duration = Duration::from_secs(1);
 
+/// The most steps one pass holds in a run that reports progress: backends that run any number
+/// of steps in a pass (the CPU's single-step loops, GPU launches recorded and replayed) would
+/// otherwise report nothing until the run ends.
+const STEPS_PER_UPDATE: u32 = 1024;
+
 /// Shows `done / total` steps once the run has taken [`DELAY`].
 pub struct StepBar {
     bar: Option<ProgressBar>,
@@ -40,6 +45,12 @@ impl StepBar {
 }
 
 impl StepBar {
+    /// The most steps a pass may hold so that the bar moves. The same whether or not a bar
+    /// shows, so that every rank of a distributed run makes the same passes.
+    pub fn pass_limit(&self) -> Option<u32> {
+        Some(STEPS_PER_UPDATE)
+    }
+
     /// Shows `done` steps of the run.
     pub fn show(&mut self, done: u64) {
         if !self.enabled {
@@ -64,6 +75,10 @@ impl Observer for StepBar {
     fn advance(&mut self, done: u64, _total: u64) -> Flow {
         self.show(done);
         Flow::Continue
+    }
+
+    fn pass_limit(&self) -> Option<u32> {
+        StepBar::pass_limit(self)
     }
 }
 

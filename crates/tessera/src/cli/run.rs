@@ -99,6 +99,10 @@ impl Observer for RunObserver<'_> {
         Flow::Continue
     }
 
+    fn pass_limit(&self) -> Option<u32> {
+        self.bar.pass_limit()
+    }
+
     fn every(&self) -> Option<u64> {
         let checkpoint_every = self.checkpoints.as_ref().map(|c| c.every);
         match (self.check_every, checkpoint_every) {
