@@ -334,10 +334,10 @@ impl HostDevice for CudaStreamDevice {
             let graph = OwnedGraph(self.capture(recording)?);
             self.graphs.insert(recording.id, graph);
         }
-        let during = format!("launching a CUDA graph of {} steps", recording.steps);
-        (self.graphs[&recording.id].0)
-            .launch()
-            .map_err(|e| CudaError::driver(during, e))?;
+        (self.graphs[&recording.id].0).launch().map_err(|e| {
+            let during = format!("launching a CUDA graph of {} steps", recording.steps);
+            CudaError::driver(during, e)
+        })?;
         Ok(())
     }
 

@@ -366,37 +366,28 @@ impl<D: GpuDevice> ActiveRun for GpuRun<'_, D> {
     fn run_pass(&mut self, pass: &Pass) -> Result<Vec<RowPartials>, BackendError> {
         self.upload_if_changed()?;
         let executable = &mut *self.executable;
-        if let Some(recorder) = executable.pass_recorder.as_mut()
-            && pass.reductions.is_empty()
-        {
-            recorder.run(&mut executable.device, &mut self.bindings, pass.steps)?;
-            return Ok(Vec::new());
-        }
-        if let Some(fused) = executable.program.host.fused.as_ref()
-            && pass.reductions.is_empty()
-        {
-            run_fused_pass(
-                fused,
-                &mut executable.device,
-                &mut self.bindings,
-                pass.first_step,
-                pass.steps,
-            )?;
-            return Ok(Vec::new());
+        if pass.reductions.is_empty() {
+            if let Some(recorder) = executable.pass_recorder.as_mut() {
+                recorder.run(&mut executable.device, &mut self.bindings, pass.steps)?;
+                return Ok(Vec::new());
+            }
+            if let Some(fused) = executable.program.host.fused.as_ref() {
+                run_fused_pass(
+                    fused,
+                    &mut executable.device,
+                    &mut self.bindings,
+                    pass.first_step,
+                    pass.steps,
+                )?;
+                return Ok(Vec::new());
+            }
         }
         let mut first = pass.first_step;
         if let Some(recorder) =
             (executable.step_recorder.as_mut()).filter(|_| pass.reductions.is_empty())
         {
-            let end = pass.first_step + pass.steps;
-            loop {
-                let steps = recorder.steps_to_record(end - first);
-                if steps == 0 {
-                    break;
-                }
-                recorder.run(&mut executable.device, &mut self.bindings, steps)?;
-                first += steps;
-            }
+            first +=
+                recorder.run_recorded(&mut executable.device, &mut self.bindings, pass.steps)?;
         }
         let mut computed = Vec::new();
         for t in first..=pass.last_step() {

@@ -145,15 +145,35 @@ impl StepRecorder {
     /// The steps of the next recording for a pass with `remaining` steps left: a whole number
     /// of swap cycles, within [`MAX_RECORDED_OPERATIONS`] (one cycle at least); 0 when fewer
     /// steps than a cycle remain.
-    pub fn steps_to_record(&self, remaining: u64) -> u64 {
+    fn steps_to_record(&self, remaining: u64) -> u64 {
         let per_cycle = self.ops_per_step as u64 * self.cycle;
         let cycles_allowed = (MAX_RECORDED_OPERATIONS as u64 / per_cycle).max(1);
         (remaining / self.cycle).min(cycles_allowed) * self.cycle
     }
 
+    /// Runs as many of a pass's `remaining` steps as recordings hold ([`Self::steps_to_record`]
+    /// at a time) from `bindings` on `device`; returns the steps run (fewer than a swap cycle
+    /// are left to run step by step).
+    pub fn run_recorded(
+        &mut self,
+        device: &mut dyn HostDevice,
+        bindings: &mut [usize],
+        remaining: u64,
+    ) -> Result<u64, BackendError> {
+        let mut done = 0;
+        loop {
+            let steps = self.steps_to_record(remaining - done);
+            if steps == 0 {
+                return Ok(done);
+            }
+            self.run(device, bindings, steps)?;
+            done += steps;
+        }
+    }
+
     /// Runs `steps` steps (a whole number of swap cycles) from `bindings` on `device` as one
     /// replay, recording them the first time these bindings run this many steps.
-    pub fn run(
+    fn run(
         &mut self,
         device: &mut dyn HostDevice,
         bindings: &mut [usize],

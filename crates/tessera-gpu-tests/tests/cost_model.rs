@@ -4,7 +4,7 @@
 //! measured fastest. The rates are recorded data, not timings taken here.
 
 use tessera_analysis::BoundProgram;
-use tessera_codegen::kernel::{DeviceLimits, GpuStrategy};
+use tessera_codegen::kernel::{DeviceLimits, GpuPlan, GpuStrategy};
 use tessera_gpu_host::cost::step_cost;
 use tessera_gpu_host::{lower_for_device, plan_for, plan_requested};
 use tessera_plan::gpu::known_gpu;
@@ -130,6 +130,15 @@ fn h100() -> (DeviceLimits, GpuThroughput) {
     (known.limits, throughput)
 }
 
+/// The plan the CUDA backend chooses for `bound` on the H100 when the request leaves it open.
+fn default_plan(
+    bound: &BoundProgram,
+    limits: &DeviceLimits,
+    throughput: &GpuThroughput,
+) -> GpuPlan {
+    plan_for(bound, &PlanRequest::default(), "cuda", limits, throughput).expect("plans")
+}
+
 /// The request for one measured plan.
 fn request(strategy: Strategy, time_tile: u32) -> PlanRequest {
     PlanRequest {
@@ -173,14 +182,7 @@ fn the_default_plan_is_the_one_measured_fastest_in_every_case() {
     let (limits, throughput) = h100();
     for (program, ty, extent, measured) in CASES {
         let bound = benchmark(program, ty, extent);
-        let chosen = plan_for(
-            &bound,
-            &PlanRequest::default(),
-            "cuda",
-            &limits,
-            &throughput,
-        )
-        .expect("plans");
+        let chosen = default_plan(&bound, &limits, &throughput);
         let &(strategy, time_tile, _) = (measured.iter())
             .max_by(|a, b| a.2.total_cmp(&b.2))
             .expect("measured plans");
@@ -298,13 +300,6 @@ fn a_program_whose_steps_cannot_fuse_is_refused_every_fusing_plan_and_runs_one_s
             .expect_err("a scan cannot fuse steps");
         assert!(refused.to_string().contains("fuses steps"), "{refused}");
     }
-    let chosen = plan_for(
-        &bound,
-        &PlanRequest::default(),
-        "cuda",
-        &limits,
-        &throughput,
-    )
-    .expect("plans");
+    let chosen = default_plan(&bound, &limits, &throughput);
     assert!(!chosen.fuses_steps(), "{}", chosen.describe());
 }

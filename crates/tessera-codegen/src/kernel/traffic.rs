@@ -238,15 +238,12 @@ fn field_loads(
     }
     if streaming && bindings.iter().any(|b| matches!(b.value, Expr::Var(_))) {
         // The point's own column, and one per in-plane offset read from a queue.
-        let mut columns: Vec<(&[i32], i32, i32)> = vec![(&[], 0, 0)];
+        let own = vec![0; dims - s - 1];
+        let mut columns: Vec<(&[i32], i32, i32)> = vec![(&own, 0, 0)];
         for b in bindings.iter().filter(|b| matches!(b.value, Expr::Var(_))) {
             let offset = &b.offset[s + 1..];
-            let own = offset.iter().all(|&o| o == 0);
             let plane = b.offset[s];
-            match columns
-                .iter_mut()
-                .find(|c| (own && c.0.is_empty()) || c.0 == offset)
-            {
+            match columns.iter_mut().find(|c| c.0 == offset) {
                 Some(c) => (c.1, c.2) = (c.1.min(plane), c.2.max(plane)),
                 None => columns.push((offset, plane, plane)),
             }

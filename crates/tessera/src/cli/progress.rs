@@ -45,12 +45,6 @@ impl StepBar {
 }
 
 impl StepBar {
-    /// The most steps a pass may hold so that the bar moves. The same whether or not a bar
-    /// shows, so that every rank of a distributed run makes the same passes.
-    pub fn pass_limit(&self) -> Option<u32> {
-        Some(STEPS_PER_UPDATE)
-    }
-
     /// Shows `done` steps of the run.
     pub fn show(&mut self, done: u64) {
         if !self.enabled {
@@ -77,8 +71,10 @@ impl Observer for StepBar {
         Flow::Continue
     }
 
+    /// Passes short enough that the bar moves; the same whether or not a bar shows, so that
+    /// every rank of a distributed run makes the same passes.
     fn pass_limit(&self) -> Option<u32> {
-        StepBar::pass_limit(self)
+        Some(STEPS_PER_UPDATE)
     }
 }
 
