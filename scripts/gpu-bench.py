@@ -124,6 +124,7 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--programs", nargs="*", help="only these programs")
     parser.add_argument("--plans", nargs="*", help="only the plans of these names")
+    parser.add_argument("--types", nargs="*", help="only these element types (f32 f64 f16)")
     parser.add_argument("--graphs", default="on", choices=["on", "off"],
                         help="CUDA: replay recorded steps as graphs (on) or launch by launch")
     parser.add_argument("--tessera", default=str(ROOT / "target" / "release" / "tessera"))
@@ -140,6 +141,8 @@ def main():
     rows = ["| case | " + " | ".join(names) + " |", "|" + " --- |" * (len(names) + 1)]
     for program, ty, axes in CASES:
         if args.programs and program not in args.programs:
+            continue
+        if args.types and ty not in args.types:
             continue
         n = SIZES[args.size][axes]
         results = []
@@ -167,6 +170,8 @@ def main():
         reports += results
         size = "x".join([str(n)] * axes)
         rows.append(f"| {program} {ty} {size} | " + " | ".join(cells) + " |")
+        if args.json:  # after each case, so that a run stopped at its time limit keeps these
+            Path(args.json).write_text(json.dumps(reports, indent=1))
     device = next((r["strategy"].split(" on ", 1)[-1] for r in reports if "strategy" in r), "?")
     table = "\n".join(rows)
     graphs = f", graphs {args.graphs}" if args.backend == "cuda" else ""
@@ -176,8 +181,6 @@ def main():
     print(table + legend)
     if args.out:
         Path(args.out).write_text(table + legend + "\n")
-    if args.json:
-        Path(args.json).write_text(json.dumps(reports, indent=1))
 
 
 if __name__ == "__main__":

@@ -35,48 +35,104 @@ for line in sys.stdin:
     ls -la "$DEV"
 }
 
+# Seconds left before the session's deadline, less `reserve` for the parts after this one, at
+# most `want`; 0 when too little is left to be worth starting.
+part_limit() {
+    local want=$1 reserve=$2
+    local left=$((DEADLINE - SECONDS - reserve))
+    ((left < want)) && want=$left
+    ((want < 10)) && want=0
+    echo "$want"
+}
+
+# Runs one part under its time limit and notes its exit status (124: stopped at the limit).
+part() {
+    local name=$1 want=$2 reserve=$3
+    shift 3
+    local limit
+    limit=$(part_limit "$want" "$reserve")
+    if ((limit == 0)); then
+        echo "$name: skipped, out of time" >> "$WORK/summary.txt"
+        return
+    fi
+    timeout "$limit" "$@"
+    echo "$name: exit $? (limit ${limit} s, at ${SECONDS} s)" >> "$WORK/summary.txt"
+    pack
+}
+
+# Everything into one archive beside the summary and the fit (few files come back well);
+# after every part, so that a call stopped early still brings back what was measured.
+pack() {
+    tar czf "$KEEP/gpu-session.tar.gz" -C "$WORK" .
+    cp "$WORK/summary.txt" "$KEEP/"
+}
+
+# The CUDA toolkit's NVRTC: the image's toolkit, else the first libnvrtc.so.13 found.
+find_nvrtc() {
+    local home
+    for home in "${TESSERA_CUDA_HOME:-}" /usr/local/cuda /usr/local/cuda-13*; do
+        if [ -n "$home" ] && [ -e "$home/lib64/libnvrtc.so.13" ]; then
+            export TESSERA_CUDA_HOME=$home PATH=$PATH:$home/bin
+            return
+        fi
+    done
+    local found
+    found=$(find /usr /opt -name 'libnvrtc.so.13' 2>/dev/null | head -1)
+    [ -n "$found" ] && export TESSERA_NVRTC=$found
+}
+
 run() {
-    local keep=${1:?give the output directory}
-    local out
-    out=$(mktemp -d)
+    KEEP=${1:?give the output directory}
+    WORK=$(mktemp -d)
+    DEADLINE=${GPU_SESSION_SECONDS:-510}
+    mkdir -p "$KEEP"
     local built
     built=$(cat "$DEV/build-root")
     if [ "$built" != "$ROOT" ] && [ ! -e "$built" ]; then
         mkdir -p "$(dirname "$built")" && ln -s "$ROOT" "$built"
     fi
-    export TESSERA_REQUIRE_CUDA=1
-    export TESSERA_CUDA_HOME=${TESSERA_CUDA_HOME:-/usr/local/cuda}
-    export PATH=$PATH:$TESSERA_CUDA_HOME/bin
+    export TESSERA_REQUIRE_CUDA=1 PYTHONUNBUFFERED=1
+    find_nvrtc
     (nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total \
-        --format=csv) > "$out/device.txt" 2>&1
+        --format=csv; env | grep -E '^TESSERA_') > "$WORK/device.txt" 2>&1
+    # The graph path has never run before this session: if a recorded run fails here, the
+    # benchmarks issue launch by launch, so that they still measure the kernels.
+    local graphs=on
+    part "smoke (graphs on)" 30 480 "$DEV/tessera" bench benchmarks/j2d5pt.tess --backend cuda \
+        --set N=256 --steps 200 > "$WORK/smoke.log" 2>&1
+    grep -q ': exit 0 ' <(tail -1 "$WORK/summary.txt") || graphs=off
+    echo "benchmarks: graphs $graphs" >> "$WORK/summary.txt"
     local test
     for test in cuda_matrix cuda_fused; do
-        timeout 240 "$DEV/$test" --test-threads 4 > "$out/$test.log" 2>&1
-        echo "$test: exit $?" >> "$out/summary.txt"
+        part "$test" 150 330 "$DEV/$test" --test-threads 8 > "$WORK/$test.log" 2>&1 &
     done
-    local bench=(python3 scripts/gpu-bench.py --backend cuda --tessera "$DEV/tessera")
+    wait
+    local bench=(python3 scripts/gpu-bench.py --backend cuda --tessera "$DEV/tessera"
+        --types f32 f64)
+    local paper=(--size paper --steps 20 --reps 3 --plans naive "streaming plane=cache"
+        "overlapped T=4" "streaming T=2" "streaming T=4" "wavefront T=2" "wavefront T=4" default)
+    part "bench j3d7pt" 110 200 "${bench[@]}" "${paper[@]}" --programs j3d7pt --graphs "$graphs" \
+        --json "$WORK/gpu-j3d7pt.json" --out "$WORK/gpu-j3d7pt.md" > "$WORK/bench-j3d7pt.log" 2>&1
+    part "bench j2d5pt" 90 110 "${bench[@]}" "${paper[@]}" --programs j2d5pt --graphs "$graphs" \
+        --json "$WORK/gpu-j2d5pt.json" --out "$WORK/gpu-j2d5pt.md" > "$WORK/bench-j2d5pt.log" 2>&1
+    local setting
+    for setting in on off; do
+        [ "$graphs" = off ] && [ "$setting" = on ] && continue
+        part "tiny graphs $setting" 35 40 "${bench[@]}" --types f32 --size tiny --steps 1000 \
+            --reps 3 --programs j2d5pt j3d7pt --plans naive "streaming plane=cache" default \
+            --graphs "$setting" --out "$WORK/tiny-graphs-$setting.md" \
+            > "$WORK/tiny-graphs-$setting.log" 2>&1
+    done
     local program
-    for program in j2d5pt j3d7pt j3d27pt gaussian2d fdtd2d; do
-        timeout 150 "${bench[@]}" --size paper --steps 20 --reps 3 --programs "$program" \
-            --plans naive "streaming plane=cache" "overlapped T=4" "streaming T=2" \
-            "streaming T=4" "wavefront T=2" "wavefront T=4" default \
-            --json "$out/gpu-$program.json" --out "$out/gpu-$program.md" \
-            > "$out/bench-$program.log" 2>&1
-        echo "bench $program: exit $?" >> "$out/summary.txt"
+    for program in j3d27pt gaussian2d fdtd2d; do
+        part "bench $program" 40 5 "${bench[@]}" "${paper[@]}" --programs "$program" \
+            --graphs "$graphs" --json "$WORK/gpu-$program.json" --out "$WORK/gpu-$program.md" \
+            > "$WORK/bench-$program.log" 2>&1
     done
-    local graphs
-    for graphs in on off; do
-        timeout 60 "${bench[@]}" --size tiny --steps 1000 --reps 3 --programs j2d5pt j3d7pt \
-            --plans naive "streaming plane=cache" default --graphs "$graphs" \
-            --out "$out/tiny-graphs-$graphs.md" > "$out/tiny-graphs-$graphs.log" 2>&1
-        echo "tiny graphs $graphs: exit $?" >> "$out/summary.txt"
-    done
-    python3 scripts/fit-gpu-efficiency.py "$out"/gpu-*.json > "$out/fit.txt" 2>&1
-    # Few files come back well: everything in one archive, the summary and the fit beside it.
-    mkdir -p "$keep"
-    tar czf "$keep/gpu-session.tar.gz" -C "$out" .
-    cp "$out/summary.txt" "$out/fit.txt" "$keep/"
-    cat "$out/summary.txt"
+    python3 scripts/fit-gpu-efficiency.py "$WORK"/gpu-*.json > "$WORK/fit.txt" 2>&1
+    cp "$WORK/fit.txt" "$KEEP/"
+    pack
+    cat "$WORK/summary.txt"
 }
 
 case "${1:-}" in
