@@ -5,6 +5,11 @@
 #   scripts/gpu-session.sh prepare        # on the build machine: binaries into .dev/
 #   scripts/gpu-session.sh run OUT        # on the GPU machine (no cargo needed): OUT gets
 #                                         # gpu-session.tar.gz, summary.txt and fit.txt
+#   scripts/gpu-session.sh check OUT      # shorter, after a cost-model change: the default
+#                                         # plans and `tiled` beside hand kernels, the tiny
+#                                         # grids, and Nsight Compute profiles of 3D kernels
+#   scripts/gpu-session.sh tune OUT       # `tessera tune` of the default strategies at the
+#                                         # paper sizes: which blocks, chunks and E win
 #
 # `run` checks the CUDA backend against the reference (every corpus program under every
 # single-step and fused plan, bitwise in exact mode), benchmarks the plans no GPU has measured
@@ -81,10 +86,12 @@ find_nvrtc() {
     [ -n "$found" ] && export TESSERA_NVRTC=$found
 }
 
-run() {
+# What every GPU call starts with: the output folders, the deadline (`seconds`), the test
+# binaries' corpus path, the toolkit, and the device's description.
+start_session() {
     KEEP=${1:?give the output directory}
     WORK=$(mktemp -d)
-    DEADLINE=${GPU_SESSION_SECONDS:-510}
+    DEADLINE=${GPU_SESSION_SECONDS:-$2}
     mkdir -p "$KEEP"
     local built
     built=$(cat "$DEV/build-root")
@@ -95,6 +102,10 @@ run() {
     find_nvrtc
     (nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total \
         --format=csv; env | grep -E '^TESSERA_') > "$WORK/device.txt" 2>&1
+}
+
+run() {
+    start_session "$1" 510
     # The graph path has never run before this session: if a recorded run fails here, the
     # benchmarks issue launch by launch, so that they still measure the kernels.
     local graphs=on
@@ -135,8 +146,60 @@ run() {
     cat "$WORK/summary.txt"
 }
 
+# After a cost-model change: what the default plans reach beside `tiled` and the hand kernels
+# at the paper sizes, the tiny grids' defaults, `explain` on the device, and Nsight Compute's
+# view (throughput, occupancy, stalls) of the 3D kernels that fall short.
+check() {
+    start_session "$1" 400
+    "$DEV/tessera" explain benchmarks/j3d7pt.tess --backend cuda > "$WORK/explain-j3d7pt.txt" 2>&1
+    local bench=(python3 scripts/gpu-bench.py --backend cuda --tessera "$DEV/tessera"
+        --types f32 f64)
+    local ncu
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    local name plan
+    for plan in "streaming" "streaming --time-tile 2" "overlapped --time-tile 4" \
+        "wavefront --time-tile 4"; do
+        name=$(echo "$plan" | tr -d ' -')
+        # shellcheck disable=SC2086 # the plan is several words on purpose
+        part "ncu $plan" 35 60 "$ncu" --clock-control none --section SpeedOfLight \
+            --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+            --section LaunchStats -k regex:j3d7pt -s 2 -c 1 "$DEV/tessera" bench \
+            benchmarks/j3d7pt.tess --backend cuda --set N=512 --steps 8 --reps 1 \
+            --strategy $plan > "$WORK/ncu-$name.txt" 2>&1
+    done
+    part "tiny defaults" 40 5 "${bench[@]}" --types f32 --size tiny --steps 1000 --reps 3 \
+        --programs j2d5pt j3d7pt --plans naive default --out "$WORK/tiny-defaults.md" \
+        > "$WORK/tiny-defaults.log" 2>&1
+    part "bench defaults" 150 5 "${bench[@]}" --size paper --steps 20 --reps 3 \
+        --plans tiled default --json "$WORK/gpu-defaults.json" --out "$WORK/gpu-defaults.md" \
+        > "$WORK/bench-defaults.log" 2>&1
+    pack
+    cat "$WORK/summary.txt"
+}
+
+# `tessera tune` of each paper case's default strategy (and overlapped where it is close): the
+# measured best blocks, chunks and elements per thread, against the model's own choice.
+tune() {
+    start_session "$1" 330
+    local case program ty strategy extent
+    for case in "j3d7pt f32 streaming" "j3d7pt f64 streaming" "j2d5pt f32 streaming" \
+        "j2d5pt f64 overlapped" "j3d27pt f32 streaming" "gaussian2d f32 streaming" \
+        "fdtd2d f32 overlapped" "j2d5pt f32 overlapped"; do
+        read -r program ty strategy <<< "$case"
+        extent=8192
+        [[ $program == *3d* ]] && extent=512
+        part "tune $case" 40 5 "$DEV/tessera" tune "benchmarks/$program.tess" --backend cuda \
+            --set "N=$extent" --set "real=$ty" --strategy "$strategy" --budget 25s --steps 20 \
+            --reps 3 --top 8 > "$WORK/tune-$program-$ty-$strategy.txt" 2>&1
+    done
+    pack
+    cat "$WORK/summary.txt"
+}
+
 case "${1:-}" in
     prepare) prepare ;;
     run) run "${2:-}" ;;
-    *) echo "usage: $0 prepare | run OUT" >&2; exit 2 ;;
+    check) check "${2:-}" ;;
+    tune) tune "${2:-}" ;;
+    *) echo "usage: $0 prepare | run OUT | check OUT | tune OUT" >&2; exit 2 ;;
 esac

@@ -155,6 +155,10 @@ impl GpuDevice for CudaStreamDevice {
         self.device.limits.clone()
     }
 
+    fn peak_gb_s(&self) -> Option<f64> {
+        self.device.peak_gb_s
+    }
+
     fn label(&self) -> String {
         format!("{} ({})", self.device.name, self.device.arch)
     }

@@ -35,6 +35,9 @@ pub struct CudaDevice {
     pub arch: String,
     /// Its limits, for planning.
     pub limits: DeviceLimits,
+    /// Peak memory bandwidth, GB/s, from the memory clock and bus width the driver reports
+    /// (none where it reports neither).
+    pub peak_gb_s: Option<f64>,
 }
 
 /// Picks a device: `selection` is an ordinal or a case-insensitive substring of the name;
@@ -116,10 +119,21 @@ fn describe(context: Arc<CudaContext>, name: String) -> Result<CudaDevice, CudaE
         multiprocessors: attribute(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         global_bytes,
     };
+    // Double data rate: two transfers per clock (kHz) over the bus (bits).
+    let peak_gb_s = match (
+        attribute(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+        attribute(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+    ) {
+        (Ok(khz), Ok(bits)) if khz > 0 && bits > 0 => {
+            Some(2.0 * f64::from(khz) * 1e3 * f64::from(bits) / 8.0 / 1e9)
+        }
+        _ => None,
+    };
     Ok(CudaDevice {
         context,
         name,
         arch: format!("sm_{major}{minor}"),
         limits,
+        peak_gb_s,
     })
 }

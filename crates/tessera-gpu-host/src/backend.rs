@@ -71,7 +71,10 @@ impl<D: GpuDevice> GpuBackend<D> {
                 (Ok(device), known) => Ok(Target {
                     limits: device.limits(),
                     source: "the device's limits".into(),
-                    throughput: GpuThroughput::of(&device.limits(), known.map(|k| k.peak_gb_s)),
+                    throughput: GpuThroughput::of(
+                        &device.limits(),
+                        device.peak_gb_s().or(known.map(|k| k.peak_gb_s)),
+                    ),
                     device: Some(device),
                 }),
                 // A name of the built-in tables plans for that GPU when none is here.
@@ -227,7 +230,7 @@ impl<D: GpuDevice + 'static> Backend for GpuBackend<D> {
         let cost = step_cost(program, gpu, &kernels, &target.limits);
         let prediction = predict(&cost, &target.throughput);
         let (efficiency, measured) = match prediction.efficiency {
-            Efficiency::Measured(f) => (f, true),
+            Efficiency::Measured(f, _) => (f, true),
             Efficiency::Assumed(f) => (f, false),
         };
         Ok(Some(Prediction {
@@ -460,7 +463,7 @@ fn bound_text(prediction: &gpu_cost::Prediction, cost: &StepCost) -> String {
 /// The efficiency of a prediction and where it comes from.
 fn efficiency_text(efficiency: Efficiency) -> String {
     match efficiency {
-        Efficiency::Measured(f) => format!("efficiency {f:.2}, measured on an H100"),
+        Efficiency::Measured(f, gpu) => format!("efficiency {f:.2}, measured on an {gpu}"),
         Efficiency::Assumed(f) => format!(
             "efficiency {f:.2}, assumed (the lowest measured: this strategy has not run on a GPU yet)"
         ),

@@ -42,13 +42,19 @@ pub fn step_cost_with_registers(
             if let Some(count) = registers(&kernel.name) {
                 resources.registers_per_thread = count;
             }
+            let occupancy = occupancy(limits, &resources);
+            let blocks = launch.grid.iter().product::<u64>() as f64;
+            let multiprocessors = f64::from(limits.multiprocessors.max(1));
+            let slots = multiprocessors * f64::from(occupancy.blocks_per_sm.max(1));
             Some(KernelCost {
                 points: traffic.points as f64 / launch.every.max(1) as f64,
                 memory_bytes: traffic.bytes() - traffic.reload_bytes,
                 reload_bytes: traffic.reload_bytes,
                 instructions: traffic.instructions,
                 recomputed: traffic.redundant_fraction,
-                occupancy: occupancy(limits, &resources).occupancy,
+                occupancy: occupancy.occupancy,
+                slot_fill: (blocks / slots).min(1.0),
+                multiprocessor_fill: (blocks / multiprocessors).min(1.0),
             })
         })
         .collect();
@@ -70,6 +76,10 @@ pub fn step_cost_with_registers(
         strategy: plan.strategy,
         time_tile: plan.time_tile,
         dims: bound.extents.len(),
+        element_bytes: (bound.program().fields.values())
+            .map(|field| field.ty.size_bytes())
+            .max()
+            .unwrap_or(4),
         kernels,
         launches,
         updated_points: bound.updated_points() as f64,

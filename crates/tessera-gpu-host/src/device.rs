@@ -64,6 +64,12 @@ pub trait GpuDevice: HostDevice + Sized + Send {
     /// The device's limits, for planning and resource checks.
     fn limits(&self) -> DeviceLimits;
 
+    /// The device memory's peak bandwidth in GB/s where the runtime reports it (its memory
+    /// clock and bus width), for the cost model.
+    fn peak_gb_s(&self) -> Option<f64> {
+        None
+    }
+
     /// The device's name for reports.
     fn label(&self) -> String;
 

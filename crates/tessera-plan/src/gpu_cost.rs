@@ -62,8 +62,10 @@ impl GpuThroughput {
             direct_reload_gb_s: 12_000.0 * scale,
             halo_reload_gb_s: 2_500.0 * scale,
             instructions_per_ns: 12_000.0 * scale,
-            // j3d7pt at 64^3 on the H100: 4.55 us per step of one launch moving 2 MB.
-            launch_us: 4.0,
+            // Recorded steps replayed as CUDA graphs on the H200: j2d5pt at 256^2 (0.5 MB per
+            // step) ran 1.21 us per step of one launch, 3.34 launched one by one. Steps that
+            // are not recorded (a kernel reads `t`) pay the latter.
+            launch_us: 1.1,
         }
     }
 }
@@ -83,6 +85,11 @@ pub struct KernelCost {
     pub recomputed: f64,
     /// Its occupancy (resident threads over the most a multiprocessor holds).
     pub occupancy: f64,
+    /// The fraction of the device's resident block slots (multiprocessors times blocks per
+    /// multiprocessor) its blocks fill: below 1 when the launch has less than a wave.
+    pub slot_fill: f64,
+    /// The fraction of the multiprocessors that get a block (below 1 for fewer blocks).
+    pub multiprocessor_fill: f64,
 }
 
 /// What one step of a plan costs: its kernels and its launches.
@@ -95,6 +102,9 @@ pub struct StepCost {
     pub time_tile: u32,
     /// The grid's dimension.
     pub dims: usize,
+    /// Bytes of the widest field element (4 for f32, 8 for f64, 2 for f16 storage): each
+    /// load keeps that many bytes in flight, so narrow elements reach less of the bandwidth.
+    pub element_bytes: usize,
     /// The kernels of a pass without reductions, per step.
     pub kernels: Vec<KernelCost>,
     /// Kernel launches per step.
@@ -158,8 +168,8 @@ pub const UNMEASURED_MARGIN: f64 = 1.46;
 /// Whether a strategy's efficiency was measured on a GPU or assumed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Efficiency {
-    /// Measured ([`MEASURED_EFFICIENCY`]).
-    Measured(f64),
+    /// Measured on the named GPU ([`MEASURED_EFFICIENCY`]).
+    Measured(f64, &'static str),
     /// Not measured: the lowest measured for the grid's dimension.
     Assumed(f64),
 }
@@ -168,7 +178,7 @@ impl Efficiency {
     /// The factor applied to the analytic bound.
     pub fn factor(self) -> f64 {
         match self {
-            Efficiency::Measured(f) | Efficiency::Assumed(f) => f,
+            Efficiency::Measured(f, _) | Efficiency::Assumed(f) => f,
         }
     }
 }
@@ -194,7 +204,7 @@ impl Prediction {
     /// strategy's efficiency is assumed.
     pub fn score(&self, cost: &StepCost) -> f64 {
         match self.efficiency {
-            Efficiency::Measured(_) => self.gcells(cost),
+            Efficiency::Measured(..) => self.gcells(cost),
             Efficiency::Assumed(_) => self.gcells(cost) / UNMEASURED_MARGIN,
         }
     }
@@ -210,38 +220,70 @@ pub fn kernel_class(strategy: GpuStrategy, time_tile: u32) -> &'static str {
     }
 }
 
-/// The fraction of its analytic bound each kind of kernel ([`kernel_class`]) reached on an
-/// NVIDIA H100, per grid dimension: the geometric mean of measured over predicted GCells/s
-/// over the cases of docs/performance.md "GPU: H100" (j2d5pt, j3d7pt, j3d27pt, gaussian2d and
-/// fdtd2d at f32 and f64, overlapped at T = 1 to 4; `scripts/fit-gpu-efficiency.py` computes
-/// them from `scripts/gpu-bench.py --json`). Kinds and dimensions not listed were not
+/// The fraction of its analytic bound each kind of kernel ([`kernel_class`]) reached, per grid
+/// dimension and element size in bytes, and the GPU it was measured on: the geometric mean of
+/// measured over predicted GCells/s over the cases of docs/performance.md (j2d5pt and j3d7pt
+/// at f32 and f64, j3d27pt, gaussian2d and fdtd2d at f32; `scripts/fit-gpu-efficiency.py`
+/// computes them from `scripts/gpu-bench.py --json`). The element size matters: a thread's
+/// load of an f32 keeps half the bytes of an f64 in flight, and single-point kernels reached
+/// 2.1 TB/s in f32 against 3.3 in f64 on the H200. The H200 rows are the session of
+/// 2026-11-27 (55 plans, CUDA graphs on); `tiled`, which that session did not run, keeps its
+/// H100 rows (fitted over f32 and f64 together). Kinds and dimensions not listed were not
 /// measured.
-pub const MEASURED_EFFICIENCY: [(&str, usize, f64); 6] = [
-    ("naive", 2, 0.945),
-    ("tiled", 2, 0.716),
-    ("overlapped", 2, 0.748),
-    ("tiled", 3, 0.762),
-    ("streaming", 3, 1.118),
-    ("overlapped", 3, 0.573),
+pub const MEASURED_EFFICIENCY: [(&str, usize, usize, f64, &str); 22] = [
+    ("naive", 2, 4, 1.175, "H200"),
+    ("naive", 2, 8, 0.782, "H200"),
+    ("naive", 3, 4, 0.999, "H200"),
+    ("naive", 3, 8, 0.995, "H200"),
+    ("tiled", 2, 4, 0.716, "H100"),
+    ("tiled", 3, 4, 0.762, "H100"),
+    ("overlapped", 2, 4, 0.676, "H200"),
+    ("overlapped", 2, 8, 0.440, "H200"),
+    ("overlapped", 3, 4, 0.671, "H200"),
+    ("overlapped", 3, 8, 0.886, "H200"),
+    ("streaming", 2, 4, 1.830, "H200"),
+    ("streaming", 2, 8, 1.057, "H200"),
+    ("streaming", 3, 4, 2.033, "H200"),
+    ("streaming", 3, 8, 1.392, "H200"),
+    ("streaming-time", 2, 4, 0.317, "H200"),
+    ("streaming-time", 2, 8, 0.205, "H200"),
+    ("streaming-time", 3, 4, 0.678, "H200"),
+    ("streaming-time", 3, 8, 0.754, "H200"),
+    ("wavefront", 2, 4, 0.654, "H200"),
+    ("wavefront", 2, 8, 0.685, "H200"),
+    ("wavefront", 3, 4, 0.497, "H200"),
+    ("wavefront", 3, 8, 0.305, "H200"),
 ];
 
-/// The efficiency of `strategy` (fusing `time_tile` steps) on a grid of `dims` axes: measured
-/// for its kernel class, else the lowest measured for `dims` (or for any dimension where none
-/// was).
-pub fn efficiency(strategy: GpuStrategy, time_tile: u32, dims: usize) -> Efficiency {
+/// The efficiency of `strategy` (fusing `time_tile` steps) on a grid of `dims` axes whose
+/// widest element has `element_bytes`: measured for its kernel class and dimension at that
+/// element size, else at the nearest measured size; for a class and dimension never measured,
+/// the lowest measured for `dims` (or for any dimension where none was).
+pub fn efficiency(
+    strategy: GpuStrategy,
+    time_tile: u32,
+    dims: usize,
+    element_bytes: usize,
+) -> Efficiency {
     let class = kernel_class(strategy, time_tile);
-    if let Some((.., f)) = (MEASURED_EFFICIENCY.iter()).find(|(c, d, _)| *c == class && *d == dims)
-    {
-        return Efficiency::Measured(*f);
+    let measured = (MEASURED_EFFICIENCY.iter())
+        .filter(|(c, d, ..)| *c == class && *d == dims)
+        .min_by_key(|(_, _, bytes, ..)| bytes.abs_diff(element_bytes));
+    if let Some(&(.., f, gpu)) = measured {
+        return Efficiency::Measured(f, gpu);
     }
     let lowest = |same_dims: bool| {
         (MEASURED_EFFICIENCY.iter())
-            .filter(|(_, d, _)| !same_dims || *d == dims)
-            .map(|(.., f)| *f)
+            .filter(|(_, d, ..)| !same_dims || *d == dims)
+            .map(|&(.., f, _)| f)
             .reduce(f64::min)
     };
     Efficiency::Assumed(lowest(true).or_else(|| lowest(false)).unwrap_or(1.0))
 }
+
+/// The occupancy at which a multiprocessor's warps hide the latency of its caches and
+/// arithmetic (16 of 64 warps on Hopper); below it, issue slows in proportion.
+const LATENCY_HIDING_OCCUPANCY: f64 = 0.5;
 
 /// The predicted time of one step of the plan `cost` describes on a device of `throughput`.
 pub fn predict(cost: &StepCost, throughput: &GpuThroughput) -> Prediction {
@@ -258,11 +300,21 @@ pub fn predict(cost: &StepCost, throughput: &GpuThroughput) -> Prediction {
         (Bound::Cache, 0.0),
         (Bound::Instructions, 0.0),
     ];
+    // The bytes a load keeps in flight, against an f64's: single-point kernels reached 2.1
+    // TB/s in f32 and 3.3 in f64 on the H200 (j2d5pt, j3d7pt `naive`).
+    let in_flight = (cost.element_bytes as f64 / 8.0).min(1.0).powf(0.65);
     for kernel in &cost.kernels {
+        // Bandwidth follows the warps resident on the whole device; the caches and the issue
+        // rate belong to the multiprocessors that have a block.
+        let resident = (kernel.occupancy * kernel.slot_fill).max(1e-4);
+        let busy = kernel.multiprocessor_fill.max(1e-4);
+        // A busy multiprocessor issues at full rate only with enough warps to hide latency.
+        let per_busy = resident / busy;
+        let issue = busy * (per_busy / LATENCY_HIDING_OCCUPANCY).min(1.0);
         let per_point_ns = [
-            kernel.memory_bytes / (throughput.memory_gb_s * kernel.occupancy.max(0.01)),
-            kernel.reload_bytes / reload_gb_s,
-            kernel.instructions / throughput.instructions_per_ns,
+            kernel.memory_bytes / (throughput.memory_gb_s * resident * in_flight),
+            kernel.reload_bytes / (reload_gb_s * issue),
+            kernel.instructions / (throughput.instructions_per_ns * issue),
         ];
         let (binding, ns) = (per_point_ns.into_iter().enumerate())
             .max_by(|a, b| a.1.total_cmp(&b.1))
@@ -275,7 +327,7 @@ pub fn predict(cost: &StepCost, throughput: &GpuThroughput) -> Prediction {
         Some(&(bound, _)) if launch_seconds <= kernel_seconds => bound,
         _ => Bound::Launches,
     };
-    let efficiency = efficiency(cost.strategy, cost.time_tile, cost.dims);
+    let efficiency = efficiency(cost.strategy, cost.time_tile, cost.dims, cost.element_bytes);
     let seconds_per_step = (kernel_seconds + launch_seconds) / efficiency.factor();
     Prediction {
         seconds_per_step,
@@ -294,6 +346,7 @@ mod tests {
             strategy,
             time_tile: 1,
             dims: 2,
+            element_bytes: 4,
             kernels: vec![KernelCost {
                 points: 1e6,
                 memory_bytes: bytes,
@@ -301,6 +354,8 @@ mod tests {
                 instructions: 10.0,
                 recomputed: 0.0,
                 occupancy: 1.0,
+                slot_fill: 1.0,
+                multiprocessor_fill: 1.0,
             }],
             launches,
             updated_points: 1e6,
@@ -313,8 +368,9 @@ mod tests {
         let cost = step(GpuStrategy::Naive, 8.0, 0.0);
         let prediction = predict(&cost, &throughput);
         assert_eq!(prediction.bound, Bound::Memory);
-        assert_eq!(prediction.efficiency, Efficiency::Measured(0.945));
-        let expected = 2983.0 / 8.0 * 0.945;
+        assert_eq!(prediction.efficiency, Efficiency::Measured(1.175, "H200"));
+        // An f32 load keeps half an f64's bytes in flight: 0.5^0.65 of the bandwidth.
+        let expected = 2983.0 / 8.0 * 1.175 * 0.5f64.powf(0.65);
         assert!((prediction.gcells(&cost) - expected).abs() < 1e-6 * expected);
     }
 
@@ -331,22 +387,50 @@ mod tests {
     }
 
     #[test]
-    fn an_unmeasured_strategy_gets_the_lowest_efficiency_measured_for_its_dimension() {
+    fn a_launch_of_fewer_blocks_than_the_device_holds_gets_that_share_of_it() {
+        let throughput = GpuThroughput::of(&DeviceLimits::typical_gpu(), Some(3350.0));
+        let mut cost = step(GpuStrategy::Naive, 8.0, 0.0);
+        let full = predict(&cost, &throughput).seconds_per_step;
+        // A tenth of the resident slots filled: a tenth of the bandwidth.
+        cost.kernels[0].slot_fill = 0.1;
+        let memory = predict(&cost, &throughput);
+        assert_eq!(memory.bound, Bound::Memory);
+        assert!((memory.seconds_per_step / full - 10.0).abs() < 1e-9);
+        // Instructions are issued by the multiprocessors that have a block, at full rate only
+        // with enough warps resident to hide latency.
+        cost.kernels[0].memory_bytes = 0.0;
+        cost.kernels[0].instructions = 1e4;
+        cost.kernels[0].slot_fill = 1.0;
+        let busy = predict(&cost, &throughput).seconds_per_step;
+        cost.kernels[0].slot_fill = 0.25;
+        cost.kernels[0].multiprocessor_fill = 0.25;
+        let quarter = predict(&cost, &throughput);
+        assert_eq!(quarter.bound, Bound::Instructions);
+        assert!((quarter.seconds_per_step / busy - 4.0).abs() < 1e-9);
+        cost.kernels[0].occupancy = LATENCY_HIDING_OCCUPANCY / 2.0;
+        let few_warps = predict(&cost, &throughput).seconds_per_step;
+        assert!((few_warps / quarter.seconds_per_step - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_strategy_gets_its_measured_efficiency_or_the_lowest_measured() {
         assert_eq!(
-            efficiency(GpuStrategy::Streaming, 4, 3),
-            Efficiency::Assumed(0.573)
+            efficiency(GpuStrategy::Streaming, 4, 3, 8),
+            Efficiency::Measured(0.754, "H200")
+        );
+        // f16 storage gets the nearest measured element size, f32's.
+        assert_eq!(
+            efficiency(GpuStrategy::Streaming, 4, 3, 2),
+            Efficiency::Measured(0.678, "H200")
         );
         assert_eq!(
-            efficiency(GpuStrategy::Wavefront, 2, 2),
-            Efficiency::Assumed(0.716)
+            efficiency(GpuStrategy::Tiled, 1, 2, 8),
+            Efficiency::Measured(0.716, "H100")
         );
+        // No 1D kernel was measured: the lowest of any dimension.
         assert_eq!(
-            efficiency(GpuStrategy::Tiled, 1, 1),
-            Efficiency::Assumed(0.573)
-        );
-        assert_eq!(
-            efficiency(GpuStrategy::Overlapped, 4, 2),
-            Efficiency::Measured(0.748)
+            efficiency(GpuStrategy::Tiled, 1, 1, 4),
+            Efficiency::Assumed(0.205)
         );
     }
 }
