@@ -260,6 +260,8 @@ pub struct BlockFrame<'a> {
     pub names: &'a [&'static str],
     /// Which code the block runs.
     pub frame: Frame,
+    /// The block positions the kernel touches: in the interior frame, the grid holds them.
+    pub reach: &'a Rect,
 }
 
 impl BlockFrame<'_> {
@@ -277,10 +279,17 @@ impl BlockFrame<'_> {
             .collect()
     }
 
-    /// `io`'s stage at block position `position`: its reads, its evaluation, each output
-    /// stored where `staging` says; a point outside the stage's domain keeps its values
-    /// (copied to the receiving array where that is not the current one).
-    pub fn point(&self, io: &StageIo, position: &[Expr], staging: &dyn Staging) -> Vec<Stmt> {
+    /// `io`'s stage at block position `position` (one of `region`'s): its reads, its
+    /// evaluation, each output stored where `staging` says; a point outside the stage's
+    /// domain keeps its values (copied to the receiving array where that is not the current
+    /// one). The domain test is left out where every interior block's `region` is in it.
+    pub fn point(
+        &self,
+        io: &StageIo,
+        position: &[Expr],
+        region: &Rect,
+        staging: &dyn Staging,
+    ) -> Vec<Stmt> {
         let ctx = self.ctx;
         let mut body: Vec<Stmt> = (self.names.iter().zip(position))
             .map(|(name, p)| Stmt::Declare {
@@ -324,7 +333,10 @@ impl BlockFrame<'_> {
                 Expr::var(var.clone()),
             ));
         }
-        let Some(cond) = in_domain(ctx, io.stage, &coords) else {
+        let tested = (!self.covers_domain(io.stage, region))
+            .then(|| in_domain(ctx, io.stage, &coords))
+            .flatten();
+        let Some(cond) = tested else {
             body.push(Stmt::Block(compute));
             return body;
         };
@@ -341,6 +353,24 @@ impl BlockFrame<'_> {
             otherwise: unchanged,
         });
         body
+    }
+
+    /// Whether, in this frame, every grid point of `region` (block positions) is in
+    /// `stage`'s domain for any block: in the interior frame a block's origin `o` keeps
+    /// `o + reach` inside the grid, which bounds `o + region` on each axis.
+    fn covers_domain(&self, stage: Id<Stage>, region: &Rect) -> bool {
+        if self.frame != Frame::Interior {
+            return false;
+        }
+        let ctx = self.ctx;
+        let domain = ctx.domain(stage);
+        (0..ctx.dims()).all(|a| {
+            let lowest = region.lo[a] - self.reach.lo[a];
+            let past_highest = ctx.extent(a) - self.reach.hi[a] + region.hi[a];
+            domain.stride[a] == 1
+                && domain.rect.lo[a] <= lowest
+                && past_highest <= domain.rect.hi[a]
+        })
     }
 
     /// The value of `field` at `offset` from the grid point `coords` (at block position

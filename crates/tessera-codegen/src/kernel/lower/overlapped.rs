@@ -281,6 +281,7 @@ impl<'a> Overlap<'a> {
             ctx: self.ctx,
             names: &self.names,
             frame,
+            reach: &self.reach,
         }
     }
 
@@ -337,7 +338,7 @@ impl<'a> Overlap<'a> {
                     overlap: self,
                     holders,
                 };
-                self.frame(frame).point(&io, &position, &staging)
+                self.frame(frame).point(&io, &position, region, &staging)
             });
         if step > 0 {
             run_only_when(ctx, &mut sweep, runs_step(step));

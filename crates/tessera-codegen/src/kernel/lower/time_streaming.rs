@@ -407,6 +407,7 @@ impl<'a> Pipeline<'a> {
             ctx: self.ctx,
             names: &self.names,
             frame,
+            reach: &self.reach,
         }
     }
 
@@ -513,7 +514,8 @@ impl<'a> Pipeline<'a> {
             level,
         };
         let mut lp = self.plane_loop(&level.region, |position| {
-            self.frame(frame).point(&io, &position, &staging)
+            self.frame(frame)
+                .point(&io, &position, &level.region, &staging)
         });
         let mut active = self.plane_in(level.region.lo[SWEPT], level.region.hi[SWEPT]);
         if level.step > 0 {
