@@ -2,7 +2,8 @@
 """The GPU benchmark table: every strategy and time-tile depth on the BENCHMARKS.md GPU cases.
 
 For each case (program x element type) and plan (naive, tiled, streaming with its plane in
-shared memory or read through the cache, overlapped at T = 1..4, streaming time tiles at
+shared memory or read through the cache, with 2 or 4 elements per thread, or chunks of 32 or
+64 planes, overlapped at T = 1..4, streaming time tiles at
 T = 2..4, the wavefront at T = 2, 4, 8, and the default plan), one
 `tessera bench --json` run measures the time loop (median of `--reps` runs) and, in the same
 run, the device's copy bandwidth (a device-to-device copy): the roofline is that bandwidth
@@ -55,6 +56,12 @@ PLANS = [
     ("streaming plane=cache", ["--strategy", "streaming"], {"plane_reads": "cache"}),
     ("streaming 4x64 plane=cache", ["--strategy", "streaming", "--tile", "4x64"],
      {"plane_reads": "cache"}),
+] + [
+    (f"streaming E={e}", ["--strategy", "streaming"], {"elements_per_thread": e})
+    for e in (2, 4)
+] + [
+    (f"streaming chunk={c}", ["--strategy", "streaming"], {"stream_chunk": c})
+    for c in (32, 64)
 ] + [
     (f"overlapped T={t}", ["--strategy", "overlapped", "--time-tile", str(t)], {})
     for t in (1, 2, 3, 4)

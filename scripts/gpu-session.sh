@@ -8,8 +8,9 @@
 #   scripts/gpu-session.sh check OUT      # shorter, after a cost-model change: the default
 #                                         # plans and `tiled` beside hand kernels, the tiny
 #                                         # grids, and Nsight Compute profiles of 3D kernels
-#   scripts/gpu-session.sh tune OUT       # `tessera tune` of the default strategies at the
-#                                         # paper sizes: which blocks, chunks and E win
+#   scripts/gpu-session.sh tune OUT       # the fused kernels at the paper sizes, then
+#                                         # `tessera tune` of the default strategies there:
+#                                         # which blocks, chunks and E win
 #
 # `run` checks the CUDA backend against the reference (every corpus program under every
 # single-step and fused plan, bitwise in exact mode), benchmarks the plans no GPU has measured
@@ -180,16 +181,24 @@ check() {
 # `tessera tune` of each paper case's default strategy (and overlapped where it is close): the
 # measured best blocks, chunks and elements per thread, against the model's own choice.
 tune() {
-    start_session "$1" 330
+    start_session "$1" 370
+    local bench=(python3 scripts/gpu-bench.py --backend cuda --tessera "$DEV/tessera" --size paper
+        --steps 20 --reps 3)
+    part "bench fused" 70 260 "${bench[@]}" --types f32 --plans "streaming T=2" "streaming T=4" \
+        "overlapped T=4" --json "$WORK/gpu-fused.json" --out "$WORK/gpu-fused.md" \
+        > "$WORK/bench-fused.log" 2>&1
+    part "bench streaming" 90 160 "${bench[@]}" --types f32 f64 --programs j2d5pt j3d7pt j3d27pt \
+        gaussian2d --plans "streaming E=2" "streaming E=4" "streaming chunk=32" \
+        "streaming chunk=64" --json "$WORK/gpu-streaming.json" --out "$WORK/gpu-streaming.md" \
+        > "$WORK/bench-streaming.log" 2>&1
     local case program ty strategy extent
     for case in "j3d7pt f32 streaming" "j3d7pt f64 streaming" "j2d5pt f32 streaming" \
-        "j2d5pt f64 overlapped" "j3d27pt f32 streaming" "gaussian2d f32 streaming" \
-        "fdtd2d f32 overlapped" "j2d5pt f32 overlapped"; do
+        "j3d27pt f32 streaming" "gaussian2d f32 streaming" "j2d5pt f64 overlapped"; do
         read -r program ty strategy <<< "$case"
         extent=8192
         [[ $program == *3d* ]] && extent=512
-        part "tune $case" 40 5 "$DEV/tessera" tune "benchmarks/$program.tess" --backend cuda \
-            --set "N=$extent" --set "real=$ty" --strategy "$strategy" --budget 25s --steps 20 \
+        part "tune $case" 28 5 "$DEV/tessera" tune "benchmarks/$program.tess" --backend cuda \
+            --set "N=$extent" --set "real=$ty" --strategy "$strategy" --budget 20s --steps 20 \
             --reps 3 --top 8 > "$WORK/tune-$program-$ty-$strategy.txt" 2>&1
     done
     pack

@@ -14,7 +14,7 @@ use crate::request::PlanRequest;
 const TIME_TILES: [u32; 9] = [1, 2, 3, 4, 6, 8, 12, 16, 32];
 
 /// GPU block shapes tried, as `--tile` values for 1, 2 and 3 axes (slowest axis first).
-const GPU_BLOCKS: [&[usize]; 14] = [
+const GPU_BLOCKS: [&[usize]; 24] = [
     &[64],
     &[128],
     &[256],
@@ -22,13 +22,23 @@ const GPU_BLOCKS: [&[usize]; 14] = [
     &[4, 32],
     &[8, 32],
     &[16, 32],
+    &[32, 32],
     &[4, 64],
     &[2, 128],
+    &[1, 128],
+    &[1, 256],
+    &[1, 512],
     &[16, 16],
     &[8, 64],
     &[1, 4, 32],
     &[1, 8, 32],
     &[1, 16, 16],
+    &[1, 16, 32],
+    &[1, 8, 64],
+    &[1, 2, 128],
+    &[1, 4, 128],
+    &[1, 2, 256],
+    &[2, 4, 32],
 ];
 
 /// One request per strategy of `plan`'s backend (with `base`'s arithmetic and device), only
