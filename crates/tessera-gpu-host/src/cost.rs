@@ -46,6 +46,7 @@ pub fn step_cost_with_registers(
             let blocks = launch.grid.iter().product::<u64>() as f64;
             let multiprocessors = f64::from(limits.multiprocessors.max(1));
             let slots = multiprocessors * f64::from(occupancy.blocks_per_sm.max(1));
+            let threads = blocks * launch.block.iter().map(|&b| f64::from(b)).product::<f64>();
             Some(KernelCost {
                 points: traffic.points as f64 / launch.every.max(1) as f64,
                 memory_bytes: traffic.bytes() - traffic.reload_bytes,
@@ -55,6 +56,7 @@ pub fn step_cost_with_registers(
                 occupancy: occupancy.occupancy,
                 slot_fill: (blocks / slots).min(1.0),
                 multiprocessor_fill: (blocks / multiprocessors).min(1.0),
+                points_per_thread: independent_points(plan, traffic.points as f64 / threads),
             })
         })
         .collect();
@@ -84,6 +86,18 @@ pub fn step_cost_with_registers(
         launches,
         updated_points: bound.updated_points() as f64,
     }
+}
+
+/// The points a thread of `plan` computes whose loads can be in flight together, when it
+/// computes `per_thread` points in all: a single-step streaming thread walks its chunk plane
+/// after plane (each load waits for the register queue to advance), so only its elements
+/// count; other threads' points are independent.
+fn independent_points(plan: &GpuPlan, per_thread: f64) -> f64 {
+    let independent = match plan.strategy {
+        GpuStrategy::Streaming if plan.time_tile <= 1 => f64::from(plan.elements_per_thread),
+        _ => per_thread,
+    };
+    independent.max(1.0)
 }
 
 /// A plan the model weighed and predicted.

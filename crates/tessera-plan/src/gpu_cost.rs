@@ -5,27 +5,32 @@
 //! A kernel's time per point is the largest of three bounds (Rawat et al., the roofline of
 //! Williams et al.):
 //! - **memory**: the bytes it must move to and from device memory (each field once per pass),
-//!   at the device's bandwidth times its occupancy (the fit on an H100 found bandwidth falling in
-//!   proportion to occupancy: fewer resident warps keep fewer loads in flight);
+//!   at the device's bandwidth, scaled by the warps it keeps resident (its occupancy times the
+//!   share of the device's block slots its launch fills; bandwidth saturates at
+//!   `MEMORY_SATURATION_OCCUPANCY`) and by the bytes each thread keeps in flight (one f32
+//!   point per thread moves half what one f64 point does);
 //! - **cache**: the bytes loaded again (neighbours read directly hit L1 at a high rate; tile
 //!   halos come from L2 at a much lower one);
-//! - **instructions**: the reads and operations of each point, recomputed halo points included.
+//! - **instructions**: the reads and operations of each point, recomputed halo points included,
+//!   issued by the multiprocessors that have a block, at full rate only with enough warps to
+//!   hide latency.
 //!
 //! A step adds each launch's fixed host cost. The result is scaled by the efficiency measured
-//! for the strategy on a GPU ([`MEASURED_EFFICIENCY`]): the fraction of its analytic bound a
-//! strategy reached in practice (index arithmetic, barriers, tails). A strategy never measured
+//! for the kind of kernel on a GPU ([`MEASURED_EFFICIENCY`]): the fraction of its analytic
+//! bound it reached in practice (index arithmetic, barriers, tails). A kind never measured
 //! gets the lowest efficiency measured on its grid's dimension, and must be predicted
 //! [`UNMEASURED_MARGIN`] times faster than a measured one to be chosen ([`Prediction::score`]):
 //! the model is a guide, and a guess should not displace a measurement on a close call.
 //!
-//! Fitted on the H100 measurements of docs/performance.md (45 plans of 7 cases), the model
-//! predicts each plan's GCells/s within a factor 1.46 (root mean square of the log ratio 0.38)
-//! and picks the measured fastest plan in every case. The 3D `naive` kernel has changed since
-//! (a thread per point of a 3D launch grid, no loop over z): its efficiency is unmeasured.
+//! Fitted on the H200 measurements of docs/performance.md (every kind of kernel; the
+//! efficiencies on the 56 plans at the paper sizes, the 6 plans on tiny grids checking launch
+//! costs and partly filled devices), the model predicts each of the 62 plans' GCells/s within
+//! a factor 1.41 (root mean square of the log ratio 0.346), and in each of the 9 cases its
+//! default plan was measured within 5% of the fastest plan measured.
 
 use crate::gpu::{DeviceLimits, GpuStrategy};
 
-/// Multiprocessors of the GPU the constants below were fitted on (an H100 SXM5).
+/// Multiprocessors of the GPUs the constants below were fitted on (H100 SXM5, H200 SXM).
 const FITTED_MULTIPROCESSORS: f64 = 132.0;
 
 /// A device-to-device copy on that H100, GB/s (2977-2990 in the runs of docs/performance.md).
@@ -50,9 +55,10 @@ pub struct GpuThroughput {
 }
 
 impl GpuThroughput {
-    /// The throughput of a device with `limits`: the constants fitted on an H100 (against
-    /// every strategy measured there) scaled by its multiprocessors, or by `memory_gb_s` (a
-    /// data-sheet peak) for its memory when that is known.
+    /// The throughput of a device with `limits`: constants fitted on Hopper GPUs of 132
+    /// multiprocessors (the memory and cache rates on the H100, the issue rate on the H200,
+    /// where 24 per ns fitted the 56 plans best among 12, 16, 20 and 24) scaled by its
+    /// multiprocessors, or by `peak_gb_s` (a data-sheet peak) for its memory when known.
     pub fn of(limits: &DeviceLimits, peak_gb_s: Option<f64>) -> GpuThroughput {
         let scale = f64::from(limits.multiprocessors.max(1)) / FITTED_MULTIPROCESSORS;
         GpuThroughput {
@@ -61,7 +67,7 @@ impl GpuThroughput {
             }),
             direct_reload_gb_s: 12_000.0 * scale,
             halo_reload_gb_s: 2_500.0 * scale,
-            instructions_per_ns: 12_000.0 * scale,
+            instructions_per_ns: 24_000.0 * scale,
             // Recorded steps replayed as CUDA graphs on the H200: j2d5pt at 256^2 (0.5 MB per
             // step) ran 1.21 us per step of one launch, 3.34 launched one by one. Steps that
             // are not recorded (a kernel reads `t`) pay the latter.
@@ -90,6 +96,9 @@ pub struct KernelCost {
     pub slot_fill: f64,
     /// The fraction of the multiprocessors that get a block (below 1 for fewer blocks).
     pub multiprocessor_fill: f64,
+    /// Points each thread computes per launch: a thread that loops over several keeps their
+    /// loads in flight together.
+    pub points_per_thread: f64,
 }
 
 /// What one step of a plan costs: its kernels and its launches.
@@ -224,35 +233,35 @@ pub fn kernel_class(strategy: GpuStrategy, time_tile: u32) -> &'static str {
 /// dimension and element size in bytes, and the GPU it was measured on: the geometric mean of
 /// measured over predicted GCells/s over the cases of docs/performance.md (j2d5pt and j3d7pt
 /// at f32 and f64, j3d27pt, gaussian2d and fdtd2d at f32; `scripts/fit-gpu-efficiency.py`
-/// computes them from `scripts/gpu-bench.py --json`). The element size matters: a thread's
-/// load of an f32 keeps half the bytes of an f64 in flight, and single-point kernels reached
-/// 2.1 TB/s in f32 against 3.3 in f64 on the H200. The H200 rows are the session of
-/// 2026-11-27 (55 plans, CUDA graphs on); `tiled`, which that session did not run, keeps its
-/// H100 rows (fitted over f32 and f64 together). Kinds and dimensions not listed were not
-/// measured.
-pub const MEASURED_EFFICIENCY: [(&str, usize, usize, f64, &str); 22] = [
-    ("naive", 2, 4, 1.175, "H200"),
+/// computes them from `scripts/gpu-bench.py --json`). The element size matters beyond the
+/// bytes in flight [`predict`] accounts for (streaming f32 reached 0.72-0.80 of the copy
+/// roofline, f64 0.81-0.89). The rows are the H200 session of 2026-11-27 (56 plans at the
+/// paper sizes, CUDA graphs on). Kinds and dimensions not listed were not measured.
+pub const MEASURED_EFFICIENCY: [(&str, usize, usize, f64, &str); 24] = [
+    ("naive", 2, 4, 1.252, "H200"),
     ("naive", 2, 8, 0.782, "H200"),
-    ("naive", 3, 4, 0.999, "H200"),
-    ("naive", 3, 8, 0.995, "H200"),
-    ("tiled", 2, 4, 0.716, "H100"),
-    ("tiled", 3, 4, 0.762, "H100"),
-    ("overlapped", 2, 4, 0.676, "H200"),
-    ("overlapped", 2, 8, 0.440, "H200"),
-    ("overlapped", 3, 4, 0.671, "H200"),
+    ("naive", 3, 4, 1.107, "H200"),
+    ("naive", 3, 8, 0.798, "H200"),
+    ("tiled", 2, 4, 0.754, "H200"),
+    ("tiled", 2, 8, 0.602, "H200"),
+    ("tiled", 3, 4, 0.602, "H200"),
+    ("tiled", 3, 8, 1.099, "H200"),
+    ("overlapped", 2, 4, 0.367, "H200"),
+    ("overlapped", 2, 8, 0.303, "H200"),
+    ("overlapped", 3, 4, 0.474, "H200"),
     ("overlapped", 3, 8, 0.886, "H200"),
-    ("streaming", 2, 4, 1.830, "H200"),
-    ("streaming", 2, 8, 1.057, "H200"),
-    ("streaming", 3, 4, 2.033, "H200"),
-    ("streaming", 3, 8, 1.392, "H200"),
-    ("streaming-time", 2, 4, 0.317, "H200"),
-    ("streaming-time", 2, 8, 0.205, "H200"),
-    ("streaming-time", 3, 4, 0.678, "H200"),
-    ("streaming-time", 3, 8, 0.754, "H200"),
-    ("wavefront", 2, 4, 0.654, "H200"),
-    ("wavefront", 2, 8, 0.685, "H200"),
-    ("wavefront", 3, 4, 0.497, "H200"),
-    ("wavefront", 3, 8, 0.305, "H200"),
+    ("streaming", 2, 4, 1.736, "H200"),
+    ("streaming", 2, 8, 0.793, "H200"),
+    ("streaming", 3, 4, 1.549, "H200"),
+    ("streaming", 3, 8, 1.044, "H200"),
+    ("streaming-time", 2, 4, 0.176, "H200"),
+    ("streaming-time", 2, 8, 0.149, "H200"),
+    ("streaming-time", 3, 4, 0.345, "H200"),
+    ("streaming-time", 3, 8, 0.566, "H200"),
+    ("wavefront", 2, 4, 0.459, "H200"),
+    ("wavefront", 2, 8, 0.607, "H200"),
+    ("wavefront", 3, 4, 0.329, "H200"),
+    ("wavefront", 3, 8, 0.260, "H200"),
 ];
 
 /// The efficiency of `strategy` (fusing `time_tile` steps) on a grid of `dims` axes whose
@@ -281,6 +290,10 @@ pub fn efficiency(
     Efficiency::Assumed(lowest(true).or_else(|| lowest(false)).unwrap_or(1.0))
 }
 
+/// The share of the device's warp slots whose loads saturate device memory (Little's law:
+/// enough loads in flight to cover its latency); below it, bandwidth falls in proportion.
+const MEMORY_SATURATION_OCCUPANCY: f64 = 0.75;
+
 /// The occupancy at which a multiprocessor's warps hide the latency of its caches and
 /// arithmetic (16 of 64 warps on Hopper); below it, issue slows in proportion.
 const LATENCY_HIDING_OCCUPANCY: f64 = 0.5;
@@ -300,9 +313,6 @@ pub fn predict(cost: &StepCost, throughput: &GpuThroughput) -> Prediction {
         (Bound::Cache, 0.0),
         (Bound::Instructions, 0.0),
     ];
-    // The bytes a load keeps in flight, against an f64's: single-point kernels reached 2.1
-    // TB/s in f32 and 3.3 in f64 on the H200 (j2d5pt, j3d7pt `naive`).
-    let in_flight = (cost.element_bytes as f64 / 8.0).min(1.0).powf(0.65);
     for kernel in &cost.kernels {
         // Bandwidth follows the warps resident on the whole device; the caches and the issue
         // rate belong to the multiprocessors that have a block.
@@ -311,8 +321,13 @@ pub fn predict(cost: &StepCost, throughput: &GpuThroughput) -> Prediction {
         // A busy multiprocessor issues at full rate only with enough warps to hide latency.
         let per_busy = resident / busy;
         let issue = busy * (per_busy / LATENCY_HIDING_OCCUPANCY).min(1.0);
+        // The bytes a thread keeps in flight, against one f64's: threads computing one f32
+        // point each reached 2.1 TB/s on the H200, in f64 3.3 (j2d5pt, j3d7pt `naive`).
+        let in_flight = (cost.element_bytes as f64 * kernel.points_per_thread / 8.0).min(1.0);
+        // Device memory saturates before every warp slot is filled.
+        let saturated = (resident / MEMORY_SATURATION_OCCUPANCY).min(1.0);
         let per_point_ns = [
-            kernel.memory_bytes / (throughput.memory_gb_s * resident * in_flight),
+            kernel.memory_bytes / (throughput.memory_gb_s * saturated * in_flight),
             kernel.reload_bytes / (reload_gb_s * issue),
             kernel.instructions / (throughput.instructions_per_ns * issue),
         ];
@@ -356,6 +371,7 @@ mod tests {
                 occupancy: 1.0,
                 slot_fill: 1.0,
                 multiprocessor_fill: 1.0,
+                points_per_thread: 1.0,
             }],
             launches,
             updated_points: 1e6,
@@ -368,20 +384,23 @@ mod tests {
         let cost = step(GpuStrategy::Naive, 8.0, 0.0);
         let prediction = predict(&cost, &throughput);
         assert_eq!(prediction.bound, Bound::Memory);
-        assert_eq!(prediction.efficiency, Efficiency::Measured(1.175, "H200"));
-        // An f32 load keeps half an f64's bytes in flight: 0.5^0.65 of the bandwidth.
-        let expected = 2983.0 / 8.0 * 1.175 * 0.5f64.powf(0.65);
+        assert_eq!(prediction.efficiency, Efficiency::Measured(1.252, "H200"));
+        // A thread's one f32 load keeps half an f64's bytes in flight: half the bandwidth.
+        let expected = 2983.0 / 8.0 * 1.252 * 0.5;
         assert!((prediction.gcells(&cost) - expected).abs() < 1e-6 * expected);
     }
 
     #[test]
-    fn launches_dominate_a_small_step_and_halving_occupancy_halves_the_bandwidth() {
+    fn launches_dominate_a_small_step_and_below_saturation_halving_occupancy_halves_bandwidth() {
         let throughput = GpuThroughput::of(&DeviceLimits::typical_gpu(), Some(3350.0));
         let mut cost = step(GpuStrategy::Tiled, 8.0, 1000.0);
         assert_eq!(predict(&cost, &throughput).bound, Bound::Launches);
         cost.launches = 0.0;
         let full = predict(&cost, &throughput).seconds_per_step;
-        cost.kernels[0].occupancy = 0.5;
+        cost.kernels[0].occupancy = MEMORY_SATURATION_OCCUPANCY;
+        let saturated = predict(&cost, &throughput).seconds_per_step;
+        assert!((saturated / full - 1.0).abs() < 1e-9);
+        cost.kernels[0].occupancy = MEMORY_SATURATION_OCCUPANCY / 2.0;
         let half = predict(&cost, &throughput).seconds_per_step;
         assert!((half / full - 2.0).abs() < 1e-9);
     }
@@ -391,11 +410,12 @@ mod tests {
         let throughput = GpuThroughput::of(&DeviceLimits::typical_gpu(), Some(3350.0));
         let mut cost = step(GpuStrategy::Naive, 8.0, 0.0);
         let full = predict(&cost, &throughput).seconds_per_step;
-        // A tenth of the resident slots filled: a tenth of the bandwidth.
+        // A tenth of the resident slots filled: that share of the saturating occupancy.
         cost.kernels[0].slot_fill = 0.1;
         let memory = predict(&cost, &throughput);
         assert_eq!(memory.bound, Bound::Memory);
-        assert!((memory.seconds_per_step / full - 10.0).abs() < 1e-9);
+        let slower = MEMORY_SATURATION_OCCUPANCY / 0.1;
+        assert!((memory.seconds_per_step / full - slower).abs() < 1e-9);
         // Instructions are issued by the multiprocessors that have a block, at full rate only
         // with enough warps resident to hide latency.
         cost.kernels[0].memory_bytes = 0.0;
@@ -416,21 +436,21 @@ mod tests {
     fn a_strategy_gets_its_measured_efficiency_or_the_lowest_measured() {
         assert_eq!(
             efficiency(GpuStrategy::Streaming, 4, 3, 8),
-            Efficiency::Measured(0.754, "H200")
+            Efficiency::Measured(0.566, "H200")
         );
         // f16 storage gets the nearest measured element size, f32's.
         assert_eq!(
             efficiency(GpuStrategy::Streaming, 4, 3, 2),
-            Efficiency::Measured(0.678, "H200")
+            Efficiency::Measured(0.345, "H200")
         );
         assert_eq!(
             efficiency(GpuStrategy::Tiled, 1, 2, 8),
-            Efficiency::Measured(0.716, "H100")
+            Efficiency::Measured(0.602, "H200")
         );
         // No 1D kernel was measured: the lowest of any dimension.
         assert_eq!(
             efficiency(GpuStrategy::Tiled, 1, 1, 4),
-            Efficiency::Assumed(0.205)
+            Efficiency::Assumed(0.149)
         );
     }
 }
