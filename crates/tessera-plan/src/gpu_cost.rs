@@ -171,8 +171,8 @@ impl Bound {
 }
 
 /// How much faster than a measured strategy an unmeasured one must be predicted to be chosen:
-/// the model's typical error on the measured plans (e^0.38).
-pub const UNMEASURED_MARGIN: f64 = 1.46;
+/// the model's typical error on the measured plans (e^0.346).
+pub const UNMEASURED_MARGIN: f64 = 1.41;
 
 /// Whether a strategy's efficiency was measured on a GPU or assumed.
 #[derive(Clone, Copy, Debug, PartialEq)]
