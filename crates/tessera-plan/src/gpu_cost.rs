@@ -295,7 +295,7 @@ pub fn efficiency(
 const MEMORY_SATURATION_OCCUPANCY: f64 = 0.75;
 
 /// The occupancy at which a multiprocessor's warps hide the latency of its caches and
-/// arithmetic (16 of 64 warps on Hopper); below it, issue slows in proportion.
+/// arithmetic (32 of 64 warps on Hopper); below it, issue slows in proportion.
 const LATENCY_HIDING_OCCUPANCY: f64 = 0.5;
 
 /// The predicted time of one step of the plan `cost` describes on a device of `throughput`.
