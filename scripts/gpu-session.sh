@@ -61,7 +61,8 @@ part() {
         echo "$name: skipped, out of time" >> "$WORK/summary.txt"
         return
     fi
-    timeout "$limit" "$@"
+    # SIGTERM at the limit (`tessera tune` then reports what it timed), SIGKILL 15 s later.
+    timeout -k 15 "$limit" "$@"
     echo "$name: exit $? (limit ${limit} s, at ${SECONDS} s)" >> "$WORK/summary.txt"
     pack
 }

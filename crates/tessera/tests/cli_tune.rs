@@ -1,7 +1,8 @@
 //! End-to-end tests of `tessera tune` and the tuning database: the stored plan is used by
 //! `plan`, `run`, `bench` and `explain` (not with `--no-tuned`, nor when flags fix the plan,
-//! nor for another key), processes tuning at once lose nothing, damaged or stale entries are
-//! ignored with a note, and bad input is a clear error with exit code 1.
+//! nor for another key), processes tuning at once lose nothing, a first signal ends the search
+//! with its report, damaged or stale entries are ignored with a note, and bad input is a
+//! clear error with exit code 1.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -30,13 +31,10 @@ fn command(dir: &Path, cache: &Path, args: &[&str]) -> Command {
     command
 }
 
-/// A quick exact tuning of `program` on the cpu backend: a few candidates, short runs.
-const QUICK: [&str; 11] = [
+/// Short runs on the cpu backend, with a budget no test spends.
+const SHORT_RUNS: [&str; 8] = [
     "--backend",
     "cpu",
-    "--exact",
-    "--max-candidates",
-    "3",
     "--steps",
     "2",
     "--reps",
@@ -45,10 +43,17 @@ const QUICK: [&str; 11] = [
     "10m",
 ];
 
-/// `tessera tune PROGRAM` with [`QUICK`] settings; asserts success.
+/// With [`SHORT_RUNS`], a quick exact tuning: a few candidates.
+const FEW_EXACT: [&str; 3] = ["--exact", "--max-candidates", "3"];
+
+/// The arguments of a quick exact tuning of `program`.
+fn quick(program: &str) -> Vec<&str> {
+    [&["tune", program][..], &SHORT_RUNS, &FEW_EXACT].concat()
+}
+
+/// `tessera tune PROGRAM` with [`quick`] settings; asserts success.
 fn tune(dir: &Path, cache: &Path, program: &str) -> Output {
-    let args = [&["tune", program][..], &QUICK].concat();
-    let output = tessera(dir, cache, &args);
+    let output = tessera(dir, cache, &quick(program));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     output
 }
@@ -189,10 +194,7 @@ fn two_processes_tuning_at_once_lose_no_entry() {
     std::fs::copy(dir.join("star.tess"), dir.join("other.tess")).unwrap();
     let children: Vec<_> = ["star.tess", "other.tess"]
         .iter()
-        .map(|program| {
-            let args = [&["tune", program][..], &QUICK].concat();
-            command(dir, cache, &args).spawn().unwrap()
-        })
+        .map(|program| command(dir, cache, &quick(program)).spawn().unwrap())
         .collect();
     for child in children {
         let output = child.wait_with_output().unwrap();
@@ -205,6 +207,61 @@ fn two_processes_tuning_at_once_lose_no_entry() {
             && list.contains("other 13x17"),
         "{list}"
     );
+}
+
+/// Whether `dir` holds a file anywhere below it.
+fn holds_a_file(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            let path = entry.path();
+            path.is_file() || holds_a_file(&path)
+        })
+    })
+}
+
+#[test]
+fn a_first_signal_stops_the_search_and_reports_and_stores_the_best_so_far() {
+    let (dir, cache) = (star_dir(), tempfile::tempdir().unwrap());
+    let (dir, cache) = (dir.path(), cache.path());
+    // A search that only a signal ends: no candidate limit worth the name, a long budget.
+    let args = [&["tune", "star.tess"][..], &SHORT_RUNS].concat();
+    let mut child = command(dir, cache, &args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first candidate compiled (its library in the kernel cache): the search has begun.
+    let start = std::time::Instant::now();
+    while !holds_a_file(cache) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "tune ended before a signal"
+        );
+        assert!(start.elapsed().as_secs() < 120, "no candidate was compiled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: kill on the id of our own child, which has not been waited for yet.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("tessera: SIGINT: stopping after the candidate being timed"),
+        "{}",
+        stderr(&output)
+    );
+    let report = stdout(&output);
+    for said in [
+        "rank  GCells/s  vs model  plan",
+        "stopped by a signal",
+        "stored for star",
+    ] {
+        assert!(report.contains(said), "{said}: {report}");
+    }
+    let list = stdout(&tessera(dir, cache, &["tune", "--list"]));
+    assert!(list.contains("1 tuned plan(s)"), "{list}");
 }
 
 #[test]

@@ -21,6 +21,7 @@ fn tuned_plans_are_exact(backend: &str, name: &str, failures: &mut Failures) {
         reps: 1,
         max_candidates: 5,
         seed: 3,
+        stop: || false,
     };
     let outcome = tune(
         &session,

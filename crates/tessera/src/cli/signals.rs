@@ -7,12 +7,33 @@
 //! processes (the C compiler) start with an empty mask, as `std::process::Command` resets it.
 //! Outputs are written to a registered temporary file and renamed into place, so after the
 //! cleanup each output is whole (renamed before the signal) or absent.
+//!
+//! A command that can end early with a useful result (`tessera tune`: the best plan timed so
+//! far) asks for a graceful stop ([`stop_gracefully`]): the first signal then only sets a flag
+//! the command polls ([`stop_requested`]); a second one exits as above.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether a signal ends the process without a message.
 static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Whether the first signal asks the running command to stop and report instead of exiting.
+static GRACEFUL: AtomicBool = AtomicBool::new(false);
+
+/// Whether a signal asked the running command to stop (in graceful mode).
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// From now on, the first SIGINT or SIGTERM asks the command to stop ([`stop_requested`])
+/// instead of ending the process; a second one ends it.
+pub fn stop_gracefully() {
+    GRACEFUL.store(true, Ordering::SeqCst);
+}
+
+/// Whether a signal asked the command to stop (see [`stop_gracefully`]).
+pub fn stop_requested() -> bool {
+    STOP_REQUESTED.load(Ordering::SeqCst)
+}
 
 /// Ends the process without a message on a signal: a rank of an MPI job waiting for rank 0,
 /// whose report of the same error ends the job (and every rank with a signal).
@@ -53,13 +74,21 @@ fn wait_and_exit(set: libc::sigset_t) {
         if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
             continue;
         }
-        // Held until exit: no temporary is registered, hence created, after this.
-        let _registry = tessera_cleanup::remove_all_for_exit();
         let name = if signal == libc::SIGINT {
             "SIGINT"
         } else {
             "SIGTERM"
         };
+        if GRACEFUL.load(Ordering::SeqCst) && !STOP_REQUESTED.swap(true, Ordering::SeqCst) {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(
+                stderr,
+                "tessera: {name}: stopping after the candidate being timed (again to stop at once)"
+            );
+            continue;
+        }
+        // Held until exit: no temporary is registered, hence created, after this.
+        let _registry = tessera_cleanup::remove_all_for_exit();
         if !QUIET.load(Ordering::SeqCst) {
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(

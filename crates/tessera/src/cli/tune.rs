@@ -61,12 +61,16 @@ pub fn tune(args: &TuneArgs) -> Result<i32, Error> {
         reps: args.reps,
         max_candidates: args.max_candidates,
         seed: args.seed,
+        stop: super::signals::stop_requested,
     };
     if let Some(load) = busy_machine() {
         eprintln!(
             "warning: the machine is busy before tuning starts ({load}): plans are timed as the machine runs now, so the best under this load may be worse on a quiet machine; tune again when it is quiet"
         );
     }
+    // A first SIGINT or SIGTERM ends the search as a spent budget does: the best plan timed
+    // so far is reported and stored.
+    super::signals::stop_gracefully();
     let bar = TuneBar::new(args.budget);
     let start = std::time::Instant::now();
     let outcome = search(&timed, backend.as_ref(), &base, &options, &mut |p| {
@@ -169,6 +173,9 @@ fn print_outcome(
         println!("  {:>4}  {}", rank + 1, row(candidate, baseline));
     }
     println!("  model {}", row(&outcome.baseline, baseline));
+    if outcome.stopped {
+        println!("  stopped by a signal: the best plans were not timed again against the model's");
+    }
     for why in &outcome.skipped {
         tracing::info!("skipped {why}");
     }

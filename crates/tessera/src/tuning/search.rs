@@ -43,6 +43,9 @@ pub struct TuneOptions {
     pub max_candidates: usize,
     /// Seed of the random inputs.
     pub seed: u64,
+    /// Whether to stop now as if the budget were spent (a signal asked to; polled between
+    /// candidates). The best plans are then not timed again.
+    pub stop: fn() -> bool,
 }
 
 /// A plan that was timed.
@@ -106,6 +109,8 @@ pub struct TuneOutcome {
     pub tried: usize,
     /// Candidates the planner or `prepare` refused, with why.
     pub skipped: Vec<String>,
+    /// Stopped by [`TuneOptions::stop`]: the ranking is from the first series of runs only.
+    pub stopped: bool,
 }
 
 /// Where the search is, for a progress display.
@@ -201,9 +206,11 @@ impl<'a> Search<'a> {
         })
     }
 
-    /// Whether the budget or the candidate count is spent.
+    /// Whether the budget or the candidate count is spent, or the search was asked to stop.
     fn out_of_time(&self) -> bool {
-        self.start.elapsed() >= self.options.budget || self.tried >= self.options.max_candidates
+        self.start.elapsed() >= self.options.budget
+            || self.tried >= self.options.max_candidates
+            || (self.options.stop)()
     }
 
     /// The best fully timed candidate so far.
@@ -319,10 +326,13 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The outcome after [`Search::confirm`]: fully timed candidates, best first, and the
-    /// model's plan.
+    /// The outcome after [`Search::confirm`] (left out when the search was asked to stop):
+    /// fully timed candidates, best first, and the model's plan.
     fn finish(mut self) -> TuneOutcome {
-        self.confirm();
+        let stopped = (self.options.stop)();
+        if !stopped {
+            self.confirm();
+        }
         let baseline = self.timed[0].clone();
         let ranked = rank(self.timed, &baseline);
         TuneOutcome {
@@ -330,6 +340,7 @@ impl<'a> Search<'a> {
             baseline,
             tried: self.tried,
             skipped: self.skipped,
+            stopped,
         }
     }
 }
