@@ -21,6 +21,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 DEV=$ROOT/.dev
+# The benchmark table on CUDA with the prepared binary (an array: `timeout` runs it).
+GPU_BENCH=(python3 scripts/gpu-bench.py --backend cuda --tessera "$DEV/tessera")
+# The plans `run` measures at the paper sizes.
+PAPER=(--size paper --steps 20 --reps 3 --plans naive "streaming plane=cache" "overlapped T=4"
+    "streaming T=2" "streaming T=4" "wavefront T=2" "wavefront T=4" default)
 
 prepare() {
     set -e
@@ -88,6 +93,21 @@ find_nvrtc() {
     [ -n "$found" ] && export TESSERA_NVRTC=$found
 }
 
+# What every GPU call ends with: the archive packed, the summary shown.
+end_session() {
+    pack
+    cat "$WORK/summary.txt"
+}
+
+# `run`'s table of `program` (f32 and f64) at the paper sizes, graphs `graphs`, under a limit of
+# `want` seconds with `reserve` kept for later parts.
+bench_paper() {
+    local program=$1 want=$2 reserve=$3 graphs=$4
+    part "bench $program" "$want" "$reserve" "${GPU_BENCH[@]}" --types f32 f64 "${PAPER[@]}" \
+        --programs "$program" --graphs "$graphs" --json "$WORK/gpu-$program.json" \
+        --out "$WORK/gpu-$program.md" > "$WORK/bench-$program.log" 2>&1
+}
+
 # What every GPU call starts with: the output folders, the deadline (`seconds`), the test
 # binaries' corpus path, the toolkit, and the device's description.
 start_session() {
@@ -120,32 +140,23 @@ run() {
         part "$test" 150 330 "$DEV/$test" --test-threads 8 > "$WORK/$test.log" 2>&1 &
     done
     wait
-    local bench=(python3 scripts/gpu-bench.py --backend cuda --tessera "$DEV/tessera"
-        --types f32 f64)
-    local paper=(--size paper --steps 20 --reps 3 --plans naive "streaming plane=cache"
-        "overlapped T=4" "streaming T=2" "streaming T=4" "wavefront T=2" "wavefront T=4" default)
-    part "bench j3d7pt" 110 200 "${bench[@]}" "${paper[@]}" --programs j3d7pt --graphs "$graphs" \
-        --json "$WORK/gpu-j3d7pt.json" --out "$WORK/gpu-j3d7pt.md" > "$WORK/bench-j3d7pt.log" 2>&1
-    part "bench j2d5pt" 90 110 "${bench[@]}" "${paper[@]}" --programs j2d5pt --graphs "$graphs" \
-        --json "$WORK/gpu-j2d5pt.json" --out "$WORK/gpu-j2d5pt.md" > "$WORK/bench-j2d5pt.log" 2>&1
+    bench_paper j3d7pt 110 200 "$graphs"
+    bench_paper j2d5pt 90 110 "$graphs"
     local setting
     for setting in on off; do
         [ "$graphs" = off ] && [ "$setting" = on ] && continue
-        part "tiny graphs $setting" 35 40 "${bench[@]}" --types f32 --size tiny --steps 1000 \
+        part "tiny graphs $setting" 35 40 "${GPU_BENCH[@]}" --types f32 --size tiny --steps 1000 \
             --reps 3 --programs j2d5pt j3d7pt --plans naive "streaming plane=cache" default \
             --graphs "$setting" --out "$WORK/tiny-graphs-$setting.md" \
             > "$WORK/tiny-graphs-$setting.log" 2>&1
     done
     local program
     for program in j3d27pt gaussian2d fdtd2d; do
-        part "bench $program" 40 5 "${bench[@]}" "${paper[@]}" --programs "$program" \
-            --graphs "$graphs" --json "$WORK/gpu-$program.json" --out "$WORK/gpu-$program.md" \
-            > "$WORK/bench-$program.log" 2>&1
+        bench_paper "$program" 40 5 "$graphs"
     done
     python3 scripts/fit-gpu-efficiency.py "$WORK"/gpu-*.json > "$WORK/fit.txt" 2>&1
     cp "$WORK/fit.txt" "$KEEP/"
-    pack
-    cat "$WORK/summary.txt"
+    end_session
 }
 
 # After a cost-model change: what the default plans reach beside `tiled` and the hand kernels
@@ -154,8 +165,6 @@ run() {
 check() {
     start_session "$1" 400
     "$DEV/tessera" explain benchmarks/j3d7pt.tess --backend cuda > "$WORK/explain-j3d7pt.txt" 2>&1
-    local bench=(python3 scripts/gpu-bench.py --backend cuda --tessera "$DEV/tessera"
-        --types f32 f64)
     local ncu
     ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
     local name plan
@@ -169,22 +178,20 @@ check() {
             benchmarks/j3d7pt.tess --backend cuda --set N=512 --steps 8 --reps 1 \
             --strategy $plan > "$WORK/ncu-$name.txt" 2>&1
     done
-    part "tiny defaults" 40 5 "${bench[@]}" --types f32 --size tiny --steps 1000 --reps 3 \
+    part "tiny defaults" 40 5 "${GPU_BENCH[@]}" --types f32 --size tiny --steps 1000 --reps 3 \
         --programs j2d5pt j3d7pt --plans naive default --out "$WORK/tiny-defaults.md" \
         > "$WORK/tiny-defaults.log" 2>&1
-    part "bench defaults" 150 5 "${bench[@]}" --size paper --steps 20 --reps 3 \
-        --plans tiled default --json "$WORK/gpu-defaults.json" --out "$WORK/gpu-defaults.md" \
-        > "$WORK/bench-defaults.log" 2>&1
-    pack
-    cat "$WORK/summary.txt"
+    part "bench defaults" 150 5 "${GPU_BENCH[@]}" --types f32 f64 --size paper --steps 20 \
+        --reps 3 --plans tiled default --json "$WORK/gpu-defaults.json" \
+        --out "$WORK/gpu-defaults.md" > "$WORK/bench-defaults.log" 2>&1
+    end_session
 }
 
 # `tessera tune` of each paper case's default strategy (and overlapped where it is close): the
 # measured best blocks, chunks and elements per thread, against the model's own choice.
 tune() {
     start_session "$1" 370
-    local bench=(python3 scripts/gpu-bench.py --backend cuda --tessera "$DEV/tessera" --size paper
-        --steps 20 --reps 3)
+    local bench=("${GPU_BENCH[@]}" --size paper --steps 20 --reps 3)
     part "bench fused" 70 260 "${bench[@]}" --types f32 --plans "streaming T=2" "streaming T=4" \
         "overlapped T=4" --json "$WORK/gpu-fused.json" --out "$WORK/gpu-fused.md" \
         > "$WORK/bench-fused.log" 2>&1
@@ -202,8 +209,7 @@ tune() {
             --set "N=$extent" --set "real=$ty" --strategy "$strategy" --budget 20s --steps 20 \
             --reps 3 --top 8 > "$WORK/tune-$program-$ty-$strategy.txt" 2>&1
     done
-    pack
-    cat "$WORK/summary.txt"
+    end_session
 }
 
 case "${1:-}" in
