@@ -73,9 +73,12 @@ fn plan(strategy: GpuStrategy, block: [u32; 3], elements: u32) -> GpuPlan {
 fn check_barriers(kernel: &Kernel) {
     /// The shared arrays `stmt` reads.
     fn shared_reads(stmt: &Stmt) -> Vec<String> {
-        let text = format!("{stmt:?}");
-        let marker = "SharedLoad { array: \"";
-        text.match_indices(marker)
+        named_arrays(&format!("{stmt:?}"), "SharedLoad")
+    }
+    /// The arrays the statements printed as `text` name in their `kind` nodes.
+    fn named_arrays<B: FromIterator<String>>(text: &str, kind: &str) -> B {
+        let marker = format!("{kind} {{ array: \"");
+        text.match_indices(&marker)
             .map(|(at, _)| {
                 let name = &text[at + marker.len()..];
                 name[..name.find('"').expect("a quoted name")].to_string()
@@ -86,6 +89,10 @@ fn check_barriers(kernel: &Kernel) {
         shared_reads(stmt).iter().any(|a| pending.contains(a))
     }
     type Pending = BTreeSet<String>;
+    /// The shared arrays a point's statements `body` store to (nested ones included).
+    fn in_place_stores(body: &[Stmt]) -> Pending {
+        named_arrays(&format!("{body:?}"), "SharedStore")
+    }
     fn walk(body: &[Stmt], pending: &mut Pending, conditional: bool, kernel: &str) {
         for stmt in body {
             match stmt {
@@ -100,7 +107,17 @@ fn check_barriers(kernel: &Kernel) {
                     pending.insert(array.clone());
                 }
                 Stmt::For { body, .. } => walk(body, pending, conditional, kernel),
-                Stmt::Block(body) => walk(body, pending, conditional, kernel),
+                Stmt::Block(body) => {
+                    // A point's block (one of a thread's column segment) may read the arrays
+                    // it updates in place, at its own point.
+                    let mut outer = pending.clone();
+                    for array in in_place_stores(body) {
+                        pending.remove(&array);
+                    }
+                    walk(body, pending, conditional, kernel);
+                    outer.extend(std::mem::take(pending));
+                    *pending = outer;
+                }
                 Stmt::UniformIf {
                     then, otherwise, ..
                 } => {
@@ -114,12 +131,7 @@ fn check_barriers(kernel: &Kernel) {
                     then, otherwise, ..
                 } => {
                     // A stage updating an array in place reads it at its own point only.
-                    let in_place: Pending = (then.iter())
-                        .filter_map(|s| match s {
-                            Stmt::SharedStore { array, .. } => Some(array.clone()),
-                            _ => None,
-                        })
-                        .collect();
+                    let in_place = in_place_stores(then);
                     assert!(
                         (shared_reads(stmt).iter())
                             .all(|a| !pending.contains(a) || in_place.contains(a)),

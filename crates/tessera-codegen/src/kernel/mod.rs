@@ -135,9 +135,10 @@ pub struct KernelParam {
 /// The kind of a kernel parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParamKind {
-    /// A pointer to a global buffer of `ty` elements. Every buffer parameter is `restrict`
-    /// (no two parameters of a launch alias); `read_only` ones are also `const` and loaded
-    /// through the read-only cache when [`Expr::Load::cached`] says so.
+    /// A pointer to a global buffer of `ty` elements. No two parameters of a launch alias:
+    /// buffer parameters are `restrict` (on OpenCL the written ones only, see the printer);
+    /// `read_only` ones are also `const` and loaded through the read-only cache when
+    /// [`Expr::Load::cached`] says so.
     Buffer {
         /// Element type.
         ty: ScalarType,
@@ -393,8 +394,8 @@ pub enum Expr {
         buffer: String,
         /// Linear element index.
         index: Box<Expr>,
-        /// Through the read-only data cache (`__ldg` on CUDA; a `const restrict` load on
-        /// OpenCL).
+        /// Through the read-only data cache (`__ldg` on CUDA; a plain load of a `const`
+        /// parameter on OpenCL).
         cached: bool,
     },
     /// A load from a shared array, one index per dimension.

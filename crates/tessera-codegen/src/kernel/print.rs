@@ -9,7 +9,9 @@ use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage, UnaryOp}
 use super::{Expr, Kernel, KernelOp, KernelProgram, ParamKind, ProgramEnv, Stmt};
 use tessera_ir::escape::comment_text;
 
-use crate::cfamily::{Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage};
+use crate::cfamily::{
+    Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
+};
 use crate::exact_math::{exact_math_source, needs_exact_math};
 use crate::half::{half_source, storage_types};
 
@@ -91,9 +93,14 @@ impl Printer<'_> {
                 ParamKind::Buffer { ty, read_only } => {
                     let constness = if read_only { "const " } else { "" };
                     match self.dialect {
-                        Dialect::OpenCl => {
-                            format!("__global {constness}{}* restrict {}", self.ty(ty), p.name)
+                        // No `restrict` on OpenCL inputs: PoCL 3.1's work-item loop vectorizer
+                        // (`loopvec`, its default) miscompiles some fused kernels whose
+                        // read-only parameters are `restrict` (on AVX-512 hosts; corpus
+                        // program receivers2d under overlapped T=2 read wrong input values).
+                        Dialect::OpenCl if read_only => {
+                            format!("__global const {}* {}", self.ty(ty), p.name)
                         }
+                        Dialect::OpenCl => format!("__global {}* restrict {}", self.ty(ty), p.name),
                         _ => format!("{constness}{}* __restrict__ {}", self.ty(ty), p.name),
                     }
                 }
@@ -271,14 +278,18 @@ impl Printer<'_> {
                         env: &eval.env,
                         stage: Some(eval.stage),
                     };
-                    let math = leaves.printer.math();
-                    print_stage(
-                        leaves.printer.dialect,
-                        math,
-                        &checked,
-                        eval.stage,
-                        &mut leaves,
-                    )
+                    let dialect = leaves.printer.dialect;
+                    if leaves.printer.program.plan.exact {
+                        print_stage(
+                            dialect,
+                            MathLibrary::Exact,
+                            &checked,
+                            eval.stage,
+                            &mut leaves,
+                        )
+                    } else {
+                        print_stage_relaxed(dialect, &checked, eval.stage, &mut leaves)
+                    }
                 };
                 self.line(depth, "{");
                 for text in printed.lets.iter().chain(&printed.scan_steps) {

@@ -27,7 +27,7 @@ use super::fused::{
     BlockFrame, Frame, Fused, Place, Staging, fused_params, grid_domain, interior_test, runs_step,
     step_counter, tile_regions,
 };
-use super::tile::{Tile, run_only_when};
+use super::tile::{Tile, point_work, run_only_when};
 
 /// The overlapped kernel of `ctx`'s program, or why the program cannot run it.
 pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
@@ -330,9 +330,10 @@ impl<'a> Overlap<'a> {
         let io = StageIo::new(ctx, stage);
         let name = &ctx.bound.program().stages[stage].name;
         let dims: Vec<i64> = (0..ctx.dims()).map(|a| region.len(a)).collect();
+        let work = point_work(ctx, stage);
         let mut sweep = self
             .tile
-            .cooperative_loop(ctx, &dims, &self.names, |local| {
+            .segmented_loop(ctx, &dims, &self.names, work, |local| {
                 let position = self.positions(region, local);
                 let staging = PingPong {
                     overlap: self,

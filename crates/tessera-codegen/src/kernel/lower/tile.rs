@@ -2,9 +2,10 @@
 //! each grid axis, how many points a block covers along it, and the code a block runs over
 //! its tile (its origin, its threads' offsets, a cooperative loop over a staged array).
 
-use tessera_analysis::Domain;
+use tessera_analysis::{Domain, stage_work};
+use tessera_ir::{Id, Stage};
 
-use super::super::{Expr, Stmt};
+use super::super::{Expr, KernelOp, Stmt};
 use super::common::Ctx;
 use super::naive::blocks;
 
@@ -143,6 +144,121 @@ impl Tile {
         body: impl FnOnce(Vec<Expr>) -> Vec<Stmt>,
     ) -> Stmt {
         shared_loop(ctx, dims, names, self.threads(), body)
+    }
+
+    /// [`segmented_loop`] over an array of `dims` with the block's threads.
+    pub fn segmented_loop(
+        &self,
+        ctx: &Ctx,
+        dims: &[i64],
+        names: &[&str],
+        work: u32,
+        body: impl FnMut(Vec<Expr>) -> Vec<Stmt>,
+    ) -> Stmt {
+        segmented_loop(ctx, dims, names, self.threads(), work, body)
+    }
+}
+
+/// Estimated instructions a column segment costs beyond its points (its index arithmetic and
+/// the two extra loads of its column's ends), and what one of its points costs (a 5-point
+/// stencil's shared loads, arithmetic and store, from sm_90 SASS).
+const SEGMENT_OVERHEAD: i64 = 8;
+const SEGMENT_POINT: i64 = 10;
+
+/// The most points of one column a thread computes in a row (see [`segment_rows`]).
+const MAX_SEGMENT_ROWS: i64 = 4;
+
+/// The most reads and operations (`tessera_analysis::StageWork::instructions`) the points of
+/// one segment may have together: the compiler keeps the values they share live across them,
+/// and longer segments of heavy stages (a 27-point box, exact `exp`) spill registers.
+const SEGMENT_WORK: u32 = 64;
+
+/// How many points of one column (along the slowest axis) each iteration of a
+/// [`segmented_loop`] over `dims` with `threads` threads takes, for a stage of `work` reads
+/// and operations per point: the count in 1 to 4 (at most [`SEGMENT_WORK`] in all) whose
+/// estimated cost (iterations of the slowest thread times the cost of one) is least, the
+/// fewer rows on a tie; 1 for arrays of one axis (consecutive points of a thread would fall in
+/// the same shared-memory bank).
+pub fn segment_rows(dims: &[i64], threads: i64, work: u32) -> i64 {
+    if dims.len() < 2 || dims.iter().any(|&d| d <= 0) {
+        return 1;
+    }
+    let columns: i64 = dims[1..].iter().product();
+    let most = i64::from(SEGMENT_WORK / work.max(1)).clamp(1, MAX_SEGMENT_ROWS);
+    (1..=most.min(dims[0]))
+        .min_by_key(|&rows| {
+            let items = columns * div_ceil(dims[0], rows);
+            div_ceil(items, threads) * (SEGMENT_OVERHEAD + rows * SEGMENT_POINT)
+        })
+        .unwrap_or(1)
+}
+
+/// The reads and operations of one point of `stage` (the work [`segment_rows`] bounds).
+pub fn point_work(ctx: &Ctx, stage: Id<Stage>) -> u32 {
+    stage_work(ctx.bound.program(), stage).instructions()
+}
+
+fn div_ceil(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+/// The loop in which `threads` threads (numbered `tid`) share the points of an array of
+/// `dims` (slowest first), each of `work` reads and operations, in column segments of
+/// [`segment_rows`] points along the slowest
+/// axis: consecutive threads take neighbouring columns, and a thread computes its segment's
+/// points one after the other, so that the compiler loads a column value once for the
+/// segment's points that read it (a stencil reading its slowest axis at -1, 0, 1 then loads
+/// about one value per point there instead of three). `body` makes one point's statements
+/// from its local coordinates (`g_<slowest>` plus the point's row, `l_<other>`); each point's
+/// statements are a block of their own, and points past the array's end are skipped.
+pub fn segmented_loop(
+    ctx: &Ctx,
+    dims: &[i64],
+    names: &[&str],
+    threads: i64,
+    work: u32,
+    mut body: impl FnMut(Vec<Expr>) -> Vec<Stmt>,
+) -> Stmt {
+    let rows = segment_rows(dims, threads, work);
+    if rows == 1 {
+        return shared_loop(ctx, dims, names, threads, body);
+    }
+    let mut radices = dims.to_vec();
+    radices[0] = div_ceil(dims[0], rows);
+    let digits = ctx.digits("i", &radices);
+    let start = format!("g_{}", names[0]);
+    let mut statements = vec![Stmt::Declare {
+        var: start.clone(),
+        ty: ctx.ity,
+        value: Some(digits[0].clone().times(ctx.lit(rows))),
+    }];
+    statements.extend(
+        (names.iter().zip(digits).skip(1).rev()).map(|(name, digit)| Stmt::Declare {
+            var: format!("l_{name}"),
+            ty: ctx.ity,
+            value: Some(digit),
+        }),
+    );
+    // Rows below `full` exist in every segment; the last segment may end before the others.
+    let full = dims[0] - (radices[0] - 1) * rows;
+    for row in 0..rows {
+        let position = ctx.offset(Expr::var(&start), row);
+        let mut local = vec![position.clone()];
+        local.extend(names[1..].iter().map(|n| Expr::var(format!("l_{n}"))));
+        let point = Stmt::Block(body(local));
+        statements.push(if row < full {
+            point
+        } else {
+            Stmt::when(position.op(KernelOp::Lt, ctx.lit(dims[0])), vec![point])
+        });
+    }
+    Stmt::For {
+        var: "i".into(),
+        ty: ctx.ity,
+        start: Expr::var("tid"),
+        end: ctx.lit(radices.iter().product()),
+        step: ctx.lit(threads),
+        body: statements,
     }
 }
 

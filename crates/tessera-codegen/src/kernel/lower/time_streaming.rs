@@ -32,7 +32,7 @@ use super::fused::{
     step_counter, tile_regions,
 };
 use super::naive::blocks;
-use super::tile::{Tile, run_only_when, shared_loop};
+use super::tile::{Tile, point_work, run_only_when, segmented_loop, shared_loop};
 
 /// The streaming time-tiled kernel of `ctx`'s program, or why the program cannot run it.
 pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
@@ -468,17 +468,33 @@ impl<'a> Pipeline<'a> {
     }
 
     /// The loop in which the block's threads share the points of plane `p` of `rect`, each
-    /// point's block position passed to `body`.
-    fn plane_loop(&self, rect: &Rect, body: impl FnOnce(Vec<Expr>) -> Vec<Stmt>) -> Stmt {
+    /// point's block position passed to `body`; in column segments (see [`segmented_loop`])
+    /// for loops that compute a stage's points (`segmented` names it).
+    fn plane_loop(
+        &self,
+        rect: &Rect,
+        segmented: Option<Id<Stage>>,
+        mut body: impl FnMut(Vec<Expr>) -> Vec<Stmt>,
+    ) -> Stmt {
         let ctx = self.ctx;
         let d = ctx.dims();
         let dims: Vec<i64> = (1..d).map(|a| rect.len(a)).collect();
-        shared_loop(ctx, &dims, &self.names[1..], self.loop_threads, |local| {
-            let position = std::iter::once(Expr::var("p"))
+        let position = |local: Vec<Expr>| -> Vec<Expr> {
+            std::iter::once(Expr::var("p"))
                 .chain((local.into_iter().enumerate()).map(|(k, l)| ctx.offset(l, rect.lo[k + 1])))
-                .collect();
-            body(position)
-        })
+                .collect()
+        };
+        let names = &self.names[1..];
+        if let Some(stage) = segmented {
+            let work = point_work(ctx, stage);
+            segmented_loop(ctx, &dims, names, self.loop_threads, work, |local| {
+                body(position(local))
+            })
+        } else {
+            shared_loop(ctx, &dims, names, self.loop_threads, |local| {
+                body(position(local))
+            })
+        }
     }
 
     /// Loads the input plane of `version` (each position's periodic image) into its ring.
@@ -486,7 +502,7 @@ impl<'a> Pipeline<'a> {
         let ctx = self.ctx;
         let v = &self.versions[version];
         let place = self.place(version);
-        let lp = self.plane_loop(&v.bounds, |position| {
+        let lp = self.plane_loop(&v.bounds, None, |position| {
             let coords = self.frame(frame).grid_coords(&position);
             let value = Expr::Load {
                 buffer: field_ident(ctx, v.field),
@@ -513,7 +529,7 @@ impl<'a> Pipeline<'a> {
             pipeline: self,
             level,
         };
-        let mut lp = self.plane_loop(&level.region, |position| {
+        let mut lp = self.plane_loop(&level.region, Some(level.stage), |position| {
             self.frame(frame)
                 .point(&io, &position, &level.region, &staging)
         });
@@ -549,7 +565,7 @@ impl<'a> Pipeline<'a> {
             .collect();
         (self.finals.iter().enumerate())
             .map(|(step, (finals, lag))| {
-                let lp = self.plane_loop(&target, |position| {
+                let lp = self.plane_loop(&target, None, |position| {
                     let coords = self.frame(Frame::Interior).grid_coords(&position);
                     let stores = (self.updated.iter().zip(finals))
                         .map(|(&field, &version)| Stmt::Store {
