@@ -69,29 +69,52 @@ fn plan(strategy: GpuStrategy, block: [u32; 3], elements: u32) -> GpuPlan {
 }
 
 /// Walks a kernel in program order and fails when a shared array written since the last
-/// barrier is read, or when a barrier sits under a condition (divergent).
+/// barrier is read, or when a barrier sits under a condition (divergent). An access whose
+/// first index is a literal (a ring's slot, in an unrolled sweep) touches that slot only.
 fn check_barriers(kernel: &Kernel) {
-    /// The shared arrays `stmt` reads.
-    fn shared_reads(stmt: &Stmt) -> Vec<String> {
-        named_arrays(&format!("{stmt:?}"), "SharedLoad")
-    }
-    /// The arrays the statements printed as `text` name in their `kind` nodes.
-    fn named_arrays<B: FromIterator<String>>(text: &str, kind: &str) -> B {
+    /// A shared access: the array, and its first index's literal where it is one.
+    type Access = (String, Option<String>);
+    type Pending = BTreeSet<Access>;
+    /// The accesses of the `kind` nodes (`SharedLoad`, `SharedStore`) in `text`, a `Debug`
+    /// print of statements.
+    fn accesses(text: &str, kind: &str) -> Vec<Access> {
         let marker = format!("{kind} {{ array: \"");
         text.match_indices(&marker)
             .map(|(at, _)| {
-                let name = &text[at + marker.len()..];
-                name[..name.find('"').expect("a quoted name")].to_string()
+                let rest = &text[at + marker.len()..];
+                let name = &rest[..rest.find('"').expect("a quoted name")];
+                let first = rest[name.len()..]
+                    .strip_prefix("\", index: [")
+                    .filter(|index| index.starts_with("Literal("))
+                    .map(|index| {
+                        let mut depth = 0;
+                        let end = (index.char_indices())
+                            .find(|&(_, c)| {
+                                depth += i32::from(c == '(') - i32::from(c == ')');
+                                c == ')' && depth == 0
+                            })
+                            .expect("balanced")
+                            .0;
+                        index[..=end].to_string()
+                    });
+                (name.to_string(), first)
             })
             .collect()
     }
-    fn reads_pending(stmt: &Stmt, pending: &BTreeSet<String>) -> bool {
-        shared_reads(stmt).iter().any(|a| pending.contains(a))
+    /// Whether two accesses may touch the same element.
+    fn overlap(a: &Access, b: &Access) -> bool {
+        a.0 == b.0 && (a.1.is_none() || b.1.is_none() || a.1 == b.1)
     }
-    type Pending = BTreeSet<String>;
+    /// A read of `stmt` that may touch what `pending` names, but for the `exempt` arrays.
+    fn reads_pending(stmt: &Stmt, pending: &Pending, exempt: &BTreeSet<String>) -> Option<Access> {
+        (accesses(&format!("{stmt:?}"), "SharedLoad").into_iter())
+            .find(|read| !exempt.contains(&read.0) && pending.iter().any(|w| overlap(read, w)))
+    }
     /// The shared arrays a point's statements `body` store to (nested ones included).
-    fn in_place_stores(body: &[Stmt]) -> Pending {
-        named_arrays(&format!("{body:?}"), "SharedStore")
+    fn in_place_stores(body: &[Stmt]) -> BTreeSet<String> {
+        (accesses(&format!("{body:?}"), "SharedStore").into_iter())
+            .map(|(array, _)| array)
+            .collect()
     }
     fn walk(body: &[Stmt], pending: &mut Pending, conditional: bool, kernel: &str) {
         for stmt in body {
@@ -103,17 +126,16 @@ fn check_barriers(kernel: &Kernel) {
                     );
                     pending.clear();
                 }
-                Stmt::SharedStore { array, .. } => {
-                    pending.insert(array.clone());
+                Stmt::SharedStore { .. } => {
+                    pending.extend(accesses(&format!("{stmt:?}"), "SharedStore"));
                 }
                 Stmt::For { body, .. } => walk(body, pending, conditional, kernel),
                 Stmt::Block(body) => {
                     // A point's block (one of a thread's column segment) may read the arrays
                     // it updates in place, at its own point.
+                    let in_place = in_place_stores(body);
                     let mut outer = pending.clone();
-                    for array in in_place_stores(body) {
-                        pending.remove(&array);
-                    }
+                    pending.retain(|(array, _)| !in_place.contains(array));
                     walk(body, pending, conditional, kernel);
                     outer.extend(std::mem::take(pending));
                     *pending = outer;
@@ -131,19 +153,21 @@ fn check_barriers(kernel: &Kernel) {
                     then, otherwise, ..
                 } => {
                     // A stage updating an array in place reads it at its own point only.
-                    let in_place = in_place_stores(then);
+                    let read = reads_pending(stmt, pending, &in_place_stores(then));
                     assert!(
-                        (shared_reads(stmt).iter())
-                            .all(|a| !pending.contains(a) || in_place.contains(a)),
-                        "kernel `{kernel}` reads shared memory before a barrier"
+                        read.is_none(),
+                        "kernel `{kernel}` reads {read:?} before a barrier"
                     );
                     walk(then, pending, true, kernel);
                     walk(otherwise, pending, true, kernel);
                 }
-                other => assert!(
-                    !reads_pending(other, pending),
-                    "kernel `{kernel}` reads shared memory before a barrier"
-                ),
+                other => {
+                    let read = reads_pending(other, pending, &BTreeSet::new());
+                    assert!(
+                        read.is_none(),
+                        "kernel `{kernel}` reads {read:?} before a barrier"
+                    );
+                }
             }
         }
     }

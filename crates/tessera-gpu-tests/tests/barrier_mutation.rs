@@ -159,9 +159,12 @@ fn every_barrier_of_a_streaming_time_kernel_is_needed() {
     if !require_opencl("barrier mutation (streaming time tiles)") {
         return;
     }
-    // Per copy (interior, edge): a barrier after the input planes are loaded, one before each
-    // stage that reads a plane written since the last barrier, and the last one, which ends
-    // the sweep iteration at the loop's latch, where PoCL puts a barrier of its own (masked).
+    // 2D tiles keep their own columns in registers (`time_streaming::Registers`), and the
+    // sweep is unrolled by their slots (6 here): per unrolled iteration and copy (interior,
+    // edge), one barrier before each stage that reads an in-plane neighbour on a plane written
+    // since the last barrier (none for j2d5pt, whose in-plane reads are all on planes written
+    // in earlier iterations), and one ending the iteration; the last of each copy is at the
+    // loop's latch, where PoCL puts a barrier of its own (masked).
     let plan = GpuPlan {
         block: [8, 1, 1],
         time_tile: 3,
@@ -169,8 +172,8 @@ fn every_barrier_of_a_streaming_time_kernel_is_needed() {
         ..GpuPlan::new(GpuStrategy::Streaming)
     };
     assert_eq!(
-        check_every_barrier_matters("j2d5pt", &[61, 47], &plan, 6, &[3, 7]),
-        6
+        check_every_barrier_matters("j2d5pt", &[61, 47], &plan, 6, &[5, 11]),
+        10
     );
     // Two stages, the second reading the first's output at diagonal neighbours, three steps
     // in flight.
@@ -188,5 +191,17 @@ fn every_barrier_of_a_streaming_time_kernel_is_needed() {
     assert_eq!(
         check_every_barrier_matters("j3d7pt", &[29, 21, 19], &plan, 4, &[2, 5]),
         4
+    );
+    // 3D with register planes: 16x8 plane tiles, two positions per thread, the sweep unrolled
+    // by 6 (as j2d5pt above); no block of this grid is interior, so there is one copy.
+    let plan = GpuPlan {
+        block: [16, 8, 1],
+        time_tile: 2,
+        stream_chunk: Some(7),
+        ..GpuPlan::new(GpuStrategy::Streaming)
+    };
+    assert_eq!(
+        check_every_barrier_matters("j3d7pt", &[29, 21, 19], &plan, 4, &[5]),
+        5
     );
 }

@@ -182,10 +182,18 @@ fn request(strategy: Strategy, time_tile: u32) -> PlanRequest {
     }
 }
 
+/// Whether the kernel of a measured plan was rewritten after the measurement: streaming time
+/// tiles (register planes in 2D, column segments in 3D) have not been remeasured; their rows
+/// are reported but not counted until a GPU measures them again.
+fn rewritten_since_measured(strategy: Strategy, time_tile: u32) -> bool {
+    strategy == Strategy::Streaming && time_tile > 1
+}
+
 #[test]
 fn the_model_predicts_the_measured_rates_within_its_stated_error() {
     let (limits, throughput) = h200();
     let mut squared = Vec::new();
+    let mut rewritten = 0;
     for (program, ty, extent, measured) in CASES {
         let bound = benchmark(program, ty, extent);
         for &(strategy, time_tile, gcells) in measured {
@@ -195,16 +203,26 @@ fn the_model_predicts_the_measured_rates_within_its_stated_error() {
             let cost = step_cost(&bound, &plan, &lowered, &limits);
             let predicted = predict(&cost, &throughput).gcells(&cost);
             let error = (predicted / gcells).ln();
+            let stale = rewritten_since_measured(strategy, time_tile);
             println!(
-                "{program} {ty} {}: predicted {predicted:.1}, measured {gcells}",
-                plan.describe()
+                "{program} {ty} {}: predicted {predicted:.1}, measured {gcells}{}",
+                plan.describe(),
+                if stale {
+                    " (kernel rewritten since: not counted)"
+                } else {
+                    ""
+                }
             );
-            squared.push(error * error);
+            if stale {
+                rewritten += 1;
+            } else {
+                squared.push(error * error);
+            }
         }
     }
     let rms = (squared.iter().sum::<f64>() / squared.len() as f64).sqrt();
     println!("root mean square of ln(predicted / measured): {rms:.3}");
-    assert_eq!(squared.len(), 62);
+    assert_eq!((squared.len(), rewritten), (47, 15));
     assert!(
         rms <= 0.42,
         "the model misses the measurements by e^{rms:.3} on average"

@@ -78,7 +78,9 @@ fn streaming_time_plans(dims: usize) -> Vec<GpuPlan> {
     };
     if dims >= 3 {
         vec![
-            plan([8, 4, 1], 1, 2, Some(5)),
+            // Two positions of the plane per thread: register planes (2D plans all have them
+            // but at T = 4).
+            plan([16, 8, 1], 1, 2, Some(5)),
             plan([4, 2, 1], 2, 3, None),
             plan([8, 2, 1], 1, 4, Some(3)),
         ]

@@ -155,6 +155,37 @@ pub struct Place<'s> {
     pub lo: &'s [i64],
     /// `(axis, base, planes)`: positions along `axis` go to slot `(position - base) % planes`.
     pub ring: Option<(usize, i64, i64)>,
+    /// The thread's registers holding the ring's planes at its own position, when it keeps
+    /// them there (reads of the point's own column come from them).
+    pub registers: Option<RegisterPlanes>,
+}
+
+/// A thread's registers holding one version's values at one position it owns, one per plane
+/// slot: `<prefix>_s<slot>`. Slots are static (the sweep is unrolled by their number), so
+/// each reader and writer knows its slot: `read` is the slot of the reader's own plane
+/// (a read `dz` planes further is slot `read + dz`), `write` the slot a store sets; both are
+/// taken modulo `planes`, and modulo its ring's planes (which divide `planes`) they are the
+/// ring's slots.
+#[derive(Clone)]
+pub struct RegisterPlanes {
+    /// The registers' common prefix.
+    pub prefix: String,
+    /// Whether the array (the version's ring) exists: without it a store sets the register
+    /// only, and every read is of the point's own column.
+    pub ring: bool,
+    /// Slots.
+    pub planes: i64,
+    /// The slot of the reader's plane.
+    pub read: i64,
+    /// The slot a store sets.
+    pub write: i64,
+}
+
+impl RegisterPlanes {
+    /// The register of slot `slot` (taken modulo the slots).
+    pub fn name(&self, slot: i64) -> String {
+        format!("{}_s{}", self.prefix, slot.rem_euclid(self.planes))
+    }
 }
 
 impl Place<'_> {
@@ -162,12 +193,18 @@ impl Place<'_> {
     /// expression) along each axis.
     pub fn index(&self, ctx: &Ctx, position: &[Expr], shift: &[Shift]) -> Vec<Expr> {
         (position.iter().zip(shift).enumerate())
-            .map(|(a, (p, shift))| match self.ring {
-                Some((axis, base, planes)) if axis == a => shift
-                    .apply(ctx, ctx.offset(p.clone(), -base))
-                    .op(KernelOp::Rem, ctx.lit(planes)),
-                _ => shift.apply(ctx, ctx.offset(p.clone(), -self.lo[a])),
-            })
+            .map(
+                |(a, (p, shift))| match (self.ring, &self.registers, shift) {
+                    // With register planes the sweep is unrolled: ring slots are constants.
+                    (Some((axis, _, planes)), Some(registers), Shift::By(offset)) if axis == a => {
+                        ctx.lit((registers.read + offset).rem_euclid(planes))
+                    }
+                    (Some((axis, base, planes)), ..) if axis == a => shift
+                        .apply(ctx, ctx.offset(p.clone(), -base))
+                        .op(KernelOp::Rem, ctx.lit(planes)),
+                    _ => shift.apply(ctx, ctx.offset(p.clone(), -self.lo[a])),
+                },
+            )
             .collect()
     }
 
@@ -183,6 +220,9 @@ impl Place<'_> {
 
     /// The value at block position `position` moved by `shift`.
     pub fn load(&self, ctx: &Ctx, position: &[Expr], shift: &[Shift]) -> Expr {
+        if let Some(register) = self.own_column_register(ctx, shift) {
+            return register;
+        }
         let index = self.index(ctx, position, shift);
         if self.global {
             Expr::Load {
@@ -198,9 +238,63 @@ impl Place<'_> {
         }
     }
 
-    /// Stores `value` at block position `position`.
+    /// The register holding the value `shift` reads, when the thread keeps this array's
+    /// planes in registers and `shift` moves along the ring's axis only: by a constant, or
+    /// to a plane a border picks (a choice among the registers it may pick).
+    fn own_column_register(&self, ctx: &Ctx, shift: &[Shift]) -> Option<Expr> {
+        let (registers, (axis, _, _)) = (self.registers.as_ref()?, self.ring?);
+        let mut along = &Shift::By(0);
+        for (a, shift) in shift.iter().enumerate() {
+            match shift {
+                shift if a == axis => along = shift,
+                Shift::By(0) => {}
+                _ => return None,
+            }
+        }
+        let register = |offset: i64| Expr::var(registers.name(registers.read + offset));
+        Some(match along {
+            Shift::By(offset) => register(*offset),
+            Shift::Picked(landed, reach) => {
+                (-reach..*reach).rev().fold(register(*reach), |rest, o| {
+                    Expr::Select(
+                        Box::new(landed.clone().op(KernelOp::Eq, ctx.lit(o))),
+                        Box::new(register(o)),
+                        Box::new(rest),
+                    )
+                })
+            }
+        })
+    }
+
+    /// Stores `value` at block position `position` (into the thread's register of the plane
+    /// too, when it keeps one).
     pub fn store(&self, ctx: &Ctx, position: &[Expr], value: Expr) -> Stmt {
-        let index = self.at(ctx, position);
+        if let Some(registers) = &self.registers {
+            let var = registers.name(registers.write);
+            if !registers.ring {
+                return Stmt::Assign { var, value };
+            }
+            // The ring slot of the written plane (a constant, as the register's).
+            let written = Place {
+                registers: Some(RegisterPlanes {
+                    read: registers.write,
+                    ..registers.clone()
+                }),
+                ..*self
+            };
+            return Stmt::Block(vec![
+                Stmt::Assign {
+                    var: var.clone(),
+                    value,
+                },
+                written.store_at(ctx, written.at(ctx, position), Expr::var(var)),
+            ]);
+        }
+        self.store_at(ctx, self.at(ctx, position), value)
+    }
+
+    /// Stores `value` at the array's `index`.
+    fn store_at(&self, ctx: &Ctx, index: Vec<Expr>, value: Expr) -> Stmt {
         if self.global {
             Stmt::Store {
                 buffer: self.array.name.clone(),
@@ -230,15 +324,17 @@ impl Place<'_> {
 pub enum Shift {
     /// By a constant offset.
     By(i64),
-    /// By an expression's value.
-    Expr(Expr),
+    /// By an expression's value, which a border picks at run time between `-reach` and
+    /// `reach` (a clamped or mirrored read lands between the point and the read, or as far
+    /// on the other side).
+    Picked(Expr, i64),
 }
 
 impl Shift {
     fn apply(&self, ctx: &Ctx, base: Expr) -> Expr {
         match self {
             Shift::By(offset) => ctx.offset(base, *offset),
-            Shift::Expr(e) => base.plus(e.clone()),
+            Shift::Picked(e, _) => base.plus(e.clone()),
         }
     }
 }
@@ -405,7 +501,8 @@ impl BlockFrame<'_> {
                 Some(Border::Clamp | Border::Mirror) if offset[a] != 0 => {
                     let target = ctx.offset(coords[a].clone(), i64::from(offset[a]));
                     let landed = ctx.resolve_axis(target, a, border.expect("a border"));
-                    Shift::Expr(landed.op(KernelOp::Sub, coords[a].clone()))
+                    let reach = i64::from(offset[a]).abs();
+                    Shift::Picked(landed.op(KernelOp::Sub, coords[a].clone()), reach)
                 }
                 _ => Shift::By(i64::from(offset[a])),
             })

@@ -424,6 +424,7 @@ impl Staging for PingPong<'_> {
             global: false,
             lo: &staged.bounds.lo,
             ring: None,
+            registers: None,
         })
     }
 
@@ -435,6 +436,7 @@ impl Staging for PingPong<'_> {
             global: false,
             lo: &overlap.staged[k].bounds.lo,
             ring: None,
+            registers: None,
         };
         (place, in_place)
     }

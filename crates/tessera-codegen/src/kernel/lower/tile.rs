@@ -198,8 +198,18 @@ pub fn point_work(ctx: &Ctx, stage: Id<Stage>) -> u32 {
     stage_work(ctx.bound.program(), stage).instructions()
 }
 
-fn div_ceil(a: i64, b: i64) -> i64 {
+/// `a / b` rounded up, for positive `b`.
+pub fn div_ceil(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
+}
+
+/// The least common multiple of two positive numbers.
+pub fn lcm(a: i64, b: i64) -> i64 {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a / x * b
 }
 
 /// The loop in which `threads` threads (numbered `tid`) share the points of an array of

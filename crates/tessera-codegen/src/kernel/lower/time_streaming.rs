@@ -13,6 +13,12 @@
 //! recomputes a halo only at the ends of a chunk. Each iteration writes the tile's plane of the
 //! last version of every field, one iteration after that plane's last stage.
 //!
+//! Where they fit ([`Registers`]), each thread owns fixed positions of the plane and keeps
+//! every version's planes there in registers: a point reads its own column (the planes
+//! above and below it, and itself) from them and only its in-plane neighbours from the rings,
+//! and a barrier is needed only before a stage that reads a neighbour on a plane written in
+//! the same iteration (j2d5pt: none but the one ending each iteration).
+//!
 //! Like the overlapped kernel, the kernel is written for T steps and takes the pass's depth
 //! `steps`: stages of later steps run their loops zero times (their barriers stay), and the
 //! tiles are written from the versions of step `steps`. Positions outside the grid stand for
@@ -23,16 +29,16 @@
 //! rings are in global memory and whose launches are the sweep's iterations.
 
 use tessera_analysis::{FieldRole, Rect, TileRegions};
-use tessera_ir::{Border, Field, Id, ScalarType, Stage};
+use tessera_ir::{Border, Field, Id, Program, ScalarType, Stage};
 
 use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, ident};
 use super::fused::{
-    BlockFrame, Frame, Fused, Place, Staging, fused_params, grid_domain, interior_test, runs_step,
-    step_counter, tile_regions,
+    BlockFrame, Frame, Fused, Place, RegisterPlanes, Staging, fused_params, grid_domain,
+    interior_test, runs_step, step_counter, tile_regions,
 };
 use super::naive::blocks;
-use super::tile::{Tile, point_work, run_only_when, segmented_loop, shared_loop};
+use super::tile::{Tile, div_ceil, lcm, point_work, run_only_when, segmented_loop, shared_loop};
 
 /// The streaming time-tiled kernel of `ctx`'s program, or why the program cannot run it.
 pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
@@ -41,6 +47,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     let pipeline = Pipeline::new(ctx, extent, tile, false)?;
     let mut body = vec![pipeline.tile.thread_index(ctx)];
     body.extend(pipeline.origins());
+    body.extend(pipeline.register_declarations());
     let edge = pipeline.sweep(Frame::Edge);
     match interior_test(ctx, &pipeline.reach) {
         Some(cond) => body.push(Stmt::UniformIf {
@@ -57,13 +64,21 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         name: format!("ts_{}_streaming_time", ident(&ctx.bound.program().name)),
         strategy: "streaming-time",
         doc: format!(
-            "up to {} steps of every stage in flight along {}, {} tiles, planes in shared rings",
+            "up to {} steps of every stage in flight along {}, {} tiles, planes in shared rings{}",
             pipeline.depth,
             pipeline.names[SWEPT],
-            extent.join("x")
+            extent.join("x"),
+            if pipeline.registers.is_some() {
+                " and each thread's own columns in registers"
+            } else {
+                ""
+            }
         ),
         params,
-        shared: pipeline.versions.iter().map(|v| v.array.clone()).collect(),
+        shared: (pipeline.versions.iter())
+            .filter(|v| v.ring)
+            .map(|v| v.array.clone())
+            .collect(),
         block: pipeline.tile.block,
         // One block per SM is enough: without it ptxas caps small blocks' registers for an
         // occupancy that shared rings rule out, and spills.
@@ -99,6 +114,38 @@ fn tile_extent(ctx: &Ctx, tile: &Tile) -> Vec<i64> {
 /// The axis a pipeline sweeps: the slowest (it runs on 2D and 3D grids).
 pub(super) const SWEPT: usize = 0;
 
+/// The most 32-bit registers a thread's register planes may take (see [`Registers`]); past
+/// it, points read their own column from the shared rings too.
+const REGISTER_PLANES_BUDGET: i64 = 64;
+
+/// The most iterations the sweep is unrolled by for register planes (the code grows with
+/// them).
+const MOST_UNROLLED_ITERATIONS: i64 = 6;
+
+/// The most positions of a plane a thread may own for register planes: each one multiplies
+/// its registers (j3d7pt's 32x32 tiles at T = 2 give 6 per thread and took 122 registers,
+/// against 64 with the rings alone, halving the blocks a multiprocessor holds).
+const MOST_OWNED_POSITIONS: i64 = 2;
+
+/// Register planes (Rawat et al.: a point's own column in registers, its neighbours through
+/// shared memory). Thread `tid` owns the positions `tid + k * threads` (`k < owned`) of the
+/// reach's plane, numbered row-major, in every plane and every level, so that a value it
+/// computes or loads at a position is the one it reads there later. It keeps each version's
+/// values at each of them in `planes` registers, `v<version>_<k>_s<slot>`, the slot of plane
+/// position `q` being `(q - base) mod planes`; the sweep is unrolled by `planes` iterations,
+/// a multiple of every ring's planes, which makes every register and every ring slot a
+/// constant. The shared rings are still written: neighbours read them.
+pub(super) struct Registers {
+    /// Slots per version: the most planes any version is read across.
+    planes: i64,
+    /// Positions each thread owns.
+    owned: i64,
+    /// The reach's first position along each plane axis.
+    lo: Vec<i64>,
+    /// The reach's extent along each plane axis.
+    dims: Vec<i64>,
+}
+
 /// One value an updated field takes in a pass, with its ring of planes.
 pub(super) struct Version {
     pub(super) field: Id<Field>,
@@ -108,6 +155,9 @@ pub(super) struct Version {
     pub(super) lag: i64,
     /// Its ring: as many planes as its readers need, each the size of its in-plane bounds.
     pub(super) array: SharedArray,
+    /// Whether the ring exists: with register planes, a version whose readers all read their
+    /// own column (from registers) has none.
+    pub(super) ring: bool,
 }
 
 /// One stage in one step of the pass.
@@ -167,6 +217,9 @@ pub(super) struct Pipeline<'a> {
     reach: Rect,
     /// The threads sharing each plane's points: a block's, or (global rings) the launch's.
     pub(super) loop_threads: i64,
+    /// The threads' register planes, when they fit ([`REGISTER_PLANES_BUDGET`],
+    /// [`MOST_OWNED_POSITIONS`]).
+    pub(super) registers: Option<Registers>,
 }
 
 impl<'a> Pipeline<'a> {
@@ -204,6 +257,7 @@ impl<'a> Pipeline<'a> {
             iterations: 0,
             reach: target.clone(),
             loop_threads: tile.threads(),
+            registers: None,
             tile,
         };
         let mut current: Vec<Option<usize>> = vec![None; program.fields.len()];
@@ -256,7 +310,139 @@ impl<'a> Pipeline<'a> {
             pipeline.finals.push((finals, lag));
         }
         pipeline.size_rings(&readers, &target);
+        if !global {
+            pipeline.registers = pipeline.register_planes(&readers);
+        }
+        if pipeline.registers.is_some() {
+            for k in 0..pipeline.versions.len() {
+                pipeline.versions[k].ring = pipeline.read_through_ring(k);
+            }
+        }
         Ok(pipeline)
+    }
+
+    /// Whether some level reads version `k` through its ring when the threads keep register
+    /// planes: at an in-plane neighbour (its own column comes from registers, even where a
+    /// border picks the plane).
+    fn read_through_ring(&self, k: usize) -> bool {
+        let ctx = self.ctx;
+        (self.levels.iter()).any(|level| {
+            (ctx.bound.checked().stage_footprints(level.stage).iter()).any(|(field, fp)| {
+                level.reads[field.index()] == Some(k)
+                    && (fp.offsets.iter()).any(|o| o[1..].iter().any(|&c| c != 0))
+            })
+        })
+    }
+
+    /// The register planes a block's threads need for `readers`, when they fit in
+    /// [`REGISTER_PLANES_BUDGET`] and [`MOST_OWNED_POSITIONS`].
+    fn register_planes(&self, readers: &[Reader]) -> Option<Registers> {
+        let d = self.ctx.dims();
+        let program = self.ctx.bound.program();
+        // Planes each version is read across (its values live that long in a register).
+        let live = |k: usize| {
+            (readers.iter())
+                .filter(|r| r.version == k)
+                .map(|r| r.lag - self.versions[k].lag - r.behind + 1)
+                .fold(1, i64::max)
+        };
+        // Slots: a multiple of every ring's planes (so that ring slots are constants too)
+        // holding every version's live planes.
+        let rings = (self.versions.iter()).fold(1, |acc, v| lcm(acc, v.array.dims[SWEPT] as i64));
+        let longest = (0..self.versions.len()).map(live).fold(1, i64::max);
+        let planes = div_ceil(longest, rings) * rings;
+        let dims: Vec<i64> = (1..d).map(|a| self.reach.len(a)).collect();
+        let owned = div_ceil(dims.iter().product::<i64>(), self.loop_threads);
+        let registers: i64 = (self.versions.iter().enumerate())
+            .map(|(k, v)| live(k) * program.fields[v.field].ty.size_bytes().div_ceil(4) as i64)
+            .sum::<i64>()
+            * owned;
+        let fits = owned <= MOST_OWNED_POSITIONS
+            && planes <= MOST_UNROLLED_ITERATIONS
+            && registers <= REGISTER_PLANES_BUDGET;
+        fits.then(|| Registers {
+            planes,
+            owned,
+            lo: (1..d).map(|a| self.reach.lo[a]).collect(),
+            dims,
+        })
+    }
+
+    /// The declarations of the threads' owned positions (`m<k>`, the flat number, and
+    /// `m<k>_<axis>`) and of their register planes, when the pipeline has them.
+    fn register_declarations(&self) -> Vec<Stmt> {
+        let Some(registers) = &self.registers else {
+            return Vec::new();
+        };
+        let (ctx, ity) = (self.ctx, self.ctx.ity);
+        let mut body = Vec::new();
+        for k in 0..registers.owned {
+            let flat = format!("m{k}");
+            body.push(Stmt::Declare {
+                var: flat.clone(),
+                ty: ity,
+                value: Some(ctx.offset(Expr::var("tid"), k * self.loop_threads)),
+            });
+            let digits = ctx.digits(&flat, &registers.dims);
+            for ((name, digit), lo) in self.names[1..].iter().zip(digits).zip(&registers.lo) {
+                body.push(Stmt::Declare {
+                    var: format!("m{k}_{name}"),
+                    ty: ity,
+                    value: Some(ctx.offset(digit, *lo)),
+                });
+            }
+        }
+        let program = ctx.bound.program();
+        for (v, version) in self.versions.iter().enumerate() {
+            for k in 0..registers.owned {
+                for slot in 0..registers.planes {
+                    body.push(Stmt::Declare {
+                        var: format!("v{v}_{k}_s{slot}"),
+                        ty: program.fields[version.field].ty,
+                        value: None,
+                    });
+                }
+            }
+        }
+        body
+    }
+
+    /// For each position a thread owns that lies in `rect`'s plane, `body` of its number and
+    /// block position (at plane `p`), under a test of the position where it may fall outside.
+    fn owned_points(
+        &self,
+        registers: &Registers,
+        rect: &Rect,
+        mut body: impl FnMut(i64, Vec<Expr>) -> Vec<Stmt>,
+    ) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let area: i64 = registers.dims.iter().product();
+        (0..registers.owned)
+            .map(|k| {
+                let coords: Vec<Expr> = (self.names[1..].iter())
+                    .map(|name| Expr::var(format!("m{k}_{name}")))
+                    .collect();
+                let mut tests = Vec::new();
+                if (k + 1) * self.loop_threads > area {
+                    tests.push(Expr::var(format!("m{k}")).op(KernelOp::Lt, ctx.lit(area)));
+                }
+                for (j, c) in coords.iter().enumerate() {
+                    let (lo, hi) = (rect.lo[j + 1], rect.hi[j + 1]);
+                    if lo > registers.lo[j] {
+                        tests.push(ctx.lit(lo).op(KernelOp::Le, c.clone()));
+                    }
+                    if hi < registers.lo[j] + registers.dims[j] {
+                        tests.push(c.clone().op(KernelOp::Lt, ctx.lit(hi)));
+                    }
+                }
+                let position = std::iter::once(Expr::var("p")).chain(coords).collect();
+                let point = Stmt::Block(body(k, position));
+                Stmt::guarded(
+                    tests.into_iter().reduce(|a, b| a.op(KernelOp::And, b)),
+                    point,
+                )
+            })
+            .collect()
     }
 
     /// Adds a version of `field` at `bounds` running `lag` planes behind; its ring is sized
@@ -274,6 +460,7 @@ impl<'a> Pipeline<'a> {
             bounds: bounds.clone(),
             lag,
             array,
+            ring: true,
         });
         self.versions.len() - 1
     }
@@ -372,7 +559,25 @@ impl<'a> Pipeline<'a> {
             global: self.global,
             lo: &v.bounds.lo,
             ring: Some((SWEPT, self.base, v.array.dims[SWEPT] as i64)),
+            registers: None,
         }
+    }
+
+    /// The place of `version`'s ring as read by a level of lag `reader_lag` in unrolled
+    /// iteration `j`, at the position numbered `k` that the thread owns (`owner`: `(k, j)`),
+    /// with the thread's registers of it when it keeps them.
+    fn place_at(&self, version: usize, owner: Option<(i64, i64)>, reader_lag: i64) -> Place<'_> {
+        let mut place = self.place(version);
+        if let (Some(registers), Some((k, j))) = (&self.registers, owner) {
+            place.registers = Some(RegisterPlanes {
+                prefix: format!("v{version}_{k}"),
+                ring: self.versions[version].ring,
+                planes: registers.planes,
+                read: j - reader_lag,
+                write: j - self.versions[version].lag,
+            });
+        }
+        place
     }
 
     /// Blocks per block axis: the plane tiles, and the chunks along the streaming axis.
@@ -419,30 +624,42 @@ impl<'a> Pipeline<'a> {
     /// within an iteration: each level writes a version of its own, and rings are deep enough
     /// that no slot a reader still needs is overwritten before the barrier that ends the
     /// iteration.
+    ///
+    /// With register planes the loop is unrolled by their slots (see [`Registers`]), its
+    /// iterations rounded up to a multiple of them: the extra ones find no plane to load,
+    /// compute or write.
     fn sweep(&self, frame: Frame) -> Vec<Stmt> {
         let ctx = self.ctx;
+        let unroll = self.registers.as_ref().map_or(1, |r| r.planes);
+        let body = if unroll == 1 {
+            self.iteration(frame, 0)
+        } else {
+            (0..unroll)
+                .map(|j| Stmt::Block(self.iteration(frame, j)))
+                .collect()
+        };
         vec![Stmt::For {
             var: "it".into(),
             ty: ctx.ity,
             start: ctx.lit(0),
-            end: ctx.lit(self.iterations),
-            step: ctx.lit(1),
-            body: self.iteration(frame),
+            end: ctx.lit(div_ceil(self.iterations, unroll) * unroll),
+            step: ctx.lit(unroll),
+            body,
         }]
     }
 
-    /// Iteration `it` of the sweep (see [`Pipeline::sweep`]); with rings in global memory,
+    /// Iteration `it + j` of the sweep (see [`Pipeline::sweep`]); with rings in global memory,
     /// whose launch is an iteration, without barriers.
-    pub(super) fn iteration(&self, frame: Frame) -> Vec<Stmt> {
-        let mut iteration = self.writes();
-        iteration.extend(self.inputs.iter().map(|&v| self.load(v, frame)));
+    pub(super) fn iteration(&self, frame: Frame, j: i64) -> Vec<Stmt> {
+        let mut iteration = self.writes(j);
+        iteration.extend(self.inputs.iter().map(|&v| self.load(v, frame, j)));
         let mut unsynced: Vec<usize> = self.inputs.clone();
         for level in &self.levels {
-            if !self.global && level.uses.iter().any(|v| unsynced.contains(v)) {
+            if !self.global && self.reads_unsynced(level, frame, &unsynced) {
                 iteration.push(Stmt::Barrier);
                 unsynced.clear();
             }
-            iteration.push(self.level_plane(level, frame));
+            iteration.push(self.level_plane(level, frame, j));
             unsynced.extend(level.writes.iter().map(|&(_, version)| version));
         }
         if !self.global {
@@ -451,12 +668,36 @@ impl<'a> Pipeline<'a> {
         iteration
     }
 
-    /// `p`: the plane position a version of lag `lag` handles in this iteration.
-    pub(super) fn plane(&self, lag: i64) -> Stmt {
+    /// Whether `level`, in `frame`, reads from a shared ring a plane written since the last
+    /// barrier (to a version of `unsynced`). Without register planes that is any read of such
+    /// a version. With them a thread reads its own positions' values from registers, and only
+    /// a read at an in-plane neighbour of the plane written in this iteration needs one (in
+    /// the edge frame, of any plane a clamped or mirrored border may pick).
+    fn reads_unsynced(&self, level: &Level, frame: Frame, unsynced: &[usize]) -> bool {
+        if self.registers.is_none() {
+            return level.uses.iter().any(|v| unsynced.contains(v));
+        }
+        let ctx = self.ctx;
+        let program = ctx.bound.program();
+        (ctx.bound.checked().stage_footprints(level.stage).iter()).any(|(field, fp)| {
+            let Some(version) = level.reads[field.index()].filter(|v| unsynced.contains(v)) else {
+                return false;
+            };
+            let fresh = level.lag - self.versions[version].lag;
+            let picked = frame == Frame::Edge && picks_plane(program, level.stage, *field);
+            (fp.offsets.iter()).any(|o| {
+                let along = i64::from(o[SWEPT]);
+                o[1..].iter().any(|&c| c != 0) && (along == fresh || (picked && along != 0))
+            })
+        })
+    }
+
+    /// `p`: the plane position a version of lag `lag` handles in iteration `it + j`.
+    pub(super) fn plane(&self, lag: i64, j: i64) -> Stmt {
         Stmt::Declare {
             var: "p".into(),
             ty: self.ctx.ity,
-            value: Some(self.ctx.offset(Expr::var("it"), self.base - lag)),
+            value: Some(self.ctx.offset(Expr::var("it"), j + self.base - lag)),
         }
     }
 
@@ -497,63 +738,89 @@ impl<'a> Pipeline<'a> {
         }
     }
 
+    /// The points of plane `p` of `rect`, each made by `body` from the owner of the position
+    /// (`(k, j)`: the thread's position number and the unrolled iteration, with register
+    /// planes) and its block position: the positions the thread owns, or a loop in which the
+    /// block's threads share the plane (in column segments when it computes `segmented`'s
+    /// points).
+    fn plane_points(
+        &self,
+        rect: &Rect,
+        j: i64,
+        segmented: Option<Id<Stage>>,
+        mut body: impl FnMut(Option<(i64, i64)>, Vec<Expr>) -> Vec<Stmt>,
+    ) -> Vec<Stmt> {
+        match &self.registers {
+            Some(registers) => {
+                self.owned_points(registers, rect, |k, position| body(Some((k, j)), position))
+            }
+            None => vec![self.plane_loop(rect, segmented, |position| body(None, position))],
+        }
+    }
+
     /// Loads the input plane of `version` (each position's periodic image) into its ring.
-    fn load(&self, version: usize, frame: Frame) -> Stmt {
+    fn load(&self, version: usize, frame: Frame, j: i64) -> Stmt {
         let ctx = self.ctx;
         let v = &self.versions[version];
-        let place = self.place(version);
-        let lp = self.plane_loop(&v.bounds, None, |position| {
+        let points = self.plane_points(&v.bounds, j, None, |owner, position| {
             let coords = self.frame(frame).grid_coords(&position);
             let value = Expr::Load {
                 buffer: field_ident(ctx, v.field),
                 index: Box::new(ctx.linear(&coords)),
                 cached: true,
             };
+            let place = self.place_at(version, owner, v.lag);
             vec![place.store(ctx, &position, value)]
         });
         Stmt::Block(vec![
-            self.plane(v.lag),
+            self.plane(v.lag, j),
             Stmt::when(
                 self.plane_in(v.bounds.lo[SWEPT], v.bounds.hi[SWEPT]),
-                vec![lp],
+                points,
             ),
         ])
     }
 
-    /// `level`'s plane of this iteration, when it has one and the pass has its step (the loop
-    /// runs zero times otherwise; the barrier after it stays unconditional).
-    fn level_plane(&self, level: &Level, frame: Frame) -> Stmt {
+    /// `level`'s plane of this iteration, when it has one and the pass has its step (a shared
+    /// loop runs zero times otherwise; the barrier after it stays unconditional).
+    fn level_plane(&self, level: &Level, frame: Frame, j: i64) -> Stmt {
         let ctx = self.ctx;
         let io = StageIo::new(ctx, level.stage);
-        let staging = Rings {
-            pipeline: self,
-            level,
-        };
-        let mut lp = self.plane_loop(&level.region, Some(level.stage), |position| {
-            self.frame(frame)
-                .point(&io, &position, &level.region, &staging)
-        });
+        let mut points =
+            self.plane_points(&level.region, j, Some(level.stage), |owner, position| {
+                let staging = Rings {
+                    pipeline: self,
+                    level,
+                    owner,
+                };
+                self.frame(frame)
+                    .point(&io, &position, &level.region, &staging)
+            });
         let mut active = self.plane_in(level.region.lo[SWEPT], level.region.hi[SWEPT]);
         if level.step > 0 {
             active = active.op(KernelOp::And, runs_step(level.step));
         }
-        run_only_when(ctx, &mut lp, active);
         let mut body = vec![
             Stmt::Comment(format!(
                 "stage `{}` of step {}",
                 ctx.bound.program().stages[level.stage].name,
                 level.step
             )),
-            self.plane(level.lag),
+            self.plane(level.lag, j),
         ];
         body.extend(step_counter(ctx, level.step));
-        body.push(lp);
+        if self.registers.is_some() {
+            body.push(Stmt::when(active, points));
+        } else {
+            run_only_when(ctx, &mut points[0], active);
+            body.extend(points);
+        }
         Stmt::Block(body)
     }
 
     /// For each depth a pass may have, the tile's plane of every updated field written to
     /// its partner from the field's last version, when the pass has that depth.
-    fn writes(&self) -> Vec<Stmt> {
+    fn writes(&self, j: i64) -> Vec<Stmt> {
         let ctx = self.ctx;
         let d = ctx.dims();
         let target = Rect::new(vec![0; d], self.extent.clone());
@@ -565,13 +832,13 @@ impl<'a> Pipeline<'a> {
             .collect();
         (self.finals.iter().enumerate())
             .map(|(step, (finals, lag))| {
-                let lp = self.plane_loop(&target, None, |position| {
+                let points = self.plane_points(&target, j, None, |owner, position| {
                     let coords = self.frame(Frame::Interior).grid_coords(&position);
                     let stores = (self.updated.iter().zip(finals))
                         .map(|(&field, &version)| Stmt::Store {
                             buffer: format!("{}_next", field_ident(ctx, field)),
                             index: ctx.linear(&coords),
-                            value: self.place(version).load_at(ctx, &position),
+                            value: self.place_at(version, owner, *lag).load_at(ctx, &position),
                         })
                         .collect();
                     vec![Stmt::guarded(
@@ -582,28 +849,40 @@ impl<'a> Pipeline<'a> {
                 let depth = Expr::var("steps")
                     .op(KernelOp::Eq, Expr::int(step as i64 + 1, ScalarType::I64));
                 let cond = depth.op(KernelOp::And, self.plane_in(0, self.extent[SWEPT]));
-                Stmt::Block(vec![self.plane(*lag), Stmt::when(cond, vec![lp])])
+                Stmt::Block(vec![self.plane(*lag, j), Stmt::when(cond, points)])
             })
             .collect()
     }
 }
 
-/// A level's staging: the versions it reads in their rings, its outputs into new versions.
+/// Whether `stage` reads `field` through a clamped or mirrored border, whose reads across the
+/// grid's edge land on a plane picked at run time (in the edge frame).
+fn picks_plane(program: &Program, stage: Id<Stage>, field: Id<Field>) -> bool {
+    matches!(
+        program.stages[stage].border_of(field, program),
+        Some(Border::Clamp | Border::Mirror)
+    )
+}
+
+/// A level's staging: the versions it reads in their rings, its outputs into new versions;
+/// with register planes, at the position `owner` names (see [`Pipeline::place_at`]).
 struct Rings<'p> {
     pipeline: &'p Pipeline<'p>,
     level: &'p Level,
+    owner: Option<(i64, i64)>,
 }
 
 impl Staging for Rings<'_> {
     fn current(&self, field: Id<Field>) -> Option<Place<'_>> {
         let version = self.level.reads[field.index()]?;
-        Some(self.pipeline.place(version))
+        Some(self.pipeline.place_at(version, self.owner, self.level.lag))
     }
 
     fn next(&self, field: Id<Field>, _in_place: bool) -> (Place<'_>, bool) {
         let (_, version) = (self.level.writes.iter())
             .find(|(f, _)| *f == field)
             .expect("a level writes its stage's outputs");
-        (self.pipeline.place(*version), false)
+        let place = self.pipeline.place_at(*version, self.owner, self.level.lag);
+        (place, false)
     }
 }

@@ -74,7 +74,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         ty: ctx.ity,
         value: Some(Expr::Cast(ctx.ity, Box::new(Expr::var("sweep")))),
     });
-    body.extend(pipeline.iteration(Frame::Edge));
+    body.extend(pipeline.iteration(Frame::Edge, 0));
     let updated = pipeline.updated.clone();
     let (mut params, mut args) = fused_params(ctx, &updated, &pipeline.constant_fields);
     for (k, version) in pipeline.versions.iter().enumerate() {
