@@ -107,6 +107,20 @@ impl Tile {
         }
     }
 
+    /// The offset of a thread's element `e` from the block's origin along `axis`, a thread's
+    /// elements being consecutive rows along the block's y axis (so that a thread's stencil
+    /// reads of the rows next to an element are its other elements).
+    pub fn packed_offset(&self, ctx: &Ctx, axis: usize, e: u32) -> Expr {
+        let b = self.block_axis(axis);
+        if b == 1 && self.elements > 1 {
+            Expr::ThreadIdx(b)
+                .times(ctx.lit(i64::from(self.elements)))
+                .plus(ctx.lit(i64::from(e)))
+        } else {
+            Expr::ThreadIdx(b)
+        }
+    }
+
     /// Per grid axis, the upper bound a point must be checked against: the domain's end along
     /// those of `axes` where the last block overhangs it, `None` elsewhere.
     pub fn overhang(
