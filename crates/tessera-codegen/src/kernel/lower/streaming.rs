@@ -12,8 +12,9 @@
 //! loads per point instead of 27). Other fields are read from global memory through the
 //! read-only cache. A thread's elements are consecutive rows of the block's y axis, so a read
 //! of the row above or below an element is another element's queue (but at the first and
-//! last): j3d7pt at 4 elements loads 3.5 values per point instead of 5. Values are only
-//! moved, never recombined: exact mode stays bitwise.
+//! last), and only the first and last elements keep queues of columns rows off: j3d7pt at 4
+//! elements loads 3.5 values per point instead of 5, j3d27pt 4.5 instead of 9. Values are
+//! only moved, never recombined: exact mode stays bitwise.
 
 use tessera_analysis::{Domain, Footprint};
 use tessera_ir::{Border, Field, Id, Stage, UnaryOp};
@@ -239,10 +240,34 @@ impl<'a> Sweep<'a> {
             .filter(|f| f.columns.len() > 1)
             .map(|f| {
                 let words = program.fields[f.field].ty.size_bytes().div_ceil(4) as i64;
-                let planes: i64 = f.columns.iter().map(|c| c.hi - c.lo + 1).sum();
-                planes * words * i64::from(self.tile.elements)
+                let planes: i64 = (f.columns.iter().enumerate())
+                    .flat_map(|(k, c)| {
+                        (0..self.tile.elements)
+                            .filter(move |&e| self.queue_needed(f, k, e))
+                            .map(move |_| c.hi - c.lo + 1)
+                    })
+                    .sum();
+                planes * words
             })
             .sum()
+    }
+
+    /// Whether element `e` keeps its own queue of `f`'s column `column`: a column `dy` rows
+    /// off along the block's y axis is, for every read, the column at `dy = 0` of the
+    /// element `dy` rows away ([`Sweep::other_element`]), unless that is past the thread's
+    /// first or last element.
+    fn queue_needed(&self, f: &Streamed, column: usize, e: u32) -> bool {
+        let Some(y) = (self.plane.iter()).position(|&a| self.tile.block_axis(a) == 1) else {
+            return true;
+        };
+        let c = &f.columns[column];
+        let other = i64::from(e) + c.offset[y];
+        if c.offset[y] == 0 || !(0..i64::from(self.tile.elements)).contains(&other) {
+            return true;
+        }
+        let mut same_row = c.offset.clone();
+        same_row[y] = 0;
+        !(f.columns.iter()).any(|d| d.offset == same_row && d.lo <= c.lo && c.hi <= d.hi)
     }
 
     /// The shared arrays of the current planes, one per streamed field read in-plane.
@@ -439,7 +464,7 @@ impl<'a> Sweep<'a> {
         let mut body = Vec::new();
         for f in &self.streamed {
             for (column, c) in f.columns.iter().enumerate() {
-                for e in 0..self.tile.elements {
+                for e in (0..self.tile.elements).filter(|&e| self.queue_needed(f, column, e)) {
                     for k in c.lo..=c.hi {
                         body.push(Stmt::Declare {
                             var: Self::queue(f, column, e, k),
@@ -471,7 +496,7 @@ impl<'a> Sweep<'a> {
                 program.fields[f.field].name
             )));
             for (column, c) in f.columns.iter().enumerate() {
-                for e in 0..self.tile.elements {
+                for e in (0..self.tile.elements).filter(|&e| self.queue_needed(f, column, e)) {
                     for k in c.lo..c.hi {
                         step.push(Stmt::Assign {
                             var: Self::queue(f, column, e, k),
