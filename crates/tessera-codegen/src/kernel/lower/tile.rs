@@ -212,9 +212,9 @@ pub fn point_work(ctx: &Ctx, stage: Id<Stage>) -> u32 {
     stage_work(ctx.bound.program(), stage).instructions()
 }
 
-/// `a / b` rounded up, for positive `b`.
+/// `a / b` rounded up, for positive `b` (the blocks of `b` that cover `a`).
 pub fn div_ceil(a: i64, b: i64) -> i64 {
-    (a + b - 1) / b
+    blocks(a, b as u64) as i64
 }
 
 /// The least common multiple of two positive numbers.

@@ -339,13 +339,7 @@ impl<'a> Pipeline<'a> {
     fn register_planes(&self, readers: &[Reader]) -> Option<Registers> {
         let d = self.ctx.dims();
         let program = self.ctx.bound.program();
-        // Planes each version is read across (its values live that long in a register).
-        let live = |k: usize| {
-            (readers.iter())
-                .filter(|r| r.version == k)
-                .map(|r| r.lag - self.versions[k].lag - r.behind + 1)
-                .fold(1, i64::max)
-        };
+        let live = |k: usize| self.live_planes(readers, k);
         // Slots: a multiple of every ring's planes (so that ring slots are constants too)
         // holding every version's live planes.
         let rings = (self.versions.iter()).fold(1, |acc, v| lcm(acc, v.array.dims[SWEPT] as i64));
@@ -532,16 +526,21 @@ impl<'a> Pipeline<'a> {
         })
     }
 
+    /// The planes of version `k` its `readers` read across (at least 1): how long a plane's
+    /// values stay needed.
+    fn live_planes(&self, readers: &[Reader], k: usize) -> i64 {
+        (readers.iter())
+            .filter(|r| r.version == k)
+            .map(|r| r.lag - self.versions[k].lag - r.behind + 1)
+            .fold(1, i64::max)
+    }
+
     /// Sizes each version's ring for its readers, the base plane and the sweep's iterations.
     fn size_rings(&mut self, readers: &[Reader], target: &Rect) {
-        for (k, version) in self.versions.iter_mut().enumerate() {
-            let planes = (readers.iter())
-                .filter(|r| r.version == k)
-                .map(|r| r.lag - version.lag - r.behind + 1)
-                .max()
-                .unwrap_or(1)
-                .clamp(1, version.bounds.len(SWEPT));
-            version.array.dims[SWEPT] = planes as usize;
+        for k in 0..self.versions.len() {
+            let planes = self.live_planes(readers, k);
+            let version = &mut self.versions[k];
+            version.array.dims[SWEPT] = planes.min(version.bounds.len(SWEPT)).max(1) as usize;
         }
         self.base = (self.versions.iter())
             .map(|v| v.bounds.lo[SWEPT])
