@@ -126,7 +126,7 @@ pub fn local_value(checked: &CheckedProgram, stage: Id<Stage>, local: Id<Local>)
 }
 
 /// The direct operands of an expression node.
-fn children(kind: &ExprKind) -> Vec<ExprId> {
+pub(crate) fn children(kind: &ExprKind) -> Vec<ExprId> {
     match kind {
         ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => vec![*a],
         ExprKind::Binary(_, a, b) => vec![*a, *b],

@@ -7,6 +7,8 @@
 //!   growth by a footprint), and Holewinski's backward region growth through stages and steps;
 //! - [`deps`]: the stage dependency graph;
 //! - [`linear`]: stages that are constant-coefficient linear combinations of reads;
+//! - [`plane_sums`]: stages whose output is a sum of terms that each read one plane along an
+//!   axis (for associative reordering in plane sweeps);
 //! - [`receivers`]: receivers' points as linear indices on a concrete grid;
 //! - [`bind`]: a checked program plus parameter values gives a [`BoundProgram`] with concrete
 //!   extents and regions, checked against the grid (reads leaving it, sizes, overflow);
@@ -20,6 +22,7 @@ pub mod check;
 pub mod deps;
 pub mod footprint;
 pub mod linear;
+pub mod plane_sums;
 pub mod receivers;
 pub mod region;
 pub mod tables;
@@ -31,6 +34,7 @@ pub use chains::{ChainStart, ChainTerm, SumChain, sum_chains};
 pub use check::{CheckedProgram, FieldRole, check};
 pub use footprint::Footprint;
 pub use linear::{LinearForm, LinearTerm, linear_form};
+pub use plane_sums::{PlaneSums, PlaneTerms, SumTerm, plane_sums};
 pub use receivers::{PointOutside, coords_text, linear_indices};
 pub use region::Rect;
 pub use tables::{stage_reads_step, stage_tables, table_reach, table_shortfall};

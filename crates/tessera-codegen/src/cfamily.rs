@@ -20,7 +20,7 @@
 
 use std::fmt::Write as _;
 
-use tessera_analysis::CheckedProgram;
+use tessera_analysis::{CheckedProgram, SumTerm};
 use tessera_ir::half::storage_bits_from_f32;
 use tessera_ir::{
     BinaryOp, Constant, ExprId, ExprKind, Field, Id, Local, MathFn, Param, Reduction, ScalarType,
@@ -708,6 +708,35 @@ fn print_stage_with(
         scan_steps,
         scan_carries,
     }
+}
+
+/// The terms of a reordered sum (see [`tessera_analysis::plane_sums`]) as a balanced tree in
+/// their order, a subtracted term negated, printed as [`print_stage_relaxed`] prints (only
+/// non-exact mode reorders sums).
+pub fn print_sum_terms(
+    dialect: Dialect,
+    checked: &CheckedProgram,
+    terms: &[SumTerm],
+    leaves: &mut dyn ReadRenderer,
+) -> String {
+    let mut printer = ExprPrinter {
+        dialect,
+        math: MathLibrary::Native,
+        checked,
+        leaves,
+        relaxed: true,
+    };
+    let printed: Vec<String> = (terms.iter())
+        .map(|term| {
+            let value = printer.print(term.expr);
+            if term.negated {
+                format!("(-{value})")
+            } else {
+                value
+            }
+        })
+        .collect();
+    balanced_sum(&printed)
 }
 
 /// The C name of the running value of the scan writing `field`.

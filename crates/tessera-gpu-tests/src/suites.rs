@@ -1,7 +1,7 @@
 //! The bodies of the GPU differential suites, one for every GPU runtime: `tests/opencl_*.rs`
 //! and `tests/cuda_*.rs` are thin files that call these with their [`Runtime`].
 
-use tessera_plan::gpu::GpuPlan;
+use tessera_plan::gpu::{GpuPlan, GpuStrategy};
 use tessera_plan::{BackendPlan, Plan};
 use tessera_runtime::Backend;
 use tessera_testkit::plans::{fused_test_plans, gpu_test_plans};
@@ -140,4 +140,50 @@ pub fn fused(runtime: Runtime, name: &str) {
         failures.record(subject.check_exact(backend.as_ref(), &plan));
     }
     failures.assert_none(name);
+}
+
+/// Non-exact mode (balanced sums, reciprocals, box stencils' sums reordered plane by plane in
+/// streaming time tiles) stays within `tolerance` of the reference on programs whose values
+/// stay of order one: box and star stencils in 2D and 3D, f32 and f64, clamped and mirrored
+/// borders, under every streaming time plan, an overlapped one and two single-step plans
+/// (rotating).
+pub fn relaxed(runtime: Runtime) {
+    if !runtime.available("non-exact mode") {
+        return;
+    }
+    let benchmark = |name: &str, n: usize, real: &str| {
+        case(&format!("benchmarks/{name}"))
+            .bind_with(&[("N".into(), n.to_string()), ("real".into(), real.into())])
+    };
+    let subjects = [
+        (case("box2d1r").bind_extents(&[37, 45], &[]), 1e-5),
+        (case("box2d2r").bind_extents(&[29, 33], &[]), 1e-5),
+        (case("box2d_r2_clamp").bind_extents(&[31, 23], &[]), 1e-5),
+        (case("terms2d_mirror").bind_extents(&[23, 29], &[]), 1e-5),
+        (case("star2d2r").bind_extents(&[29, 33], &[]), 1e-13),
+        (case("box3d1r").bind_extents(&[11, 13, 21], &[]), 1e-5),
+        (benchmark("j3d27pt", 23, "f32"), 1e-5),
+        (benchmark("j3d27pt", 19, "f64"), 1e-13),
+        (benchmark("gaussian2d", 41, "f32"), 1e-5),
+    ];
+    let backend = runtime.backend();
+    let single_step = gpu_test_plans();
+    let mut failures = Failures::new();
+    for (k, (bound, tolerance)) in subjects.into_iter().enumerate() {
+        let fused = fused_test_plans(&bound).into_iter();
+        let plans = (fused.filter(|p| p.strategy == GpuStrategy::Streaming || p.time_tile == 2))
+            .chain((0..2).map(|s| single_step[(2 * k + s) % single_step.len()].clone()));
+        for (s, gpu) in plans.enumerate() {
+            let gpu = GpuPlan {
+                exact: false,
+                ..gpu
+            };
+            let steps = u64::from(gpu.time_tile) * 2 + 1;
+            let label = format!("{} {:?}", bound.program().name, bound.extents);
+            let subject = Subject::new(label, bound.clone(), 3000 + s as u64, steps);
+            let plan = Plan::new(&subject.bound, runtime.plan(gpu));
+            failures.record(subject.check_close(backend.as_ref(), &plan, tolerance));
+        }
+    }
+    failures.assert_none("non-exact mode");
 }

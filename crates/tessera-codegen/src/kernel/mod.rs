@@ -50,9 +50,9 @@ mod traffic;
 
 use std::sync::Arc;
 
-use tessera_analysis::{BoundProgram, CheckedProgram};
+use tessera_analysis::{BoundProgram, CheckedProgram, SumTerm};
 use tessera_ir::{
-    Constant, Field, Id, Receiver, ReduceOp, Reduction, ScalarType, Stage, Table, UnaryOp,
+    Constant, ExprId, Field, Id, Receiver, ReduceOp, Reduction, ScalarType, Stage, Table, UnaryOp,
 };
 use tessera_plan::PlanError;
 pub use tessera_plan::gpu::{DeviceLimits, GpuPlan, GpuStrategy, Limiter, Occupancy, occupancy};
@@ -303,6 +303,9 @@ pub enum Stmt {
     Stage(StageEval),
     /// Evaluates an after-step reduction's value (as `f64`) at one point into a variable.
     Reduce(ReductionEval),
+    /// Adds some terms of a stage's output sum into a variable, or starts it with them
+    /// (associative reordering: see [`tessera_analysis::plane_sums`]).
+    PartialSum(PartialSum),
     /// `{ body }`: a scope for the variables of one point.
     Block(Vec<Stmt>),
     /// A comment line.
@@ -338,6 +341,25 @@ pub struct ProgramEnv {
     pub coords: Vec<Expr>,
     /// The step counter `t` (an `i64`).
     pub step: Expr,
+    /// Expressions of the program whose values the kernel has already computed (a reordered
+    /// sum's partial sums), and the expressions giving them.
+    pub computed: Vec<(ExprId, Expr)>,
+}
+
+/// [`Stmt::PartialSum`]: `var = var + (terms)`, or `var = (terms)`, the terms summed as a
+/// balanced tree in their order (non-exact mode only).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartialSum {
+    /// The stage whose sum the terms belong to.
+    pub stage: Id<Stage>,
+    /// The terms' leaves.
+    pub env: ProgramEnv,
+    /// The terms.
+    pub terms: Vec<SumTerm>,
+    /// The variable receiving the sum (of the sum's type).
+    pub var: String,
+    /// Whether the terms are added to the variable's value (else they replace it).
+    pub accumulate: bool,
 }
 
 /// The value of one read of a program expression.

@@ -4,13 +4,14 @@
 
 use std::fmt::Write as _;
 
-use tessera_ir::{Field, Id, Local, Param, Reduction, ScalarType, Stage, UnaryOp};
+use tessera_ir::{ExprId, Field, Id, Local, Param, Reduction, ScalarType, Stage, UnaryOp};
 
 use super::{Expr, Kernel, KernelOp, KernelProgram, ParamKind, ProgramEnv, Stmt};
 use tessera_ir::escape::comment_text;
 
 use crate::cfamily::{
     Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
+    print_sum_terms,
 };
 use crate::exact_math::{exact_math_source, needs_exact_math};
 use crate::half::{half_source, storage_types};
@@ -312,6 +313,25 @@ impl Printer<'_> {
                 }
                 self.line(depth, "}");
             }
+            Stmt::PartialSum(partial) => {
+                let checked = self.program.checked.clone();
+                let sum = {
+                    let mut leaves = Leaves {
+                        printer: self,
+                        env: &partial.env,
+                        stage: Some(partial.stage),
+                    };
+                    let dialect = leaves.printer.dialect;
+                    print_sum_terms(dialect, &checked, &partial.terms, &mut leaves)
+                };
+                let var = &partial.var;
+                let text = if partial.accumulate {
+                    format!("{var} = ({var} + {sum});")
+                } else {
+                    format!("{var} = {sum};")
+                };
+                self.line(depth, &text);
+            }
             Stmt::Reduce(eval) => {
                 let checked = self.program.checked.clone();
                 let value = checked.program().reductions[eval.reduction].value;
@@ -465,5 +485,10 @@ impl ReadRenderer for Leaves<'_, '_> {
 
     fn reduction_value(&mut self, reduction: Id<Reduction>) -> String {
         super::lower::reduction_value_name(reduction)
+    }
+
+    fn computed(&mut self, expr: ExprId) -> Option<String> {
+        let (_, value) = self.env.computed.iter().find(|(e, _)| *e == expr)?;
+        Some(self.printer.expr(value))
     }
 }

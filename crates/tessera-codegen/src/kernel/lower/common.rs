@@ -343,6 +343,7 @@ impl<'a> Ctx<'a> {
             reads,
             coords: coords.to_vec(),
             step: Expr::var("t"),
+            computed: Vec::new(),
         };
         body.push(Stmt::Stage(StageEval {
             stage: io.stage,

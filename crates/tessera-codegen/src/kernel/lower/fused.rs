@@ -12,7 +12,7 @@
 use tessera_analysis::{
     Domain, Rect, TileRegions, local_tile_regions, stage_reads_step, stage_tables,
 };
-use tessera_ir::{Border, Field, Id, ScalarType, Stage, Table};
+use tessera_ir::{Border, ExprId, Field, Id, ScalarType, Stage, Table};
 
 use super::super::{
     Expr, Kernel, KernelOp, KernelParam, ParamKind, ProgramEnv, SharedArray, StageEval, Stmt,
@@ -386,6 +386,33 @@ impl BlockFrame<'_> {
         region: &Rect,
         staging: &dyn Staging,
     ) -> Vec<Stmt> {
+        self.point_from(io, position, region, staging, None)
+    }
+
+    /// [`BlockFrame::point`] for a stage whose output is a function of a sum (see
+    /// [`tessera_analysis::plane_sums`]) that the kernel has already added up in `sum.1`: the
+    /// stage reads nothing more.
+    pub fn finished_point(
+        &self,
+        io: &StageIo,
+        position: &[Expr],
+        region: &Rect,
+        staging: &dyn Staging,
+        sum: (ExprId, Expr),
+    ) -> Vec<Stmt> {
+        self.point_from(io, position, region, staging, Some(sum))
+    }
+
+    /// The point of [`BlockFrame::point`], its reads bound to loads, or none read when its
+    /// sum is computed.
+    fn point_from(
+        &self,
+        io: &StageIo,
+        position: &[Expr],
+        region: &Rect,
+        staging: &dyn Staging,
+        sum: Option<(ExprId, Expr)>,
+    ) -> Vec<Stmt> {
         let ctx = self.ctx;
         let mut body: Vec<Stmt> = (self.names.iter().zip(position))
             .map(|(name, p)| Stmt::Declare {
@@ -409,7 +436,10 @@ impl BlockFrame<'_> {
             .collect();
         let mut read =
             |field, offset: &[i32]| self.read(io.stage, field, offset, &position, &coords, staging);
-        let (mut compute, reads) = ctx.bind_reads(&io.reads, &mut read);
+        let (mut compute, reads) = match sum {
+            Some(_) => (Vec::new(), Vec::new()),
+            None => ctx.bind_reads(&io.reads, &mut read),
+        };
         let (declarations, outputs) = ctx.output_vars(io);
         compute.extend(declarations);
         compute.push(Stmt::Stage(StageEval {
@@ -418,6 +448,7 @@ impl BlockFrame<'_> {
                 reads,
                 coords: coords.clone(),
                 step: Expr::var("t_s"),
+                computed: sum.into_iter().collect(),
             },
             outputs: outputs.clone(),
             reductions: Vec::new(),
@@ -471,7 +502,7 @@ impl BlockFrame<'_> {
 
     /// The value of `field` at `offset` from the grid point `coords` (at block position
     /// `position`), as `stage` reads it.
-    fn read(
+    pub fn read(
         &self,
         stage: Id<Stage>,
         field: Id<Field>,

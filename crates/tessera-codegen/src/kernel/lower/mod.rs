@@ -11,6 +11,7 @@
 mod common;
 mod fused;
 mod gather;
+mod hazards;
 mod naive;
 pub(super) mod overlapped;
 mod reduction;

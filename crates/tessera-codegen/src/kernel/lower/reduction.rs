@@ -180,6 +180,7 @@ fn point(
         reads: bindings,
         coords: coords.clone(),
         step: Expr::var("t"),
+        computed: Vec::new(),
     };
     point.push(Stmt::Declare {
         var: "v".into(),

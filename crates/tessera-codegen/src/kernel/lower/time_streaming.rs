@@ -19,6 +19,13 @@
 //! and a barrier is needed only before a stage that reads a neighbour on a plane written in
 //! the same iteration (j2d5pt: none but the one ending each iteration).
 //!
+//! Outside exact mode, a stage whose output is a sum of terms that each read one plane (a
+//! box stencil: [`plane_sums`]) is reordered in blocks of the interior frame ([`Reordered`],
+//! Rawat et al.'s associative reordering): each iteration reads one plane of its input at the
+//! neighbours once and adds its terms into the partial sums of every output plane they feed,
+//! where the written order reads each plane's neighbours once per output (three times in a
+//! 27-point box).
+//!
 //! Like the overlapped kernel, the kernel is written for T steps and takes the pass's depth
 //! `steps`: stages of later steps run their loops zero times (their barriers stay), and the
 //! tiles are written from the versions of step `steps`. Positions outside the grid stand for
@@ -28,15 +35,18 @@
 //! The analysis ([`Pipeline`]) serves the GPU wavefront too ([`super::wavefront`]), whose
 //! rings are in global memory and whose launches are the sweep's iterations.
 
-use tessera_analysis::{FieldRole, Rect, TileRegions};
+use tessera_analysis::{FieldRole, PlaneSums, Rect, TileRegions, plane_sums};
 use tessera_ir::{Border, Field, Id, Program, ScalarType, Stage};
 
-use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
+use super::super::{
+    Expr, Kernel, KernelOp, PartialSum, ProgramEnv, ReadBinding, SharedArray, Stmt,
+};
 use super::common::{Ctx, StageIo, field_ident, ident};
 use super::fused::{
     BlockFrame, Frame, Fused, Place, RegisterPlanes, Staging, fused_params, grid_domain,
     interior_test, runs_step, step_counter, tile_regions,
 };
+use super::hazards::{accesses, conflict};
 use super::naive::blocks;
 use super::tile::{Tile, div_ceil, lcm, point_work, run_only_when, segmented_loop, shared_loop};
 
@@ -146,6 +156,40 @@ pub(super) struct Registers {
     dims: Vec<i64>,
 }
 
+/// A level whose stage's sum is reordered along the sweep in the interior frame (see the
+/// module's documentation). At the iteration where the level computes plane `p`, each
+/// position the thread owns reads plane `p + last` of `version` (its neighbours through the
+/// ring, its own column from registers), adds the terms reading plane offset `dz` into the
+/// partial sum of output plane `p + last - dz` (starting it at the lowest offset), and
+/// finishes output `p`, whose terms have all arrived. Partial sums live in registers
+/// `a<level>_<k>_s<slot>`, slotted as the register planes are: the sweep is unrolled by at
+/// least the outputs in flight.
+pub(super) struct Reordered {
+    sums: PlaneSums,
+    /// Neighbours read through the ring per point in the written order that reordering does
+    /// not read.
+    saved_reads: i64,
+}
+
+impl Reordered {
+    /// The lowest and highest plane offsets the terms read.
+    fn span(&self) -> (i64, i64) {
+        let (first, last) = self.sums.span();
+        (i64::from(first), i64::from(last))
+    }
+
+    /// Outputs whose partial sums are in flight at once.
+    fn in_flight(&self) -> i64 {
+        let (first, last) = self.span();
+        last - first + 1
+    }
+
+    /// 32-bit registers its partial sums take per position a thread owns.
+    fn registers(&self) -> i64 {
+        self.in_flight() * self.sums.ty.size_bytes().div_ceil(4) as i64
+    }
+}
+
 /// One value an updated field takes in a pass, with its ring of planes.
 pub(super) struct Version {
     pub(super) field: Id<Field>,
@@ -220,6 +264,9 @@ pub(super) struct Pipeline<'a> {
     /// The threads' register planes, when they fit ([`REGISTER_PLANES_BUDGET`],
     /// [`MOST_OWNED_POSITIONS`]).
     pub(super) registers: Option<Registers>,
+    /// Per level, its reordering in the interior frame, where it has one (only with register
+    /// planes, outside exact mode).
+    reordered: Vec<Option<Reordered>>,
 }
 
 impl<'a> Pipeline<'a> {
@@ -258,6 +305,7 @@ impl<'a> Pipeline<'a> {
             reach: target.clone(),
             loop_threads: tile.threads(),
             registers: None,
+            reordered: Vec::new(),
             tile,
         };
         let mut current: Vec<Option<usize>> = vec![None; program.fields.len()];
@@ -310,8 +358,9 @@ impl<'a> Pipeline<'a> {
             pipeline.finals.push((finals, lag));
         }
         pipeline.size_rings(&readers, &target);
+        pipeline.reordered = pipeline.levels.iter().map(|_| None).collect();
         if !global {
-            pipeline.registers = pipeline.register_planes(&readers);
+            pipeline.keep_registers(&readers);
         }
         if pipeline.registers.is_some() {
             for k in 0..pipeline.versions.len() {
@@ -334,22 +383,90 @@ impl<'a> Pipeline<'a> {
         })
     }
 
+    /// Gives the threads register planes where they fit, with the reordered levels' partial
+    /// sums where those fit too.
+    fn keep_registers(&mut self, readers: &[Reader]) {
+        let candidates: Vec<Option<Reordered>> = (self.levels.iter())
+            .map(|level| self.reorderable(level))
+            .collect();
+        let sums: i64 = candidates.iter().flatten().map(Reordered::registers).sum();
+        if let Some(registers) = self.register_planes(readers, sums) {
+            // A level is reordered where its slots suffice and it saves at least as many
+            // shared loads per point as its partial sums take registers per thread (a 9-point
+            // box saves 4 loads for 6 registers at 2 positions a thread, and is left as
+            // written: the registers cost occupancy).
+            let worth = |r: &Reordered| {
+                r.in_flight() <= registers.planes
+                    && r.saved_reads >= r.registers() * registers.owned
+            };
+            self.reordered = (candidates.into_iter()).map(|r| r.filter(worth)).collect();
+            self.registers = Some(registers);
+        } else {
+            self.registers = self.register_planes(readers, 0);
+        }
+        self.grow_rings();
+    }
+
+    /// Grows each ring whose planes do not divide the register planes' slots to as many
+    /// planes as there are slots, so that every ring slot is a constant in the unrolled sweep.
+    fn grow_rings(&mut self) {
+        let Some(planes) = self.registers.as_ref().map(|r| r.planes) else {
+            return;
+        };
+        for version in &mut self.versions {
+            if planes % version.array.dims[SWEPT] as i64 != 0 {
+                version.array.dims[SWEPT] = planes as usize;
+            }
+        }
+    }
+
+    /// How `level` is reordered, when it can be: outside exact mode, a stage whose output is
+    /// a function of a sum of terms that each read one plane of one staged field, where more
+    /// than one plane's terms read neighbours off the sweep's axis (else reordering reads no
+    /// neighbour fewer times).
+    fn reorderable(&self, level: &Level) -> Option<Reordered> {
+        if self.ctx.plan.exact {
+            return None;
+        }
+        let checked = self.ctx.bound.checked();
+        let sums = plane_sums(checked, level.stage, SWEPT)?;
+        let staged = level.reads[sums.field.index()].is_some();
+        let footprints = checked.stage_footprints(level.stage);
+        let (_, footprint) = footprints.iter().find(|(f, _)| *f == sums.field)?;
+        let neighbours: Vec<&[i32]> = (footprint.offsets.iter())
+            .map(|o| &o[1..])
+            .filter(|o| o.iter().any(|&c| c != 0))
+            .collect();
+        let mut distinct = neighbours.clone();
+        distinct.sort();
+        distinct.dedup();
+        let saved_reads = (neighbours.len() - distinct.len()) as i64;
+        (staged && sums.off_axis_planes() >= 2).then_some(Reordered { sums, saved_reads })
+    }
+
     /// The register planes a block's threads need for `readers`, when they fit in
-    /// [`REGISTER_PLANES_BUDGET`] and [`MOST_OWNED_POSITIONS`].
-    fn register_planes(&self, readers: &[Reader]) -> Option<Registers> {
+    /// [`REGISTER_PLANES_BUDGET`] beside `extra` more registers per owned position, and in
+    /// [`MOST_OWNED_POSITIONS`].
+    fn register_planes(&self, readers: &[Reader], extra: i64) -> Option<Registers> {
         let d = self.ctx.dims();
         let program = self.ctx.bound.program();
         let live = |k: usize| self.live_planes(readers, k);
         // Slots: a multiple of every ring's planes (so that ring slots are constants too)
-        // holding every version's live planes.
+        // holding every version's live planes; or, where that multiple is too many to unroll
+        // (rings of 5 and 2 planes: 10), the most live planes, rings that do not divide them
+        // grown to them (see `grow_rings`).
         let rings = (self.versions.iter()).fold(1, |acc, v| lcm(acc, v.array.dims[SWEPT] as i64));
         let longest = (0..self.versions.len()).map(live).fold(1, i64::max);
-        let planes = div_ceil(longest, rings) * rings;
+        let planes = match div_ceil(longest, rings) * rings {
+            multiple if multiple > MOST_UNROLLED_ITERATIONS => longest,
+            multiple => multiple,
+        };
         let dims: Vec<i64> = (1..d).map(|a| self.reach.len(a)).collect();
         let owned = div_ceil(dims.iter().product::<i64>(), self.loop_threads);
-        let registers: i64 = (self.versions.iter().enumerate())
+        let registers: i64 = ((self.versions.iter().enumerate())
             .map(|(k, v)| live(k) * program.fields[v.field].ty.size_bytes().div_ceil(4) as i64)
             .sum::<i64>()
+            + extra)
             * owned;
         let fits = owned <= MOST_OWNED_POSITIONS
             && planes <= MOST_UNROLLED_ITERATIONS
@@ -394,6 +511,21 @@ impl<'a> Pipeline<'a> {
                         var: format!("v{v}_{k}_s{slot}"),
                         ty: program.fields[version.field].ty,
                         value: None,
+                    });
+                }
+            }
+        }
+        // Partial sums start at zero: the first iterations add into outputs below the
+        // region's, never finished.
+        for (l, reordered) in self.reordered.iter().enumerate() {
+            let Some(reordered) = reordered else { continue };
+            let ty = reordered.sums.ty;
+            for k in 0..registers.owned {
+                for slot in 0..registers.planes {
+                    body.push(Stmt::Declare {
+                        var: partial_sum(l, k, slot, registers),
+                        ty,
+                        value: Some(Expr::Literal(tessera_ir::Constant::Float(0.0), ty)),
                     });
                 }
             }
@@ -633,9 +765,10 @@ impl<'a> Pipeline<'a> {
         let body = if unroll == 1 {
             self.iteration(frame, 0)
         } else {
-            (0..unroll)
-                .map(|j| Stmt::Block(self.iteration(frame, j)))
-                .collect()
+            let mut iterations: Vec<Vec<Stmt>> =
+                (0..unroll).map(|j| self.iteration(frame, j)).collect();
+            leave_out_idle_barriers(&mut iterations);
+            iterations.into_iter().map(Stmt::Block).collect()
         };
         vec![Stmt::For {
             var: "it".into(),
@@ -653,12 +786,16 @@ impl<'a> Pipeline<'a> {
         let mut iteration = self.writes(j);
         iteration.extend(self.inputs.iter().map(|&v| self.load(v, frame, j)));
         let mut unsynced: Vec<usize> = self.inputs.clone();
-        for level in &self.levels {
-            if !self.global && self.reads_unsynced(level, frame, &unsynced) {
+        for (l, level) in self.levels.iter().enumerate() {
+            let reordered = self.reordered_in(l, frame);
+            if !self.global && self.reads_unsynced(level, frame, reordered, &unsynced) {
                 iteration.push(Stmt::Barrier);
                 unsynced.clear();
             }
-            iteration.push(self.level_plane(level, frame, j));
+            iteration.push(match reordered {
+                Some(reordered) => self.reordered_plane(l, reordered, j),
+                None => self.level_plane(level, frame, j),
+            });
             unsynced.extend(level.writes.iter().map(|&(_, version)| version));
         }
         if !self.global {
@@ -667,12 +804,26 @@ impl<'a> Pipeline<'a> {
         iteration
     }
 
-    /// Whether `level`, in `frame`, reads from a shared ring a plane written since the last
-    /// barrier (to a version of `unsynced`). Without register planes that is any read of such
-    /// a version. With them a thread reads its own positions' values from registers, and only
-    /// a read at an in-plane neighbour of the plane written in this iteration needs one (in
-    /// the edge frame, of any plane a clamped or mirrored border may pick).
-    fn reads_unsynced(&self, level: &Level, frame: Frame, unsynced: &[usize]) -> bool {
+    /// Level `l`'s reordering, when it is reordered in `frame`.
+    fn reordered_in(&self, l: usize, frame: Frame) -> Option<&Reordered> {
+        self.reordered[l]
+            .as_ref()
+            .filter(|_| frame == Frame::Interior)
+    }
+
+    /// Whether `level`, in `frame` (`reordered` there or not), reads from a shared ring a
+    /// plane written since the last barrier (to a version of `unsynced`). Without register
+    /// planes that is any read of such a version. With them a thread reads its own positions'
+    /// values from registers, and only a read at an in-plane neighbour of the plane written
+    /// in this iteration needs one (in the edge frame, of any plane a clamped or mirrored
+    /// border may pick); a reordered level reads every neighbour on its last plane.
+    fn reads_unsynced(
+        &self,
+        level: &Level,
+        frame: Frame,
+        reordered: Option<&Reordered>,
+        unsynced: &[usize],
+    ) -> bool {
         if self.registers.is_none() {
             return level.uses.iter().any(|v| unsynced.contains(v));
         }
@@ -685,7 +836,7 @@ impl<'a> Pipeline<'a> {
             let fresh = level.lag - self.versions[version].lag;
             let picked = frame == Frame::Edge && picks_plane(program, level.stage, *field);
             (fp.offsets.iter()).any(|o| {
-                let along = i64::from(o[SWEPT]);
+                let along = reordered.map_or(i64::from(o[SWEPT]), |r| r.span().1);
                 o[1..].iter().any(|&c| c != 0) && (along == fresh || (picked && along != 0))
             })
         })
@@ -791,23 +942,12 @@ impl<'a> Pipeline<'a> {
                     pipeline: self,
                     level,
                     owner,
+                    lag: level.lag,
                 };
                 self.frame(frame)
                     .point(&io, &position, &level.region, &staging)
             });
-        let mut active = self.plane_in(level.region.lo[SWEPT], level.region.hi[SWEPT]);
-        if level.step > 0 {
-            active = active.op(KernelOp::And, runs_step(level.step));
-        }
-        let mut body = vec![
-            Stmt::Comment(format!(
-                "stage `{}` of step {}",
-                ctx.bound.program().stages[level.stage].name,
-                level.step
-            )),
-            self.plane(level.lag, j),
-        ];
-        body.extend(step_counter(ctx, level.step));
+        let (mut body, active) = self.level_opening(level, level.region.lo[SWEPT], "", j);
         if self.registers.is_some() {
             body.push(Stmt::when(active, points));
         } else {
@@ -815,6 +955,127 @@ impl<'a> Pipeline<'a> {
             body.extend(points);
         }
         Stmt::Block(body)
+    }
+
+    /// Level `l`'s plane of this iteration with its sum reordered (see [`Reordered`]; the
+    /// interior frame, with register planes), when the pass has its step and the plane feeds
+    /// an output of its region.
+    fn reordered_plane(&self, l: usize, reordered: &Reordered, j: i64) -> Stmt {
+        let ctx = self.ctx;
+        let level = &self.levels[l];
+        let registers = (self.registers.as_ref()).expect("reordered levels keep register planes");
+        let (first, last) = reordered.span();
+        let io = StageIo::new(ctx, level.stage);
+        let region = &level.region;
+        let frame = self.frame(Frame::Interior);
+        let points = self.owned_points(registers, region, |k, position| {
+            let arriving: Vec<Expr> = std::iter::once(ctx.offset(Expr::var("p"), last))
+                .chain(position[1..].iter().cloned())
+                .collect();
+            let reads = Rings {
+                pipeline: self,
+                level,
+                owner: Some((k, j)),
+                lag: level.lag - last,
+            };
+            let (mut body, env) = self.arriving_plane(&frame, &io, &arriving, &reads);
+            let output = |offset: i64| partial_sum(l, k, j - level.lag + offset, registers);
+            body.extend(reordered.sums.planes.iter().map(|plane| {
+                let dz = i64::from(plane.offset);
+                Stmt::PartialSum(PartialSum {
+                    stage: level.stage,
+                    env: env.clone(),
+                    terms: plane.terms.clone(),
+                    var: output(last - dz),
+                    accumulate: dz != first,
+                })
+            }));
+            let finished = Rings {
+                pipeline: self,
+                level,
+                owner: Some((k, j)),
+                lag: level.lag,
+            };
+            let sum = (reordered.sums.sum, Expr::var(output(0)));
+            let point = frame.finished_point(&io, &position, region, &finished, sum);
+            let lowest = ctx.lit(region.lo[SWEPT]).op(KernelOp::Le, Expr::var("p"));
+            body.push(Stmt::when(lowest, point));
+            body
+        });
+        let lo = region.lo[SWEPT] - (last - first);
+        let note = ", its sum reordered plane by plane";
+        let (mut body, active) = self.level_opening(level, lo, note, j);
+        body.push(Stmt::when(active, points));
+        Stmt::Block(body)
+    }
+
+    /// The opening of `level`'s plane in iteration `it + j` (a comment, with `note`; `p`; the
+    /// step counter), and when it runs: plane `p` from `lo` to its region's end, in a pass
+    /// that has its step.
+    fn level_opening(&self, level: &Level, lo: i64, note: &str, j: i64) -> (Vec<Stmt>, Expr) {
+        let ctx = self.ctx;
+        let mut active = self.plane_in(lo, level.region.hi[SWEPT]);
+        if level.step > 0 {
+            active = active.op(KernelOp::And, runs_step(level.step));
+        }
+        let stage = &ctx.bound.program().stages[level.stage].name;
+        let mut opening = vec![
+            Stmt::Comment(format!("stage `{stage}` of step {}{note}", level.step)),
+            self.plane(level.lag, j),
+        ];
+        opening.extend(step_counter(ctx, level.step));
+        (opening, active)
+    }
+
+    /// The values a reordered level reads on its arriving plane (block position `arriving`,
+    /// through `reads`): one variable per in-plane offset, `z<n>`, bound to every read of the
+    /// stage at that offset whatever its plane; and the leaves that bind them.
+    fn arriving_plane(
+        &self,
+        frame: &BlockFrame,
+        io: &StageIo,
+        arriving: &[Expr],
+        reads: &Rings,
+    ) -> (Vec<Stmt>, ProgramEnv) {
+        let program = self.ctx.bound.program();
+        let coords = frame.grid_coords(arriving);
+        let mut declarations = Vec::new();
+        let mut loaded: Vec<(Id<Field>, Vec<i32>, String)> = Vec::new();
+        let mut bindings = Vec::new();
+        for (field, fp) in &io.reads {
+            for offset in &fp.offsets {
+                let mut in_plane = offset.clone();
+                in_plane[SWEPT] = 0;
+                let found = (loaded.iter()).find(|(f, o, _)| f == field && *o == in_plane);
+                let var = match found {
+                    Some((_, _, var)) => var.clone(),
+                    None => {
+                        let var = format!("z{}", loaded.len());
+                        let value =
+                            frame.read(io.stage, *field, &in_plane, arriving, &coords, reads);
+                        declarations.push(Stmt::Declare {
+                            var: var.clone(),
+                            ty: program.fields[*field].ty,
+                            value: Some(value),
+                        });
+                        loaded.push((*field, in_plane, var.clone()));
+                        var
+                    }
+                };
+                bindings.push(ReadBinding {
+                    field: *field,
+                    offset: offset.clone(),
+                    value: Expr::var(var),
+                });
+            }
+        }
+        let env = ProgramEnv {
+            reads: bindings,
+            coords,
+            step: Expr::var("t_s"),
+            computed: Vec::new(),
+        };
+        (declarations, env)
     }
 
     /// For each depth a pass may have, the tile's plane of every updated field written to
@@ -854,6 +1115,34 @@ impl<'a> Pipeline<'a> {
     }
 }
 
+/// Leaves out the barrier ending an unrolled iteration where it separates nothing: where
+/// both it and the next iteration have barriers of their own, and what the iteration does
+/// after its last own barrier shares no ring slot with what the next does before its first
+/// (rings grown past their readers' planes, see `grow_rings`, often make it so). The last
+/// iteration keeps its barrier: the next one is the loop's next trip, which starts over.
+fn leave_out_idle_barriers(iterations: &mut [Vec<Stmt>]) {
+    let barriers = |body: &[Stmt]| -> Vec<usize> {
+        (body.iter().enumerate())
+            .filter(|(_, s)| matches!(s, Stmt::Barrier))
+            .map(|(k, _)| k)
+            .collect()
+    };
+    for j in 0..iterations.len().saturating_sub(1) {
+        let (own, next) = (barriers(&iterations[j]), barriers(&iterations[j + 1]));
+        let [.., last_own, ending] = own[..] else {
+            continue;
+        };
+        let [first_next, _, ..] = next[..] else {
+            continue;
+        };
+        let after = accesses(&iterations[j][last_own + 1..ending]);
+        let before = accesses(&iterations[j + 1][..first_next]);
+        if !conflict(&after, &before) {
+            iterations[j].remove(ending);
+        }
+    }
+}
+
 /// Whether `stage` reads `field` through a clamped or mirrored border, whose reads across the
 /// grid's edge land on a plane picked at run time (in the edge frame).
 fn picks_plane(program: &Program, stage: Id<Stage>, field: Id<Field>) -> bool {
@@ -863,18 +1152,27 @@ fn picks_plane(program: &Program, stage: Id<Stage>, field: Id<Field>) -> bool {
     )
 }
 
+/// The register of level `l`'s partial sum in slot `slot` (taken modulo the slots) at the
+/// position numbered `k` a thread owns (see [`Reordered`]).
+fn partial_sum(l: usize, k: i64, slot: i64, registers: &Registers) -> String {
+    format!("a{l}_{k}_s{}", slot.rem_euclid(registers.planes))
+}
+
 /// A level's staging: the versions it reads in their rings, its outputs into new versions;
-/// with register planes, at the position `owner` names (see [`Pipeline::place_at`]).
+/// with register planes, at the position `owner` names (see [`Pipeline::place_at`]), read as
+/// by a level of lag `lag` (the level's own, or less for a reordered level reading a later
+/// plane).
 struct Rings<'p> {
     pipeline: &'p Pipeline<'p>,
     level: &'p Level,
     owner: Option<(i64, i64)>,
+    lag: i64,
 }
 
 impl Staging for Rings<'_> {
     fn current(&self, field: Id<Field>) -> Option<Place<'_>> {
         let version = self.level.reads[field.index()]?;
-        Some(self.pipeline.place_at(version, self.owner, self.level.lag))
+        Some(self.pipeline.place_at(version, self.owner, self.lag))
     }
 
     fn next(&self, field: Id<Field>, _in_place: bool) -> (Place<'_>, bool) {
