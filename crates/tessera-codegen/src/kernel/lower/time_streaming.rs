@@ -1183,3 +1183,65 @@ impl Staging for Rings<'_> {
         (place, false)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `r[slot] = 0;`
+    fn store(slot: i64) -> Stmt {
+        Stmt::SharedStore {
+            array: "r".into(),
+            index: vec![Expr::int(slot, ScalarType::I32), Expr::var("x")],
+            value: Expr::int(0, ScalarType::I32),
+        }
+    }
+
+    /// `int v = r[slot];`
+    fn load(slot: i64) -> Stmt {
+        Stmt::Declare {
+            var: "v".into(),
+            ty: ScalarType::I32,
+            value: Some(Expr::SharedLoad {
+                array: "r".into(),
+                index: vec![Expr::int(slot, ScalarType::I32), Expr::var("x")],
+            }),
+        }
+    }
+
+    /// An iteration that stores `head` before its own barrier and loads `tail` after it.
+    fn iteration(head: i64, tail: i64) -> Vec<Stmt> {
+        vec![store(head), Stmt::Barrier, load(tail), Stmt::Barrier]
+    }
+
+    fn barriers(iterations: &[Vec<Stmt>]) -> Vec<usize> {
+        (iterations.iter())
+            .map(|body| body.iter().filter(|s| matches!(s, Stmt::Barrier)).count())
+            .collect()
+    }
+
+    #[test]
+    fn an_iteration_ending_barrier_stays_only_where_the_next_head_touches_the_tail() {
+        // Each next iteration stores the slot this one reads after its own barrier: kept.
+        let mut overlapping = vec![iteration(0, 1), iteration(1, 2), iteration(2, 0)];
+        leave_out_idle_barriers(&mut overlapping);
+        assert_eq!(barriers(&overlapping), [2, 2, 2]);
+        // Distinct slots: left out, but at the loop's last iteration.
+        let mut distinct = vec![iteration(0, 2), iteration(1, 0), iteration(2, 1)];
+        leave_out_idle_barriers(&mut distinct);
+        assert_eq!(barriers(&distinct), [1, 1, 2]);
+        // A slot that is not a literal may be any: kept.
+        let mut dynamic = vec![iteration(0, 2), iteration(1, 0)];
+        dynamic[1][0] = Stmt::SharedStore {
+            array: "r".into(),
+            index: vec![Expr::var("s"), Expr::var("x")],
+            value: Expr::int(0, ScalarType::I32),
+        };
+        leave_out_idle_barriers(&mut dynamic);
+        assert_eq!(barriers(&dynamic), [2, 2]);
+        // An iteration without a barrier of its own keeps its ending one.
+        let mut bare = vec![vec![store(0), Stmt::Barrier], iteration(1, 2)];
+        leave_out_idle_barriers(&mut bare);
+        assert_eq!(barriers(&bare), [1, 2]);
+    }
+}
