@@ -69,6 +69,11 @@ PLANS = [
     (f"streaming T={t}", ["--strategy", "streaming", "--time-tile", str(t)], {})
     for t in (2, 3, 4)
 ] + [
+    # 3D tiles small enough for register planes (2 positions per thread), where box sums
+    # are reordered plane by plane.
+    ("streaming T=2 8x16 E=1", ["--strategy", "streaming", "--time-tile", "2", "--tile", "8x16"],
+     {"elements_per_thread": 1}),
+] + [
     (f"wavefront T={t}", ["--strategy", "wavefront", "--time-tile", str(t)], {})
     for t in (2, 4, 8)
 ] + [("default", [], {})]

@@ -195,6 +195,9 @@ tune() {
     part "bench fused" 70 260 "${bench[@]}" --types f32 --plans "streaming T=2" "streaming T=4" \
         "overlapped T=4" --json "$WORK/gpu-fused.json" --out "$WORK/gpu-fused.md" \
         > "$WORK/bench-fused.log" 2>&1
+    part "bench register planes" 30 230 "${bench[@]}" --types f32 f64 --programs j3d7pt \
+        j3d27pt --plans "streaming T=2 8x16 E=1" --json "$WORK/gpu-register-planes.json" \
+        --out "$WORK/gpu-register-planes.md" > "$WORK/bench-register-planes.log" 2>&1
     part "bench streaming" 90 160 "${bench[@]}" --types f32 f64 --programs j2d5pt j3d7pt j3d27pt \
         gaussian2d --plans "streaming E=2" "streaming E=4" "streaming chunk=32" \
         "streaming chunk=64" --json "$WORK/gpu-streaming.json" --out "$WORK/gpu-streaming.md" \
