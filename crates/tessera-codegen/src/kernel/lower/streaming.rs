@@ -13,8 +13,9 @@
 //! read-only cache. A thread's elements are consecutive rows of the block's y axis, so a read
 //! of the row above or below an element is another element's queue (but at the first and
 //! last), and only the first and last elements keep queues of columns rows off: j3d7pt at 4
-//! elements loads 3.5 values per point instead of 5, j3d27pt 4.5 instead of 9. Values are
-//! only moved, never recombined: exact mode stays bitwise.
+//! elements loads 3.5 values per point instead of 5, j3d27pt 4.5 instead of 9. Long queues
+//! rotate by name in a sweep unrolled by their lengths ([`Sweep::unroll`]) rather than by
+//! moves. Values are only moved, never recombined: exact mode stays bitwise.
 
 use tessera_analysis::{Domain, Footprint};
 use tessera_ir::{Border, Field, Id, Stage, UnaryOp};
@@ -23,7 +24,7 @@ use tessera_plan::gpu::PlaneReads;
 use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, kernel_name};
 use super::naive::blocks;
-use super::tile::Tile;
+use super::tile::{Tile, lcm};
 
 /// Points a block's rows start at a multiple of, along the fastest axis (128 bytes of `f32`).
 const ROW_ALIGNMENT: i64 = 32;
@@ -45,6 +46,13 @@ struct Column {
     hi: i64,
 }
 
+impl Column {
+    /// The planes its queue holds.
+    fn length(&self) -> i64 {
+        self.hi - self.lo + 1
+    }
+}
+
 /// A field streamed through registers.
 struct Streamed {
     field: Id<Field>,
@@ -59,17 +67,31 @@ struct Streamed {
     shared: Option<String>,
 }
 
+/// The most iterations the sweep is unrolled by so that its register queues rotate by name
+/// (see [`Sweep::unroll`]); queues whose lengths need more rotate by moves.
+const MOST_UNROLLED_ITERATIONS: i64 = 6;
+
+/// The fewest register moves per iteration for which the sweep is unrolled (see
+/// [`Sweep::unroll`]). nvcc unrolls short sweeps itself and renames their queues (j3d7pt's and
+/// j2d5pt's 2 moves, j2d9pt-box's 6: unrolled by us they issued 1-4 instructions more per
+/// point, sm_90); j3d27pt's 18 and gaussian2d's 20 it leaves moving, or does not unroll at all
+/// (94 instructions per point, 65 unrolled by us; gaussian2d 60 and 49).
+const FEWEST_MOVES_TO_UNROLL: i64 = 12;
+
 /// The streaming kernel of `stage` and its grid, or why the stage cannot be streamed.
 pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64; 3]), String> {
     let sweep = Sweep::new(ctx, stage, io)?;
     let shared = sweep.shared_arrays();
-    let mut step = sweep.advance_queues();
-    if !shared.is_empty() {
-        step.push(Stmt::Barrier);
-        step.extend(sweep.stage_current_planes());
-        step.push(Stmt::Barrier);
-    }
-    step.extend(sweep.points());
+    let step = |u: i64| {
+        let mut step = sweep.advance_queues(u);
+        if !shared.is_empty() {
+            step.push(Stmt::Barrier);
+            step.extend(sweep.stage_current_planes(u));
+            step.push(Stmt::Barrier);
+        }
+        step.extend(sweep.points(u));
+        step
+    };
     let mut body = sweep.prologue(!shared.is_empty());
     body.extend(sweep.loops(step));
     let kernel = Kernel {
@@ -112,6 +134,14 @@ struct Sweep<'a> {
     tile: Tile,
     /// The fields streamed through registers.
     streamed: Vec<Streamed>,
+    /// Iterations the sweep is unrolled by: a multiple of every queue's length, so that a
+    /// queue's planes stay in their registers and each iteration's names say which plane
+    /// each holds (register `s<slot>` holds plane `z + k` in unrolled iteration `u` where
+    /// `slot = (u + k) mod length`); 1 where that takes more than
+    /// [`MOST_UNROLLED_ITERATIONS`], where the queues move fewer than
+    /// [`FEWEST_MOVES_TO_UNROLL`] registers, or where a plane is staged in shared memory, and
+    /// the queues move down a register each iteration.
+    unroll: i64,
 }
 
 impl<'a> Sweep<'a> {
@@ -137,12 +167,25 @@ impl<'a> Sweep<'a> {
             plane,
             tile,
             streamed: Vec::new(),
+            unroll: 1,
         };
         sweep.streamed = (io.reads.iter())
             .filter_map(|(field, fp)| sweep.streamed(*field, fp))
             .collect();
         if sweep.diagonal_queue_registers() > DIAGONAL_QUEUE_REGISTERS {
             sweep.streamed.retain(|f| f.columns.len() == 1);
+        }
+        let lengths = (sweep.streamed.iter()).flat_map(|f| f.columns.iter().map(Column::length));
+        let unroll = lengths.fold(1, lcm);
+        // A staged plane's barriers would sit in the unrolled iterations' guards: PoCL 3.1
+        // corrupted its heap running such kernels (a radius-2 star, chunks of 5 or more), so
+        // sweeps that stage a plane keep moving their queues.
+        let staged = sweep.streamed.iter().any(|f| f.shared.is_some());
+        if !staged
+            && unroll <= MOST_UNROLLED_ITERATIONS
+            && sweep.queue_moves() >= FEWEST_MOVES_TO_UNROLL
+        {
+            sweep.unroll = unroll;
         }
         sweep.rows = sweep.aligned_rows();
         Ok(sweep)
@@ -291,10 +334,29 @@ impl<'a> Sweep<'a> {
             .collect()
     }
 
-    /// `q<field>_<e>_<m1|p0|p1..>` (`q<field>c<column>_..` past the own column): the
-    /// register of `f`'s plane `k` in column `column` for element `e`.
-    fn queue(f: &Streamed, column: usize, e: u32, k: i64) -> String {
-        let k = if k < 0 {
+    /// The registers the queues move down per iteration where the sweep is not unrolled.
+    fn queue_moves(&self) -> i64 {
+        let program = self.ctx.bound.program();
+        (self.streamed.iter())
+            .flat_map(|f| {
+                let words = program.fields[f.field].ty.size_bytes().div_ceil(4) as i64;
+                (f.columns.iter().enumerate()).map(move |(column, c)| {
+                    let queues = (0..self.tile.elements)
+                        .filter(|&e| self.queue_needed(f, column, e))
+                        .count() as i64;
+                    queues * (c.length() - 1) * words
+                })
+            })
+            .sum()
+    }
+
+    /// `q<field>_<e>_<m1|p0|p1..>` (`q<field>c<column>_..` past the own column), or with an
+    /// unrolled sweep `q<field>_<e>_s<slot>`: the register of `f`'s plane `k` in column
+    /// `column` for element `e`, in unrolled iteration `u` (see [`Sweep::unroll`]).
+    fn queue(&self, f: &Streamed, column: usize, e: u32, k: i64, u: i64) -> String {
+        let k = if self.unroll > 1 {
+            format!("s{}", (u + k).rem_euclid(f.columns[column].length()))
+        } else if k < 0 {
             format!("m{}", -k)
         } else {
             format!("p{k}")
@@ -457,36 +519,40 @@ impl<'a> Sweep<'a> {
     }
 
     /// The register queues filled before the sweep: every plane but the highest, read at
-    /// the chunk's first position. They are declared empty and filled by assignments, as in
-    /// the sweep, so that every read of a queue is a register (what the traffic model counts).
+    /// the chunk's first position (moved down into place by the first iteration, where the
+    /// queues move). They are declared empty and filled by assignments, as in the sweep, so
+    /// that every read of a queue is a register (what the traffic model counts).
     fn queue_declarations(&self) -> Vec<Stmt> {
         let program = self.ctx.bound.program();
+        // Where queues move, the first iteration moves each plane down one register first.
+        let moved = i64::from(self.unroll == 1);
         let mut body = Vec::new();
         for f in &self.streamed {
             for (column, c) in f.columns.iter().enumerate() {
                 for e in (0..self.tile.elements).filter(|&e| self.queue_needed(f, column, e)) {
-                    for k in c.lo..=c.hi {
-                        body.push(Stmt::Declare {
-                            var: Self::queue(f, column, e, k),
-                            ty: program.fields[f.field].ty,
-                            value: None,
-                        });
-                        if k > c.lo {
-                            let position = self.ctx.offset(Expr::var("s_begin"), k - 1);
-                            body.push(Stmt::Assign {
-                                var: Self::queue(f, column, e, k),
-                                value: self.load_plane(f, column, e, position),
-                            });
-                        }
-                    }
+                    body.extend((c.lo..=c.hi).map(|k| Stmt::Declare {
+                        var: self.queue(f, column, e, k, 0),
+                        ty: program.fields[f.field].ty,
+                        value: None,
+                    }));
+                    body.extend((c.lo..c.hi).map(|k| Stmt::Assign {
+                        var: self.queue(f, column, e, k + moved, 0),
+                        value: self.load_plane(
+                            f,
+                            column,
+                            e,
+                            self.ctx.offset(Expr::var("s_begin"), k),
+                        ),
+                    }));
                 }
             }
         }
         body
     }
 
-    /// Each queue moved down one plane, its highest plane loaded from memory.
-    fn advance_queues(&self) -> Vec<Stmt> {
+    /// In unrolled iteration `u`: each queue moved down one plane (where the sweep is not
+    /// unrolled), its highest plane loaded from memory.
+    fn advance_queues(&self, u: i64) -> Vec<Stmt> {
         let program = self.ctx.bound.program();
         let z = self.names[self.s];
         let mut step = Vec::new();
@@ -497,15 +563,15 @@ impl<'a> Sweep<'a> {
             )));
             for (column, c) in f.columns.iter().enumerate() {
                 for e in (0..self.tile.elements).filter(|&e| self.queue_needed(f, column, e)) {
-                    for k in c.lo..c.hi {
-                        step.push(Stmt::Assign {
-                            var: Self::queue(f, column, e, k),
-                            value: Expr::var(Self::queue(f, column, e, k + 1)),
-                        });
+                    if self.unroll == 1 {
+                        step.extend((c.lo..c.hi).map(|k| Stmt::Assign {
+                            var: self.queue(f, column, e, k, u),
+                            value: Expr::var(self.queue(f, column, e, k + 1, u)),
+                        }));
                     }
                     let position = self.ctx.offset(Expr::var(z), c.hi);
                     step.push(Stmt::Assign {
-                        var: Self::queue(f, column, e, c.hi),
+                        var: self.queue(f, column, e, c.hi, u),
                         value: self.load_plane(f, column, e, position),
                     });
                 }
@@ -514,8 +580,8 @@ impl<'a> Sweep<'a> {
         step
     }
 
-    /// The current planes staged in shared memory, field by field.
-    fn stage_current_planes(&self) -> Vec<Stmt> {
+    /// The current planes staged in shared memory, field by field, in unrolled iteration `u`.
+    fn stage_current_planes(&self, u: i64) -> Vec<Stmt> {
         let program = self.ctx.bound.program();
         let mut step = Vec::new();
         for f in &self.streamed {
@@ -524,14 +590,15 @@ impl<'a> Sweep<'a> {
                 "current plane of `{}`: own points from registers, halo from memory",
                 program.fields[f.field].name
             )));
-            step.extend(self.own_points(f, name));
+            step.extend(self.own_points(f, name, u));
             step.push(self.halo(f, name));
         }
         step
     }
 
-    /// Each element's point of `f`'s current plane, stored from its queue into `array`.
-    fn own_points(&self, f: &Streamed, array: &str) -> Vec<Stmt> {
+    /// Each element's point of `f`'s current plane, stored from its queue into `array`, in
+    /// unrolled iteration `u`.
+    fn own_points(&self, f: &Streamed, array: &str, u: i64) -> Vec<Stmt> {
         (0..self.tile.elements)
             .map(|e| {
                 let index = (self.plane.iter().enumerate())
@@ -540,7 +607,7 @@ impl<'a> Sweep<'a> {
                 Stmt::SharedStore {
                     array: array.to_string(),
                     index,
-                    value: Expr::var(Self::queue(f, 0, e, 0)),
+                    value: Expr::var(self.queue(f, 0, e, 0, u)),
                 }
             })
             .collect()
@@ -586,8 +653,9 @@ impl<'a> Sweep<'a> {
             })
     }
 
-    /// Every element's point of the current plane computed (where inside the domain).
-    fn points(&self) -> Vec<Stmt> {
+    /// Every element's point of the current plane computed (where inside the domain), in
+    /// unrolled iteration `u`.
+    fn points(&self, u: i64) -> Vec<Stmt> {
         let ctx = self.ctx;
         let d = ctx.dims();
         let hi = self.tile.overhang(&self.rows, self.plane.iter().copied());
@@ -600,22 +668,23 @@ impl<'a> Sweep<'a> {
             .map(|e| {
                 let coords = self.coords(e, Expr::var(self.names[self.s]));
                 let compute = ctx.point(self.io, &coords, &mut |field, offset| {
-                    self.read(e, &coords, field, offset)
+                    self.read(e, &coords, field, offset, u)
                 });
                 Stmt::guarded(ctx.within(&coords, &lo, &hi), compute)
             })
             .collect()
     }
 
-    /// The read of `field` at `offset` from element `e`'s point at `coords`: from the register
-    /// queue of its column when streamed, else from the shared current plane (from memory under
-    /// `plane=cache`) in the plane; from memory when not streamed.
-    fn read(&self, e: u32, coords: &[Expr], field: Id<Field>, offset: &[i32]) -> Expr {
+    /// The read of `field` at `offset` from element `e`'s point at `coords` in unrolled
+    /// iteration `u`: from the register queue of its column when streamed, else from the
+    /// shared current plane (from memory under `plane=cache`) in the plane; from memory when
+    /// not streamed.
+    fn read(&self, e: u32, coords: &[Expr], field: Id<Field>, offset: &[i32], u: i64) -> Expr {
         let ctx = self.ctx;
         let Some(f) = self.streamed.iter().find(|f| f.field == field) else {
             return self.io.load_offset(ctx, field, coords, offset);
         };
-        if let Some(value) = self.other_element(f, e, offset) {
+        if let Some(value) = self.other_element(f, e, offset, u) {
             return value;
         }
         let in_plane_part: Vec<i64> = self.plane.iter().map(|&a| i64::from(offset[a])).collect();
@@ -623,7 +692,7 @@ impl<'a> Sweep<'a> {
         let column = (f.columns.iter())
             .position(|c| c.offset == in_plane_part && (c.lo..=c.hi).contains(&plane));
         if let Some(column) = column {
-            return Expr::var(Self::queue(f, column, e, plane));
+            return Expr::var(self.queue(f, column, e, plane, u));
         }
         let in_plane = self.plane.iter().any(|&a| offset[a] != 0);
         match (&f.shared, in_plane) {
@@ -649,7 +718,7 @@ impl<'a> Sweep<'a> {
     /// the same thread (its elements are consecutive rows of the block's y axis): that
     /// element's register queue, where it has the column and plane. Rows read above and below
     /// then come from registers but at the thread's first and last elements.
-    fn other_element(&self, f: &Streamed, e: u32, offset: &[i32]) -> Option<Expr> {
+    fn other_element(&self, f: &Streamed, e: u32, offset: &[i32], u: i64) -> Option<Expr> {
         let y = (self.plane.iter()).position(|&a| self.tile.block_axis(a) == 1)?;
         let other = i64::from(e) + i64::from(offset[self.plane[y]]);
         if other == i64::from(e) || !(0..i64::from(self.tile.elements)).contains(&other) {
@@ -661,21 +730,47 @@ impl<'a> Sweep<'a> {
         let plane = i64::from(offset[self.s]);
         let column = (f.columns.iter())
             .position(|c| c.offset == column_offset && (c.lo..=c.hi).contains(&plane))?;
-        Some(Expr::var(Self::queue(f, column, other as u32, plane)))
+        Some(Expr::var(self.queue(f, column, other as u32, plane, u)))
     }
 
-    /// `step` in the sweep along the block's chunk of the streaming axis (after the queues
-    /// are filled), inside the serial loops over the slower axes.
-    fn loops(&self, step: Vec<Stmt>) -> Vec<Stmt> {
+    /// The sweep along the block's chunk of the streaming axis (after the queues are
+    /// filled), inside the serial loops over the slower axes: `step(u)` for each position,
+    /// `u` its iteration within the unrolled loop's (see [`Sweep::unroll`]), each past the
+    /// first only while the chunk lasts.
+    fn loops(&self, step: impl Fn(i64) -> Vec<Stmt>) -> Vec<Stmt> {
         let ctx = self.ctx;
+        let z = self.names[self.s];
         let mut sweep = self.queue_declarations();
+        let body = if self.unroll == 1 {
+            step(0)
+        } else {
+            (0..self.unroll)
+                .map(|u| {
+                    let at = ctx.offset(Expr::var("s_at"), u);
+                    let mut body = vec![Stmt::Declare {
+                        var: z.to_string(),
+                        ty: ctx.ity,
+                        value: Some(at.clone()),
+                    }];
+                    body.extend(step(u));
+                    match u {
+                        0 => Stmt::Block(body),
+                        _ => Stmt::UniformIf {
+                            cond: at.op(KernelOp::Lt, Expr::var("s_end")),
+                            then: body,
+                            otherwise: Vec::new(),
+                        },
+                    }
+                })
+                .collect()
+        };
         sweep.push(Stmt::For {
-            var: self.names[self.s].to_string(),
+            var: if self.unroll == 1 { z } else { "s_at" }.to_string(),
             ty: ctx.ity,
             start: Expr::var("s_begin"),
             end: Expr::var("s_end"),
-            step: ctx.lit(1),
-            body: step,
+            step: ctx.lit(self.unroll),
+            body,
         });
         ctx.serial_loops(&self.domain, &self.names, 0..self.s, sweep)
     }
