@@ -74,12 +74,17 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         name: format!("ts_{}_streaming_time", ident(&ctx.bound.program().name)),
         strategy: "streaming-time",
         doc: format!(
-            "up to {} steps of every stage in flight along {}, {} tiles, planes in shared rings{}",
+            "up to {} steps of every stage in flight along {}, {} tiles, planes in shared rings{}{}",
             pipeline.depth,
             pipeline.names[SWEPT],
             extent.join("x"),
             if pipeline.registers.is_some() {
                 " and each thread's own columns in registers"
+            } else {
+                ""
+            },
+            if pipeline.reordered.iter().any(Option::is_some) {
+                ", box sums reordered plane by plane in interior blocks"
             } else {
                 ""
             }
