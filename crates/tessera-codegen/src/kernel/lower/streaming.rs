@@ -75,7 +75,7 @@ const MOST_UNROLLED_ITERATIONS: i64 = 6;
 /// [`Sweep::unroll`]). nvcc unrolls short sweeps itself and renames their queues (j3d7pt's and
 /// j2d5pt's 2 moves, j2d9pt-box's 6: unrolled by us they issued 1-4 instructions more per
 /// point, sm_90); j3d27pt's 18 and gaussian2d's 20 it leaves moving, or does not unroll at all
-/// (94 instructions per point, 65 unrolled by us; gaussian2d 60 and 49).
+/// (94 instructions per point, 62 unrolled by us; gaussian2d 60 and 45).
 const FEWEST_MOVES_TO_UNROLL: i64 = 12;
 
 /// The streaming kernel of `stage` and its grid, or why the stage cannot be streamed.
@@ -735,43 +735,66 @@ impl<'a> Sweep<'a> {
 
     /// The sweep along the block's chunk of the streaming axis (after the queues are
     /// filled), inside the serial loops over the slower axes: `step(u)` for each position,
-    /// `u` its iteration within the unrolled loop's (see [`Sweep::unroll`]), each past the
-    /// first only while the chunk lasts.
+    /// `u` its iteration within the unrolled loop's (see [`Sweep::unroll`]). An unrolled sweep
+    /// runs whole groups of iterations in its loop, then the chunk's last positions (fewer
+    /// than a group), each while the chunk lasts.
     fn loops(&self, step: impl Fn(i64) -> Vec<Stmt>) -> Vec<Stmt> {
         let ctx = self.ctx;
         let z = self.names[self.s];
         let mut sweep = self.queue_declarations();
-        let body = if self.unroll == 1 {
-            step(0)
-        } else {
-            (0..self.unroll)
-                .map(|u| {
-                    let at = ctx.offset(Expr::var("s_at"), u);
-                    let mut body = vec![Stmt::Declare {
-                        var: z.to_string(),
-                        ty: ctx.ity,
-                        value: Some(at.clone()),
-                    }];
-                    body.extend(step(u));
-                    match u {
-                        0 => Stmt::Block(body),
-                        _ => Stmt::UniformIf {
-                            cond: at.op(KernelOp::Lt, Expr::var("s_end")),
-                            then: body,
-                            otherwise: Vec::new(),
-                        },
-                    }
-                })
-                .collect()
+        if self.unroll == 1 {
+            sweep.push(Stmt::For {
+                var: z.to_string(),
+                ty: ctx.ity,
+                start: Expr::var("s_begin"),
+                end: Expr::var("s_end"),
+                step: ctx.lit(1),
+                body: step(0),
+            });
+            return ctx.serial_loops(&self.domain, &self.names, 0..self.s, sweep);
+        }
+        // The position `u` iterations past `s_at`, and its step.
+        let iteration = |u: i64| {
+            let mut body = vec![Stmt::Declare {
+                var: z.to_string(),
+                ty: ctx.ity,
+                value: Some(ctx.offset(Expr::var("s_at"), u)),
+            }];
+            body.extend(step(u));
+            body
         };
+        let length = Expr::var("s_end").op(KernelOp::Sub, Expr::var("s_begin"));
+        let rest = length.op(KernelOp::Rem, ctx.lit(self.unroll));
+        sweep.push(Stmt::Declare {
+            var: "s_rest".into(),
+            ty: ctx.ity,
+            value: Some(Expr::var("s_end").op(KernelOp::Sub, rest)),
+        });
         sweep.push(Stmt::For {
-            var: if self.unroll == 1 { z } else { "s_at" }.to_string(),
+            var: "s_at".into(),
             ty: ctx.ity,
             start: Expr::var("s_begin"),
-            end: Expr::var("s_end"),
+            end: Expr::var("s_rest"),
             step: ctx.lit(self.unroll),
-            body,
+            body: (0..self.unroll)
+                .map(|u| Stmt::Block(iteration(u)))
+                .collect(),
         });
+        let mut rest = vec![Stmt::Declare {
+            var: "s_at".into(),
+            ty: ctx.ity,
+            value: Some(Expr::var("s_rest")),
+        }];
+        rest.extend((0..self.unroll - 1).map(|u| {
+            Stmt::UniformIf {
+                cond: ctx
+                    .offset(Expr::var("s_at"), u)
+                    .op(KernelOp::Lt, Expr::var("s_end")),
+                then: iteration(u),
+                otherwise: Vec::new(),
+            }
+        }));
+        sweep.push(Stmt::Block(rest));
         ctx.serial_loops(&self.domain, &self.names, 0..self.s, sweep)
     }
 
