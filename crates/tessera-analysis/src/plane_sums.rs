@@ -95,22 +95,22 @@ pub fn plane_sums(checked: &CheckedProgram, stage: Id<Stage>, axis: usize) -> Op
     let mut planes: Vec<PlaneTerms> = Vec::new();
     let mut read_free = Vec::new();
     for term in terms {
-        let Some((read, offset, off_axis)) = term_plane(checked, term.expr, axis)? else {
+        let Some(read) = term_plane(checked, term.expr, axis)? else {
             read_free.push(term);
             continue;
         };
-        if *field.get_or_insert(read) != read {
+        if *field.get_or_insert(read.field) != read.field {
             return None;
         }
-        match planes.iter_mut().find(|p| p.offset == offset) {
+        match planes.iter_mut().find(|p| p.offset == read.offset) {
             Some(plane) => {
                 plane.terms.push(term);
-                plane.off_axis |= off_axis;
+                plane.off_axis |= read.off_axis;
             }
             None => planes.push(PlaneTerms {
-                offset,
+                offset: read.offset,
                 terms: vec![term],
-                off_axis,
+                off_axis: read.off_axis,
             }),
         }
     }
@@ -181,17 +181,19 @@ fn chain_terms(
     }
 }
 
-/// The field, plane offset along `axis` and whether it reads off the axis, of the reads of
-/// `term`: `Some(None)` when it reads nothing, `None` when it reads two fields or planes, a
-/// coordinate, a `let` or a scan's running value.
-#[allow(clippy::type_complexity)]
-fn term_plane(
-    checked: &CheckedProgram,
-    term: ExprId,
-    axis: usize,
-) -> Option<Option<(Id<Field>, i32, bool)>> {
+/// The plane a term reads: its field, its offset along the axis, and whether some read is
+/// off the axis.
+struct PlaneRead {
+    field: Id<Field>,
+    offset: i32,
+    off_axis: bool,
+}
+
+/// The plane `term` reads along `axis`: `Some(None)` when it reads nothing, `None` when it
+/// reads two fields or planes, a coordinate, a `let` or a scan's running value.
+fn term_plane(checked: &CheckedProgram, term: ExprId, axis: usize) -> Option<Option<PlaneRead>> {
     let exprs = &checked.program().exprs;
-    let mut found: Option<(Id<Field>, i32, bool)> = None;
+    let mut found: Option<PlaneRead> = None;
     let mut pending = vec![term];
     while let Some(id) = pending.pop() {
         match &exprs[id].kind {
@@ -199,8 +201,16 @@ fn term_plane(
                 let along = offset[axis];
                 let off_axis = (offset.iter().enumerate()).any(|(a, &o)| a != axis && o != 0);
                 match &mut found {
-                    None => found = Some((*field, along, off_axis)),
-                    Some((f, o, off)) if *f == *field && *o == along => *off |= off_axis,
+                    None => {
+                        found = Some(PlaneRead {
+                            field: *field,
+                            offset: along,
+                            off_axis,
+                        })
+                    }
+                    Some(read) if read.field == *field && read.offset == along => {
+                        read.off_axis |= off_axis
+                    }
                     Some(_) => return None,
                 }
             }

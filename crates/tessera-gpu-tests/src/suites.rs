@@ -183,7 +183,7 @@ pub fn relaxed(runtime: Runtime) {
                 ..gpu
             };
             let printed = lower(&bound, &gpu).map(|program| print_opencl(&program));
-            reordered += usize::from(printed.is_ok_and(|s| s.contains("sum reordered")));
+            reordered += usize::from(printed.is_ok_and(|source| source.contains("sum reordered")));
             // Past the step where `box2d_r2_until` stops (near 9).
             let steps = (u64::from(gpu.time_tile) * 2 + 1).max(16);
             let label = format!("{} {:?}", bound.program().name, bound.extents);

@@ -24,7 +24,7 @@ use tessera_plan::gpu::PlaneReads;
 use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, kernel_name};
 use super::naive::blocks;
-use super::tile::{Tile, lcm};
+use super::tile::{MOST_UNROLLED_ITERATIONS, Tile, lcm};
 
 /// Points a block's rows start at a multiple of, along the fastest axis (128 bytes of `f32`).
 const ROW_ALIGNMENT: i64 = 32;
@@ -66,10 +66,6 @@ struct Streamed {
     /// neighbours.
     shared: Option<String>,
 }
-
-/// The most iterations the sweep is unrolled by so that its register queues rotate by name
-/// (see [`Sweep::unroll`]); queues whose lengths need more rotate by moves.
-const MOST_UNROLLED_ITERATIONS: i64 = 6;
 
 /// The fewest register moves per iteration for which the sweep is unrolled (see
 /// [`Sweep::unroll`]). nvcc unrolls short sweeps itself and renames their queues (j3d7pt's and

@@ -212,6 +212,10 @@ pub fn point_work(ctx: &Ctx, stage: Id<Stage>) -> u32 {
     stage_work(ctx.bound.program(), stage).instructions()
 }
 
+/// The most iterations a plane sweep is unrolled by so that its registers (queues, register
+/// planes) and ring slots have constant names (the code grows with them).
+pub const MOST_UNROLLED_ITERATIONS: i64 = 6;
+
 /// `a / b` rounded up, for positive `b` (the blocks of `b` that cover `a`).
 pub fn div_ceil(a: i64, b: i64) -> i64 {
     blocks(a, b as u64) as i64

@@ -48,7 +48,10 @@ use super::fused::{
 };
 use super::hazards::{accesses, conflict};
 use super::naive::blocks;
-use super::tile::{Tile, div_ceil, lcm, point_work, run_only_when, segmented_loop, shared_loop};
+use super::tile::{
+    MOST_UNROLLED_ITERATIONS, Tile, div_ceil, lcm, point_work, run_only_when, segmented_loop,
+    shared_loop,
+};
 
 /// The streaming time-tiled kernel of `ctx`'s program, or why the program cannot run it.
 pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
@@ -132,10 +135,6 @@ pub(super) const SWEPT: usize = 0;
 /// The most 32-bit registers a thread's register planes may take (see [`Registers`]); past
 /// it, points read their own column from the shared rings too.
 const REGISTER_PLANES_BUDGET: i64 = 64;
-
-/// The most iterations the sweep is unrolled by for register planes (the code grows with
-/// them).
-const MOST_UNROLLED_ITERATIONS: i64 = 6;
 
 /// The most positions of a plane a thread may own for register planes: each one multiplies
 /// its registers (j3d7pt's 32x32 tiles at T = 2 give 6 per thread and took 122 registers,
@@ -436,6 +435,9 @@ impl<'a> Pipeline<'a> {
         let checked = self.ctx.bound.checked();
         let sums = plane_sums(checked, level.stage, SWEPT)?;
         let staged = level.reads[sums.field.index()].is_some();
+        if !staged || sums.off_axis_planes() < 2 {
+            return None;
+        }
         let footprints = checked.stage_footprints(level.stage);
         let (_, footprint) = footprints.iter().find(|(f, _)| *f == sums.field)?;
         let neighbours: Vec<&[i32]> = (footprint.offsets.iter())
@@ -446,7 +448,7 @@ impl<'a> Pipeline<'a> {
         distinct.sort();
         distinct.dedup();
         let saved_reads = (neighbours.len() - distinct.len()) as i64;
-        (staged && sums.off_axis_planes() >= 2).then_some(Reordered { sums, saved_reads })
+        Some(Reordered { sums, saved_reads })
     }
 
     /// The register planes a block's threads need for `readers`, when they fit in
