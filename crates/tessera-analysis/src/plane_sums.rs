@@ -38,6 +38,10 @@ pub struct PlaneTerms {
     pub terms: Vec<SumTerm>,
     /// Whether some term reads a neighbour off the axis (a point other than its own column).
     pub off_axis: bool,
+    /// Whether another plane's terms are the same but for the plane they read (a Gaussian's
+    /// rows 2 apart, every row of a box): summed apart, both sums are one expression at an
+    /// arriving plane, which a compiler computes once.
+    pub repeated: bool,
 }
 
 /// One term of a sum: an expression, added or (after a `-`) subtracted.
@@ -111,11 +115,16 @@ pub fn plane_sums(checked: &CheckedProgram, stage: Id<Stage>, axis: usize) -> Op
                 offset: read.offset,
                 terms: vec![term],
                 off_axis: read.off_axis,
+                repeated: false,
             }),
         }
     }
     planes.sort_by_key(|p| p.offset);
     planes.first_mut()?.terms.extend(read_free);
+    for k in 0..planes.len() {
+        planes[k].repeated = (0..planes.len())
+            .any(|j| j != k && same_but_plane(checked, &planes[k].terms, &planes[j].terms, axis));
+    }
     Some(PlaneSums {
         output: *output,
         field: field?,
@@ -123,6 +132,46 @@ pub fn plane_sums(checked: &CheckedProgram, stage: Id<Stage>, axis: usize) -> Op
         ty,
         planes,
     })
+}
+
+/// Whether terms `a` and `b` are the same but for the plane they read along `axis`.
+fn same_but_plane(checked: &CheckedProgram, a: &[SumTerm], b: &[SumTerm], axis: usize) -> bool {
+    a.len() == b.len()
+        && (a.iter().zip(b))
+            .all(|(x, y)| x.negated == y.negated && same_expr(checked, x.expr, y.expr, axis))
+}
+
+/// Whether expressions `a` and `b` are the same but for the offsets of their reads along
+/// `axis`.
+fn same_expr(checked: &CheckedProgram, a: ExprId, b: ExprId, axis: usize) -> bool {
+    let exprs = &checked.program().exprs;
+    let same = |x: &ExprId, y: &ExprId| same_expr(checked, *x, *y, axis);
+    checked.ty(a) == checked.ty(b)
+        && match (&exprs[a].kind, &exprs[b].kind) {
+            (
+                ExprKind::Read { field, offset },
+                ExprKind::Read {
+                    field: other,
+                    offset: at,
+                },
+            ) => {
+                field == other
+                    && offset.len() == at.len()
+                    && (offset.iter().zip(at).enumerate()).all(|(k, (o, p))| k == axis || o == p)
+            }
+            (ExprKind::Unary(op, x), ExprKind::Unary(other, y)) => op == other && same(x, y),
+            (ExprKind::Binary(op, x, u), ExprKind::Binary(other, y, v)) => {
+                op == other && same(x, y) && same(u, v)
+            }
+            (ExprKind::Call(f, xs), ExprKind::Call(g, ys)) => {
+                f == g && xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same(x, y))
+            }
+            (ExprKind::Cast(t, x), ExprKind::Cast(u, y)) => t == u && same(x, y),
+            (kind @ (ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Step), other) => {
+                kind == other
+            }
+            _ => false,
+        }
 }
 
 /// The float `+`/`-` chain holding every read of `value`: `value` itself, or the one operand

@@ -106,6 +106,17 @@ pub trait ReadRenderer {
 }
 
 impl Dialect {
+    /// A chain of float additions as non-exact mode sums it: on GPUs left to right, where
+    /// products contract into one multiply and then fused multiply-adds (the fewest
+    /// instructions; other warps hide the chain's latency); in C as a balanced tree, whose
+    /// short dependency chain suits vector lanes (see [`balanced_sum`]).
+    pub fn relaxed_sum(self, terms: &[String]) -> String {
+        match self {
+            Dialect::C => balanced_sum(terms),
+            Dialect::Cuda | Dialect::OpenCl => chained_sum(terms),
+        }
+    }
+
     /// The name of a scalar type (`int32_t` in C and CUDA, `int` in OpenCL); `f16` and `bf16`
     /// values are their bit patterns, in the 16-bit unsigned type.
     pub fn scalar_type(self, ty: ScalarType) -> &'static str {
@@ -460,7 +471,7 @@ impl ExprPrinter<'_> {
                 let mut terms = Vec::new();
                 self.sum_terms(id, ty, &mut terms);
                 let printed: Vec<String> = terms.into_iter().map(|t| self.print(t)).collect();
-                balanced_sum(&printed)
+                self.dialect.relaxed_sum(&printed)
             }
             ExprKind::Binary(BinaryOp::Div, a, b) if self.relaxed && ty.is_float() => {
                 let (a, b) = (*a, *b);
@@ -615,9 +626,11 @@ pub fn print_stage(
 /// [`print_stage`] for non-exact mode, where two value-changing rewrites are allowed (the
 /// printed expression is still one fixed order of operations, the same in every strategy):
 ///
-/// - a chain of float additions `t0 + t1 + ... + tn` (as parsed: left-nested) is summed as a
-///   balanced tree of its terms in their written order, which shortens the dependency chain of
-///   box stencils from n to log2(n) additions (associative reordering);
+/// - a chain of float additions `t0 + t1 + ... + tn` (as parsed: left-nested) is summed in the
+///   shape the target runs fastest ([`Dialect::relaxed_sum`]): in C as a balanced tree of its
+///   terms in their written order, which shortens the dependency chain of box stencils from n
+///   to log2(n) additions (associative reordering); on GPUs left to right, its products
+///   contracted into fused multiply-adds;
 /// - a float division by a literal is a multiplication by the literal's reciprocal (rounded to
 ///   the type), when that is a normal number.
 ///
@@ -710,12 +723,13 @@ fn print_stage_with(
     }
 }
 
-/// The terms of a reordered sum (see [`tessera_analysis::plane_sums`]) as a balanced tree in
-/// their order, a subtracted term negated, printed as [`print_stage_relaxed`] prints (only
-/// non-exact mode reorders sums).
+/// The terms of a reordered sum (see [`tessera_analysis::plane_sums`]) after `first` when
+/// given (a partial sum they add to), in their order, a subtracted term negated, printed as
+/// [`print_stage_relaxed`] prints (only non-exact mode reorders sums).
 pub fn print_sum_terms(
     dialect: Dialect,
     checked: &CheckedProgram,
+    first: Option<&str>,
     terms: &[SumTerm],
     leaves: &mut dyn ReadRenderer,
 ) -> String {
@@ -726,17 +740,17 @@ pub fn print_sum_terms(
         leaves,
         relaxed: true,
     };
-    let printed: Vec<String> = (terms.iter())
-        .map(|term| {
+    let printed: Vec<String> = (first.map(str::to_string).into_iter())
+        .chain(terms.iter().map(|term| {
             let value = printer.print(term.expr);
             if term.negated {
                 format!("(-{value})")
             } else {
                 value
             }
-        })
+        }))
         .collect();
-    balanced_sum(&printed)
+    dialect.relaxed_sum(&printed)
 }
 
 /// The C name of the running value of the scan writing `field`.

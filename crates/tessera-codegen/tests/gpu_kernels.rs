@@ -748,10 +748,17 @@ fn box_sums_are_reordered_plane_by_plane_in_streaming_time_tiles_outside_exact_m
     let gaussian = case("benchmarks/gaussian2d").bind_with(&[("N".into(), "41".into())]);
     let stage = gaussian.program().stages.ids().next().expect("a stage");
     let box5 = plane_sums(gaussian.checked(), stage, 0).expect("a plane sum");
-    let planes: Vec<(i32, usize, bool)> = (box5.planes.iter())
-        .map(|p| (p.offset, p.terms.len(), p.off_axis))
+    // Its rows 2 apart have the same weights (they are summed apart, and computed once).
+    let planes: Vec<(i32, usize, bool, bool)> = (box5.planes.iter())
+        .map(|p| (p.offset, p.terms.len(), p.off_axis, p.repeated))
         .collect();
-    assert_eq!(planes, (-2..=2).map(|o| (o, 5, true)).collect::<Vec<_>>());
+    let repeated = |o: i32| o != 0;
+    let expected: Vec<_> = (-2..=2).map(|o| (o, 5, true, repeated(o))).collect();
+    assert_eq!(planes, expected);
+    let j3d27pt = case("benchmarks/j3d27pt").bind_with(&[("N".into(), "17".into())]);
+    let stage = j3d27pt.program().stages.ids().next().expect("a stage");
+    let weighted = plane_sums(j3d27pt.checked(), stage, 0).expect("a plane sum");
+    assert!(weighted.planes.iter().all(|p| p.off_axis && !p.repeated));
     let star = sums("star2d1r", &[17, 19]).expect("a plane sum");
     assert_eq!((star.span(), star.off_axis_planes()), ((-1, 1), 1));
     assert_eq!(sums("j3d7pt", &[9, 9, 9]), None);

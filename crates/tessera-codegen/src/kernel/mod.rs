@@ -360,6 +360,10 @@ pub struct PartialSum {
     pub var: String,
     /// Whether the terms are added to the variable's value (else they replace it).
     pub accumulate: bool,
+    /// Whether the terms are summed apart before they are added: another plane has the same
+    /// terms ([`tessera_analysis::PlaneTerms::repeated`]), so their sum is computed once for
+    /// both. Else the variable heads the terms' chain, each product a fused multiply-add.
+    pub apart: bool,
 }
 
 /// The value of one read of a program expression.

@@ -315,6 +315,8 @@ impl Printer<'_> {
             }
             Stmt::PartialSum(partial) => {
                 let checked = self.program.checked.clone();
+                let var = &partial.var;
+                let into = partial.accumulate && !partial.apart;
                 let sum = {
                     let mut leaves = Leaves {
                         printer: self,
@@ -322,10 +324,10 @@ impl Printer<'_> {
                         stage: Some(partial.stage),
                     };
                     let dialect = leaves.printer.dialect;
-                    print_sum_terms(dialect, &checked, &partial.terms, &mut leaves)
+                    let first = into.then_some(var.as_str());
+                    print_sum_terms(dialect, &checked, first, &partial.terms, &mut leaves)
                 };
-                let var = &partial.var;
-                let text = if partial.accumulate {
+                let text = if partial.accumulate && !into {
                     format!("{var} = ({var} + {sum});")
                 } else {
                     format!("{var} = {sum};")

@@ -995,6 +995,7 @@ impl<'a> Pipeline<'a> {
                     terms: plane.terms.clone(),
                     var: output(last - dz),
                     accumulate: dz != first,
+                    apart: plane.repeated,
                 })
             }));
             let finished = Rings {
