@@ -67,7 +67,7 @@ PLANS = [
     for t in (1, 2, 3, 4)
 ] + [
     (f"streaming T={t}", ["--strategy", "streaming", "--time-tile", str(t)], {})
-    for t in (2, 3, 4)
+    for t in (2, 3, 4, 8)
 ] + [
     # 3D tiles small enough for register planes (2 positions per thread), where box sums
     # are reordered plane by plane.

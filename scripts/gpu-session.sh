@@ -33,7 +33,7 @@ prepare() {
     mkdir -p "$DEV"
     cp target/release/tessera "$DEV/"
     local test
-    for test in cuda_matrix cuda_fused cuda_relaxed; do
+    for test in cuda_matrix cuda_fused cuda_relaxed cuda_steady; do
         cargo test --release -p tessera-gpu-tests --test "$test" --no-run --message-format=json \
             | python3 -c 'import json,sys
 for line in sys.stdin:
@@ -136,7 +136,7 @@ run() {
     grep -q ': exit 0 ' <(tail -1 "$WORK/summary.txt") || graphs=off
     echo "benchmarks: graphs $graphs" >> "$WORK/summary.txt"
     local test
-    for test in cuda_matrix cuda_fused cuda_relaxed; do
+    for test in cuda_matrix cuda_fused cuda_relaxed cuda_steady; do
         part "$test" 150 330 "$DEV/$test" --test-threads 8 > "$WORK/$test.log" 2>&1 &
     done
     wait
@@ -190,7 +190,7 @@ check() {
 # `tessera tune` of each paper case's default strategy (and overlapped where it is close): the
 # measured best blocks, chunks and elements per thread, against the model's own choice.
 tune() {
-    start_session "$1" 370
+    start_session "$1" 400
     local bench=("${GPU_BENCH[@]}" --size paper --steps 20 --reps 3)
     part "bench fused" 70 260 "${bench[@]}" --types f32 --plans "streaming T=2" "streaming T=4" \
         "overlapped T=4" --json "$WORK/gpu-fused.json" --out "$WORK/gpu-fused.md" \
@@ -198,6 +198,10 @@ tune() {
     part "bench register planes" 30 230 "${bench[@]}" --types f32 f64 --programs j3d7pt \
         j3d27pt --plans "streaming T=2 8x16 E=1" --json "$WORK/gpu-register-planes.json" \
         --out "$WORK/gpu-register-planes.md" > "$WORK/bench-register-planes.log" 2>&1
+    # 2D streaming time tiles since their steady trips: deeper passes than the model tries.
+    part "bench deep" 30 200 "${bench[@]}" --types f32 f64 --programs j2d5pt --plans \
+        "streaming T=4" "streaming T=8" --json "$WORK/gpu-deep.json" --out "$WORK/gpu-deep.md" \
+        > "$WORK/bench-deep.log" 2>&1
     part "bench streaming" 90 160 "${bench[@]}" --types f32 f64 --programs j2d5pt j3d7pt j3d27pt \
         gaussian2d --plans "streaming E=2" "streaming E=4" "streaming chunk=32" \
         "streaming chunk=64" --json "$WORK/gpu-streaming.json" --out "$WORK/gpu-streaming.md" \

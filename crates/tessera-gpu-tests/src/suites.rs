@@ -196,3 +196,68 @@ pub fn relaxed(runtime: Runtime) {
     // The 2D radius-2 boxes and the 3D boxes at T = 2.
     assert!(reordered >= 6, "{reordered} plans with reordered sums");
 }
+
+/// Streaming time tiles whose interior blocks have steady trips (see the codegen's
+/// `time_streaming::Checks`): register planes, chunks long enough, grids large enough for
+/// interior blocks, passes of every depth. Exact mode bitwise (sub-domains, several stages
+/// and fields, mirrored, clamped and periodic borders, a field read from memory, 2D and 3D),
+/// and non-exact mode within a tolerance (box sums reordered in steady trips). Every kernel
+/// must have steady trips.
+pub fn steady(runtime: Runtime) {
+    if !runtime.available("steady trips of streaming time tiles") {
+        return;
+    }
+    let plan = |(block, time_tile, chunk): ([u32; 3], u32, u32)| GpuPlan {
+        block,
+        time_tile,
+        stream_chunk: Some(chunk),
+        ..GpuPlan::new(GpuStrategy::Streaming)
+    };
+    let (narrow, wide, deep) = (([8, 1, 1], 2, 12), ([16, 1, 1], 3, 16), ([8, 1, 1], 4, 20));
+    let volume = ([16, 8, 1], 2, 9);
+    let subjects = [
+        ("j2d5pt", vec![61, 47], vec![narrow, wide, deep], true),
+        ("functions2d", vec![59, 45], vec![narrow, wide], true),
+        ("mirror2d", vec![53, 43], vec![narrow, wide], true),
+        ("acoustic2d", vec![57, 49], vec![narrow], true),
+        (
+            "heat2d_periodic",
+            vec![45, 51],
+            vec![([16, 1, 1], 2, 12)],
+            true,
+        ),
+        ("fdtd2d", vec![57, 49], vec![narrow], true),
+        ("j3d7pt", vec![29, 27, 37], vec![volume], true),
+        ("box3d_constant", vec![27, 23, 35], vec![volume], true),
+        ("box2d2r", vec![61, 53], vec![narrow, wide], false),
+        ("box3d1r", vec![27, 25, 37], vec![volume], false),
+    ];
+    let backend = runtime.backend();
+    let mut failures = Failures::new();
+    for (k, (name, extents, plans, exact)) in subjects.into_iter().enumerate() {
+        let bound = case(name).bind_extents(&extents, &[]);
+        for (s, shape) in plans.into_iter().enumerate() {
+            let gpu = GpuPlan {
+                exact,
+                ..plan(shape)
+            };
+            let label = format!("{name} {extents:?} {}", gpu.describe());
+            let printed = lower(&bound, &gpu).map(|program| print_opencl(&program));
+            if !printed.is_ok_and(|source| source.contains("steady trips: every plane")) {
+                failures.record(Err(format!("{label}: no steady trip")));
+                continue;
+            }
+            // Full passes, and a last one of fewer steps.
+            let steps = 2 * u64::from(gpu.time_tile) + 1;
+            let seed = 4000 + 10 * k as u64 + s as u64;
+            let subject = Subject::new(label, bound.clone(), seed, steps);
+            let plan = Plan::new(&subject.bound, runtime.plan(gpu));
+            failures.record(if exact {
+                subject.check_exact(backend.as_ref(), &plan)
+            } else {
+                subject.check_close(backend.as_ref(), &plan, 1e-5)
+            });
+        }
+    }
+    failures.assert_none("steady trips");
+}

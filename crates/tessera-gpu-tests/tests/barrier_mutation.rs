@@ -160,25 +160,35 @@ fn every_barrier_of_a_streaming_time_kernel_is_needed() {
         return;
     }
     // 2D tiles keep their own columns in registers (`time_streaming::Registers`), and the
-    // sweep is unrolled by their slots (6 here): per unrolled iteration and copy (interior,
-    // edge), one barrier before each stage that reads an in-plane neighbour on a plane written
-    // since the last barrier (none for j2d5pt, whose in-plane reads are all on planes written
-    // in earlier iterations), and one ending the iteration; the last of each copy is at the
-    // loop's latch, where PoCL puts a barrier of its own (masked).
+    // sweep is unrolled by their slots (6 here). Per unrolled iteration, one barrier before
+    // each stage that reads an in-plane neighbour on a plane written since the last barrier
+    // (none for j2d5pt, whose in-plane reads are all on planes written in earlier
+    // iterations), and one ending the iteration; the last of each loop is at its latch, where
+    // PoCL puts a barrier of its own (masked). In chunks of 20 rows interior blocks run the
+    // sweep in three loops in a pass of every step (trips before the steady ones, the steady
+    // ones, `time_streaming::Checks::Steady`, and the one after them) and in one in a shorter
+    // pass (7 steps: passes of 3, 3 and 1); edge blocks in one. The trip after the steady
+    // ones reaches only the last stages' planes, so its barriers after the first guard
+    // nothing there (masked: 13 to 17).
     let plan = GpuPlan {
         block: [8, 1, 1],
         time_tile: 3,
-        stream_chunk: Some(9),
+        stream_chunk: Some(20),
         ..GpuPlan::new(GpuStrategy::Streaming)
     };
+    let masked = [5, 11, 13, 14, 15, 16, 17, 23, 29];
     assert_eq!(
-        check_every_barrier_matters("j2d5pt", &[61, 47], &plan, 6, &[5, 11]),
-        10
+        check_every_barrier_matters("j2d5pt", &[61, 47], &plan, 7, &masked),
+        21
     );
     // Two stages, the second reading the first's output at diagonal neighbours, three steps
     // in flight. Its rings are grown to the 5 slots of its register planes, so the barrier
     // ending an unrolled iteration separates nothing and is left out, but at the end of each
-    // copy's loop body (masked).
+    // copy's loop body (masked). Chunks of 8 rows have no steady trips (one loop per frame).
+    let plan = GpuPlan {
+        stream_chunk: Some(8),
+        ..plan
+    };
     assert_eq!(
         check_every_barrier_matters("functions2d", &[61, 47], &plan, 6, &[15, 31]),
         30

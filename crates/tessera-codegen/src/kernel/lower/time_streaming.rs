@@ -43,8 +43,8 @@ use super::super::{
 };
 use super::common::{Ctx, StageIo, field_ident, ident};
 use super::fused::{
-    BlockFrame, Frame, Fused, Place, RegisterPlanes, Staging, fused_params, grid_domain,
-    interior_test, runs_step, step_counter, tile_regions,
+    BlockFrame, Frame, Fused, Place, RegisterPlanes, Staging, fused_params, interior_test,
+    runs_step, step_counter, tile_regions,
 };
 use super::hazards::{accesses, conflict};
 use super::naive::blocks;
@@ -121,12 +121,31 @@ pub fn block_regions(ctx: &Ctx) -> (Rect, TileRegions) {
 
 /// Points of the block's tile along each axis: the chunk along the streaming axis (axis 0),
 /// the plane tile along the others.
+///
+/// In 2D the block's threads cover the row the tile reaches, halo included, where the halo
+/// takes at most half the threads: a 256-thread block running 4 steps of a 5-point stencil
+/// owns 248 points of each row. Rows of the block's width would reach 8 positions past its
+/// threads, and the first warp would run every level twice, once for 8 lanes, while the
+/// other warps wait at the iteration's barrier.
 fn tile_extent(ctx: &Ctx, tile: &Tile) -> Vec<i64> {
     let sweep = ctx.extent(SWEPT);
     let chunk = ctx.plan.stream_chunk.map_or(sweep, i64::from).min(sweep);
-    std::iter::once(chunk)
+    let mut extent: Vec<i64> = std::iter::once(chunk)
         .chain((1..ctx.dims()).map(|a| tile.size(a)))
-        .collect()
+        .collect();
+    if ctx.dims() == 2 {
+        let (target, regions) = tile_regions(ctx, &extent);
+        let reach = (regions.inputs.iter())
+            .chain(regions.compute.iter().flatten())
+            .filter(|r| !r.is_empty())
+            .fold(target, |hull, r| hull.hull(r));
+        let halo = reach.len(1) - extent[1];
+        let fitted = extent[1] - halo;
+        if halo > 0 && 2 * fitted >= extent[1] {
+            extent[1] = fitted;
+        }
+    }
+    extent
 }
 
 /// The axis a pipeline sweeps: the slowest (it runs on 2D and 3D grids).
@@ -206,6 +225,9 @@ pub(super) struct Version {
     /// Whether the ring exists: with register planes, a version whose readers all read their
     /// own column (from registers) has none.
     pub(super) ring: bool,
+    /// The block position of the ring's first element along each axis (along the streaming
+    /// axis the ring's slots count from the pipeline's base instead).
+    ring_lo: Vec<i64>,
 }
 
 /// One stage in one step of the pass.
@@ -271,6 +293,9 @@ pub(super) struct Pipeline<'a> {
     /// Per level, its reordering in the interior frame, where it has one (only with register
     /// planes, outside exact mode).
     reordered: Vec<Option<Reordered>>,
+    /// Whether steady trips compute every position a thread owns at every level, untested
+    /// (see [`Pipeline::span_rings_over_reach`]).
+    whole_planes: bool,
 }
 
 impl<'a> Pipeline<'a> {
@@ -310,6 +335,7 @@ impl<'a> Pipeline<'a> {
             loop_threads: tile.threads(),
             registers: None,
             reordered: Vec::new(),
+            whole_planes: false,
             tile,
         };
         let mut current: Vec<Option<usize>> = vec![None; program.fields.len()];
@@ -370,6 +396,9 @@ impl<'a> Pipeline<'a> {
             for k in 0..pipeline.versions.len() {
                 pipeline.versions[k].ring = pipeline.read_through_ring(k);
             }
+            if pipeline.constant_fields.is_empty() {
+                pipeline.span_rings_over_reach();
+            }
         }
         Ok(pipeline)
     }
@@ -409,6 +438,32 @@ impl<'a> Pipeline<'a> {
             self.registers = self.register_planes(readers, 0);
         }
         self.grow_rings();
+    }
+
+    /// Lets steady trips leave out the test of each position a thread owns against a level's
+    /// region: every ring spans the reach's plane and the furthest in-plane read past it, so
+    /// that a level computing a position outside its region reads and writes inside its
+    /// rings. What it computes there is never read by a point of the region (regions shrink by
+    /// the reads' reach), nor written out. Only for pipelines whose stages read staged fields
+    /// alone: a field read from memory might be read outside the grid there.
+    fn span_rings_over_reach(&mut self) {
+        let ctx = self.ctx;
+        let d = ctx.dims();
+        let mut pad = vec![0i64; d];
+        for level in &self.levels {
+            for (_, fp) in ctx.bound.checked().stage_footprints(level.stage) {
+                for (a, pad) in pad.iter_mut().enumerate().skip(1) {
+                    *pad = (*pad).max(-i64::from(fp.min[a])).max(i64::from(fp.max[a]));
+                }
+            }
+        }
+        for version in &mut self.versions {
+            for (a, pad) in pad.iter().enumerate().skip(1) {
+                version.ring_lo[a] = self.reach.lo[a] - pad;
+                version.array.dims[a] = (self.reach.len(a) + 2 * pad) as usize;
+            }
+        }
+        self.whole_planes = true;
     }
 
     /// Grows each ring whose planes do not divide the register planes' slots to as many
@@ -540,12 +595,13 @@ impl<'a> Pipeline<'a> {
         body
     }
 
-    /// For each position a thread owns that lies in `rect`'s plane, `body` of its number and
-    /// block position (at plane `p`), under a test of the position where it may fall outside.
+    /// For each position a thread owns that lies in `rect`'s plane (every one it owns without
+    /// `rect`), `body` of its number and block position (at plane `p`), under a test of the
+    /// position where it may fall outside.
     fn owned_points(
         &self,
         registers: &Registers,
-        rect: &Rect,
+        rect: Option<&Rect>,
         mut body: impl FnMut(i64, Vec<Expr>) -> Vec<Stmt>,
     ) -> Vec<Stmt> {
         let ctx = self.ctx;
@@ -559,7 +615,8 @@ impl<'a> Pipeline<'a> {
                 if (k + 1) * self.loop_threads > area {
                     tests.push(Expr::var(format!("m{k}")).op(KernelOp::Lt, ctx.lit(area)));
                 }
-                for (j, c) in coords.iter().enumerate() {
+                for (j, c) in coords.iter().enumerate().filter(|_| rect.is_some()) {
+                    let rect = rect.expect("filtered");
                     let (lo, hi) = (rect.lo[j + 1], rect.hi[j + 1]);
                     if lo > registers.lo[j] {
                         tests.push(ctx.lit(lo).op(KernelOp::Le, c.clone()));
@@ -594,6 +651,7 @@ impl<'a> Pipeline<'a> {
             lag,
             array,
             ring: true,
+            ring_lo: bounds.lo.clone(),
         });
         self.versions.len() - 1
     }
@@ -695,7 +753,7 @@ impl<'a> Pipeline<'a> {
         Place {
             array: &v.array,
             global: self.global,
-            lo: &v.bounds.lo,
+            lo: &v.ring_lo,
             ring: Some((SWEPT, self.base, v.array.dims[SWEPT] as i64)),
             registers: None,
         }
@@ -720,28 +778,23 @@ impl<'a> Pipeline<'a> {
 
     /// Blocks per block axis: the plane tiles, and the chunks along the streaming axis.
     fn grid(&self) -> [u64; 3] {
-        let plane = 1..self.ctx.dims();
-        let mut grid = self.tile.grid(&grid_domain(self.ctx), plane);
-        let sweep = self.ctx.extent(SWEPT);
-        grid[self.tile.block_axis(SWEPT)] = blocks(sweep, self.extent[SWEPT] as u64);
+        let mut grid = [1; 3];
+        for (a, &extent) in self.extent.iter().enumerate() {
+            grid[self.tile.block_axis(a)] = blocks(self.ctx.extent(a), extent as u64);
+        }
         grid
     }
 
     /// `o_<axis>`: the block's origin along each axis.
     fn origins(&self) -> Vec<Stmt> {
         let ctx = self.ctx;
-        let mut origins = vec![Stmt::Declare {
-            var: format!("o_{}", self.names[SWEPT]),
-            ty: ctx.ity,
-            value: Some(
-                Expr::BlockIdx(self.tile.block_axis(SWEPT)).times(ctx.lit(self.extent[SWEPT])),
-            ),
-        }];
-        origins.extend(
-            self.tile
-                .origins(ctx, &grid_domain(self.ctx), 1..ctx.dims()),
-        );
-        origins
+        (self.extent.iter().enumerate())
+            .map(|(a, &extent)| Stmt::Declare {
+                var: format!("o_{}", self.names[a]),
+                ty: ctx.ity,
+                value: Some(Expr::BlockIdx(self.tile.block_axis(a)).times(ctx.lit(extent))),
+            })
+            .collect()
     }
 
     /// The block evaluating stages in `frame`.
@@ -765,33 +818,118 @@ impl<'a> Pipeline<'a> {
     ///
     /// With register planes the loop is unrolled by their slots (see [`Registers`]), its
     /// iterations rounded up to a multiple of them: the extra ones find no plane to load,
-    /// compute or write.
+    /// compute or write. Interior blocks then run their steady trips in a loop of their own,
+    /// between the trips before and after them (see [`Pipeline::steady_trips`]).
     fn sweep(&self, frame: Frame) -> Vec<Stmt> {
         let ctx = self.ctx;
         let unroll = self.registers.as_ref().map_or(1, |r| r.planes);
-        let body = if unroll == 1 {
-            self.iteration(frame, 0)
-        } else {
-            let mut iterations: Vec<Vec<Stmt>> =
-                (0..unroll).map(|j| self.iteration(frame, j)).collect();
-            leave_out_idle_barriers(&mut iterations);
-            iterations.into_iter().map(Stmt::Block).collect()
-        };
-        vec![Stmt::For {
+        let end = ctx.lit(div_ceil(self.iterations, unroll) * unroll);
+        let trips = |start: Expr, end: Expr, body: Vec<Stmt>| Stmt::For {
             var: "it".into(),
             ty: ctx.ity,
-            start: ctx.lit(0),
-            end: ctx.lit(div_ceil(self.iterations, unroll) * unroll),
+            start,
+            end,
             step: ctx.lit(unroll),
             body,
+        };
+        let checked = self.unrolled(frame, unroll, Checks::All);
+        let Some((first, steady_end)) = self.steady_trips(frame, unroll) else {
+            return vec![trips(ctx.lit(0), end, checked)];
+        };
+        // A pass of every step runs the trips before the steady ones, the steady ones and
+        // those after them in three loops; a shorter pass runs one loop of the checked body.
+        // The choice is made once, outside the loops: PoCL 3.1 loses values a thread carries
+        // from one loop or branch holding barriers to the next when the loops' bounds or the
+        // branch change from trip to trip (even with the same code in both).
+        let mut full = Vec::new();
+        if first > 0 {
+            full.push(trips(ctx.lit(0), ctx.lit(first), checked.clone()));
+        }
+        full.push(Stmt::Comment(
+            "steady trips: every plane in range, a pass of every step".into(),
+        ));
+        full.push(trips(
+            ctx.lit(first),
+            ctx.lit(steady_end),
+            self.unrolled(frame, unroll, Checks::Steady),
+        ));
+        if ctx.lit(steady_end) != end {
+            full.push(trips(ctx.lit(steady_end), end.clone(), checked.clone()));
+        }
+        let depth = Expr::int(self.depth as i64, ScalarType::I64);
+        vec![Stmt::UniformIf {
+            cond: Expr::var("steps").op(KernelOp::Eq, depth),
+            then: full,
+            otherwise: vec![trips(ctx.lit(0), end, checked)],
         }]
     }
 
-    /// Iteration `it + j` of the sweep (see [`Pipeline::sweep`]); with rings in global memory,
-    /// whose launch is an iteration, without barriers.
-    pub(super) fn iteration(&self, frame: Frame, j: i64) -> Vec<Stmt> {
-        let mut iteration = self.writes(j);
-        iteration.extend(self.inputs.iter().map(|&v| self.load(v, frame, j)));
+    /// One trip of the sweep's loop: `unroll` iterations, with `checks`.
+    fn unrolled(&self, frame: Frame, unroll: i64, checks: Checks) -> Vec<Stmt> {
+        if unroll == 1 {
+            return self.iteration(frame, 0, checks);
+        }
+        let mut iterations: Vec<Vec<Stmt>> = (0..unroll)
+            .map(|j| self.iteration(frame, j, checks))
+            .collect();
+        leave_out_idle_barriers(&mut iterations);
+        iterations.into_iter().map(Stmt::Block).collect()
+    }
+
+    /// The steady trips of `unroll` iterations (see [`Checks::Steady`]), from the first
+    /// one's start to the last one's end, where a pass has every step: those whose loads,
+    /// levels and writes all have their planes. Only interior blocks with register planes run
+    /// them: there the tests cost a few instructions per point, where a plane shared by a
+    /// loop pays them once per plane.
+    fn steady_trips(&self, frame: Frame, unroll: i64) -> Option<(i64, i64)> {
+        if frame != Frame::Interior || self.registers.is_none() {
+            return None;
+        }
+        let loads = (self.inputs.iter()).map(|&v| {
+            let v = &self.versions[v];
+            (v.bounds.lo[SWEPT], v.bounds.hi[SWEPT], v.lag)
+        });
+        // A reordered level finishes outputs from its region's start.
+        let levels = (self.levels.iter())
+            .map(|level| (level.region.lo[SWEPT], level.region.hi[SWEPT], level.lag));
+        let (_, write_lag) = self.finals.last()?;
+        let write = (0, self.extent[SWEPT], *write_lag);
+        let spans: Vec<(i64, i64, i64)> = loads.chain(levels).chain([write]).collect();
+        // Iteration `it + j` handles plane `it + j + base - lag` of each.
+        let first = (spans.iter())
+            .map(|&(lo, _, lag)| lo - self.base + lag)
+            .max()?;
+        let first = div_ceil(first.max(0), unroll) * unroll;
+        let last = (spans.iter())
+            .map(|&(_, hi, lag)| hi - 1 - self.base + lag - (unroll - 1))
+            .min()?;
+        let end = (last.div_euclid(unroll) + 1) * unroll;
+        (first < end).then_some((first, end))
+    }
+
+    /// Whether levels compute every position a thread owns, untested, in trips with `checks`.
+    fn untested_positions(&self, checks: Checks) -> bool {
+        checks == Checks::Steady && self.whole_planes
+    }
+
+    /// The first plane level `l` handles in `frame`: a reordered level starts adding partial
+    /// sums the planes its terms span before its region.
+    fn level_start(&self, l: usize, frame: Frame) -> i64 {
+        let lo = self.levels[l].region.lo[SWEPT];
+        match self.reordered_in(l, frame) {
+            Some(reordered) => {
+                let (first, last) = reordered.span();
+                lo - (last - first)
+            }
+            None => lo,
+        }
+    }
+
+    /// Iteration `it + j` of the sweep (see [`Pipeline::sweep`]), with `checks`; with rings
+    /// in global memory, whose launch is an iteration, without barriers.
+    pub(super) fn iteration(&self, frame: Frame, j: i64, checks: Checks) -> Vec<Stmt> {
+        let mut iteration = self.writes(frame, j, checks);
+        iteration.extend((self.inputs.iter()).map(|&v| self.load(v, frame, j, checks)));
         let mut unsynced: Vec<usize> = self.inputs.clone();
         for (l, level) in self.levels.iter().enumerate() {
             let reordered = self.reordered_in(l, frame);
@@ -800,8 +938,8 @@ impl<'a> Pipeline<'a> {
                 unsynced.clear();
             }
             iteration.push(match reordered {
-                Some(reordered) => self.reordered_plane(l, reordered, j),
-                None => self.level_plane(level, frame, j),
+                Some(reordered) => self.reordered_plane(l, reordered, j, checks),
+                None => self.level_plane(l, frame, j, checks),
             });
             unsynced.extend(level.writes.iter().map(|&(_, version)| version));
         }
@@ -908,15 +1046,15 @@ impl<'a> Pipeline<'a> {
         mut body: impl FnMut(Option<(i64, i64)>, Vec<Expr>) -> Vec<Stmt>,
     ) -> Vec<Stmt> {
         match &self.registers {
-            Some(registers) => {
-                self.owned_points(registers, rect, |k, position| body(Some((k, j)), position))
-            }
+            Some(registers) => self.owned_points(registers, Some(rect), |k, position| {
+                body(Some((k, j)), position)
+            }),
             None => vec![self.plane_loop(rect, segmented, |position| body(None, position))],
         }
     }
 
     /// Loads the input plane of `version` (each position's periodic image) into its ring.
-    fn load(&self, version: usize, frame: Frame, j: i64) -> Stmt {
+    fn load(&self, version: usize, frame: Frame, j: i64, checks: Checks) -> Stmt {
         let ctx = self.ctx;
         let v = &self.versions[version];
         let points = self.plane_points(&v.bounds, j, None, |owner, position| {
@@ -929,36 +1067,39 @@ impl<'a> Pipeline<'a> {
             let place = self.place_at(version, owner, v.lag);
             vec![place.store(ctx, &position, value)]
         });
-        Stmt::Block(vec![
-            self.plane(v.lag, j),
-            Stmt::when(
-                self.plane_in(v.bounds.lo[SWEPT], v.bounds.hi[SWEPT]),
-                points,
-            ),
-        ])
+        let within = self.plane_in(v.bounds.lo[SWEPT], v.bounds.hi[SWEPT]);
+        Stmt::Block(vec![self.plane(v.lag, j), checks.when(within, points)])
     }
 
-    /// `level`'s plane of this iteration, when it has one and the pass has its step (a shared
+    /// Level `l`'s plane of this iteration, when it has one and the pass has its step (a shared
     /// loop runs zero times otherwise; the barrier after it stays unconditional).
-    fn level_plane(&self, level: &Level, frame: Frame, j: i64) -> Stmt {
+    fn level_plane(&self, l: usize, frame: Frame, j: i64, checks: Checks) -> Stmt {
         let ctx = self.ctx;
+        let level = &self.levels[l];
         let io = StageIo::new(ctx, level.stage);
-        let mut points =
-            self.plane_points(&level.region, j, Some(level.stage), |owner, position| {
-                let staging = Rings {
-                    pipeline: self,
-                    level,
-                    owner,
-                    lag: level.lag,
-                };
-                self.frame(frame)
-                    .point(&io, &position, &level.region, &staging)
-            });
-        let (mut body, active) = self.level_opening(level, level.region.lo[SWEPT], "", j);
+        let point = |owner: Option<(i64, i64)>, position: Vec<Expr>| {
+            let staging = Rings {
+                pipeline: self,
+                level,
+                owner,
+                lag: level.lag,
+            };
+            self.frame(frame)
+                .point(&io, &position, &level.region, &staging)
+        };
+        let mut points = match &self.registers {
+            Some(registers) if self.untested_positions(checks) => {
+                self.owned_points(registers, None, |k, position| point(Some((k, j)), position))
+            }
+            _ => self.plane_points(&level.region, j, Some(level.stage), point),
+        };
+        let (mut body, active) = self.level_opening(l, frame, "", j);
         if self.registers.is_some() {
-            body.push(Stmt::when(active, points));
+            body.push(checks.when(active, points));
         } else {
-            run_only_when(ctx, &mut points[0], active);
+            if checks == Checks::All {
+                run_only_when(ctx, &mut points[0], active);
+            }
             body.extend(points);
         }
         Stmt::Block(body)
@@ -967,7 +1108,7 @@ impl<'a> Pipeline<'a> {
     /// Level `l`'s plane of this iteration with its sum reordered (see [`Reordered`]; the
     /// interior frame, with register planes), when the pass has its step and the plane feeds
     /// an output of its region.
-    fn reordered_plane(&self, l: usize, reordered: &Reordered, j: i64) -> Stmt {
+    fn reordered_plane(&self, l: usize, reordered: &Reordered, j: i64, checks: Checks) -> Stmt {
         let ctx = self.ctx;
         let level = &self.levels[l];
         let registers = (self.registers.as_ref()).expect("reordered levels keep register planes");
@@ -975,7 +1116,8 @@ impl<'a> Pipeline<'a> {
         let io = StageIo::new(ctx, level.stage);
         let region = &level.region;
         let frame = self.frame(Frame::Interior);
-        let points = self.owned_points(registers, region, |k, position| {
+        let tested = (!self.untested_positions(checks)).then_some(region);
+        let points = self.owned_points(registers, tested, |k, position| {
             let arriving: Vec<Expr> = std::iter::once(ctx.offset(Expr::var("p"), last))
                 .chain(position[1..].iter().cloned())
                 .collect();
@@ -1007,22 +1149,22 @@ impl<'a> Pipeline<'a> {
             let sum = (reordered.sums.sum, Expr::var(output(0)));
             let point = frame.finished_point(&io, &position, region, &finished, sum);
             let lowest = ctx.lit(region.lo[SWEPT]).op(KernelOp::Le, Expr::var("p"));
-            body.push(Stmt::when(lowest, point));
+            body.push(checks.when(lowest, point));
             body
         });
-        let lo = region.lo[SWEPT] - (last - first);
         let note = ", its sum reordered plane by plane";
-        let (mut body, active) = self.level_opening(level, lo, note, j);
-        body.push(Stmt::when(active, points));
+        let (mut body, active) = self.level_opening(l, Frame::Interior, note, j);
+        body.push(checks.when(active, points));
         Stmt::Block(body)
     }
 
-    /// The opening of `level`'s plane in iteration `it + j` (a comment, with `note`; `p`; the
-    /// step counter), and when it runs: plane `p` from `lo` to its region's end, in a pass
-    /// that has its step.
-    fn level_opening(&self, level: &Level, lo: i64, note: &str, j: i64) -> (Vec<Stmt>, Expr) {
+    /// The opening of level `l`'s plane in iteration `it + j` (a comment, with `note`; `p`;
+    /// the step counter), and when it runs: plane `p` from its start in `frame` (see
+    /// [`Pipeline::level_start`]) to its region's end, in a pass that has its step.
+    fn level_opening(&self, l: usize, frame: Frame, note: &str, j: i64) -> (Vec<Stmt>, Expr) {
         let ctx = self.ctx;
-        let mut active = self.plane_in(lo, level.region.hi[SWEPT]);
+        let level = &self.levels[l];
+        let mut active = self.plane_in(self.level_start(l, frame), level.region.hi[SWEPT]);
         if level.step > 0 {
             active = active.op(KernelOp::And, runs_step(level.step));
         }
@@ -1087,18 +1229,25 @@ impl<'a> Pipeline<'a> {
     }
 
     /// For each depth a pass may have, the tile's plane of every updated field written to
-    /// its partner from the field's last version, when the pass has that depth.
-    fn writes(&self, j: i64) -> Vec<Stmt> {
+    /// its partner from the field's last version, when the pass has that depth; in a steady
+    /// trip, the full depth's only. Edge blocks test each point against the grid's end where
+    /// the last tile overhangs it (an interior block's tile is inside).
+    fn writes(&self, frame: Frame, j: i64, checks: Checks) -> Vec<Stmt> {
         let ctx = self.ctx;
         let d = ctx.dims();
         let target = Rect::new(vec![0; d], self.extent.clone());
         let hi: Vec<Option<i64>> = (0..d)
             .map(|a| {
                 let covered = blocks(ctx.extent(a), self.extent[a] as u64) as i64;
-                (covered * self.extent[a] > ctx.extent(a)).then_some(ctx.extent(a))
+                let overhangs = covered * self.extent[a] > ctx.extent(a);
+                (overhangs && frame == Frame::Edge).then_some(ctx.extent(a))
             })
             .collect();
-        (self.finals.iter().enumerate())
+        let depths = match checks {
+            Checks::All => 0..self.finals.len(),
+            Checks::Steady => self.finals.len() - 1..self.finals.len(),
+        };
+        (depths.map(|step| (step, &self.finals[step])))
             .map(|(step, (finals, lag))| {
                 let points = self.plane_points(&target, j, None, |owner, position| {
                     let coords = self.frame(Frame::Interior).grid_coords(&position);
@@ -1117,9 +1266,31 @@ impl<'a> Pipeline<'a> {
                 let depth = Expr::var("steps")
                     .op(KernelOp::Eq, Expr::int(step as i64 + 1, ScalarType::I64));
                 let cond = depth.op(KernelOp::And, self.plane_in(0, self.extent[SWEPT]));
-                Stmt::Block(vec![self.plane(*lag, j), Stmt::when(cond, points)])
+                Stmt::Block(vec![self.plane(*lag, j), checks.when(cond, points)])
             })
             .collect()
+    }
+}
+
+/// Which tests an iteration of the sweep makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Checks {
+    /// Every load, level and write tests that its plane is in range and the pass has its
+    /// step or depth.
+    All,
+    /// None does: the loop trip is steady, every plane in range in a pass of full depth (see
+    /// [`Pipeline::steady_trips`]). Levels test the positions of a plane they compute
+    /// only where rings do not span the reach (see [`Pipeline::span_rings_over_reach`]).
+    Steady,
+}
+
+impl Checks {
+    /// `then` under `cond` where this checks it, else `then` as it is.
+    fn when(self, cond: Expr, then: Vec<Stmt>) -> Stmt {
+        match self {
+            Checks::All => Stmt::when(cond, then),
+            Checks::Steady => Stmt::Block(then),
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use super::common::{Ctx, ident};
 use super::fused::{Frame, Fused, FusedArg, fused_params, tile_regions};
 use super::naive::blocks;
 use super::tile::Tile;
-use super::time_streaming::{Pipeline, SWEPT};
+use super::time_streaming::{Checks, Pipeline, SWEPT};
 
 /// The most blocks a wavefront launch has; its threads stride over larger planes.
 const MAX_BLOCKS: u64 = 4096;
@@ -74,7 +74,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         ty: ctx.ity,
         value: Some(Expr::Cast(ctx.ity, Box::new(Expr::var("sweep")))),
     });
-    body.extend(pipeline.iteration(Frame::Edge, 0));
+    body.extend(pipeline.iteration(Frame::Edge, 0, Checks::All));
     let updated = pipeline.updated.clone();
     let (mut params, mut args) = fused_params(ctx, &updated, &pipeline.constant_fields);
     for (k, version) in pipeline.versions.iter().enumerate() {
