@@ -615,9 +615,11 @@ impl<'a> Pipeline<'a> {
                 if (k + 1) * self.loop_threads > area {
                     tests.push(Expr::var(format!("m{k}")).op(KernelOp::Lt, ctx.lit(area)));
                 }
-                for (j, c) in coords.iter().enumerate().filter(|_| rect.is_some()) {
-                    let rect = rect.expect("filtered");
-                    let (lo, hi) = (rect.lo[j + 1], rect.hi[j + 1]);
+                let bounds = rect.map(|rect| (&rect.lo[1..], &rect.hi[1..]));
+                for (j, (c, (&lo, &hi))) in (coords.iter())
+                    .zip(bounds.into_iter().flat_map(|(lo, hi)| lo.iter().zip(hi)))
+                    .enumerate()
+                {
                     if lo > registers.lo[j] {
                         tests.push(ctx.lit(lo).op(KernelOp::Le, c.clone()));
                     }
