@@ -791,3 +791,16 @@ fn box_sums_are_reordered_plane_by_plane_in_streaming_time_tiles_outside_exact_m
     let star = print_opencl(&lowered("star3d1r", &[11, 13, 21], &relaxed));
     assert!(!star.contains("reordered"));
 }
+
+#[test]
+fn periodic_images_of_power_of_two_extents_are_masked_and_others_taken_modulo() {
+    let naive = plan(GpuStrategy::Naive, [32, 4, 1], 1);
+    let masked = print_cuda(&lowered("heat2d_periodic", &[64, 32], &naive));
+    assert!(masked.contains("& ((int32_t)63)"), "{masked}");
+    assert!(masked.contains("& ((int32_t)31)"), "{masked}");
+    assert!(!masked.contains("% ((int32_t)64)"), "{masked}");
+    assert!(!masked.contains("% ((int32_t)32)"), "{masked}");
+    let modulo = print_cuda(&lowered("heat2d_periodic", &[64, 33], &naive));
+    assert!(modulo.contains("& ((int32_t)63)"), "{modulo}");
+    assert!(modulo.contains("% ((int32_t)33)"), "{modulo}");
+}

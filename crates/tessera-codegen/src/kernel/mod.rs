@@ -470,6 +470,8 @@ pub enum KernelOp {
     And,
     /// `||`
     Or,
+    /// `&` of two integers.
+    BitAnd,
 }
 
 impl Expr {

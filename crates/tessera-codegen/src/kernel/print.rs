@@ -427,6 +427,7 @@ impl Printer<'_> {
                     KernelOp::Ne => "!=",
                     KernelOp::And => "&&",
                     KernelOp::Or => "||",
+                    KernelOp::BitAnd => "&",
                 };
                 format!("({a} {symbol} {b})")
             }

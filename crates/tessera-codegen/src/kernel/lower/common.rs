@@ -164,6 +164,10 @@ impl<'a> Ctx<'a> {
                 .op(KernelOp::Max, self.lit(0))
         };
         match border {
+            // Two's complement: the low bits of any position are its image's.
+            Border::Periodic if n > 0 && n & (n - 1) == 0 => {
+                c.op(KernelOp::BitAnd, self.lit(n - 1))
+            }
             Border::Periodic => c
                 .op(KernelOp::Rem, self.lit(n))
                 .plus(self.lit(n))

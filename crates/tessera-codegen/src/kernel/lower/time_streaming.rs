@@ -1099,9 +1099,8 @@ impl<'a> Pipeline<'a> {
         if self.registers.is_some() {
             body.push(checks.when(active, points));
         } else {
-            if checks == Checks::All {
-                run_only_when(ctx, &mut points[0], active);
-            }
+            // Steady trips need register planes: a shared loop's plane is always tested.
+            run_only_when(ctx, &mut points[0], active);
             body.extend(points);
         }
         Stmt::Block(body)
