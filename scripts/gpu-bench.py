@@ -74,6 +74,13 @@ PLANS = [
     ("streaming T=2 8x16 E=1", ["--strategy", "streaming", "--time-tile", "2", "--tile", "8x16"],
      {"elements_per_thread": 1}),
 ] + [
+    # 512-thread 3D tiles with register planes, rows of 32 points: at T = 3 a j3d7pt block
+    # loads 1.63 points per point it writes (2.3x the copy roofline if memory-bound).
+    (f"streaming T={t} 16x32 E=1",
+     ["--strategy", "streaming", "--time-tile", str(t), "--tile", "16x32"],
+     {"elements_per_thread": 1})
+    for t in (2, 3)
+] + [
     (f"wavefront T={t}", ["--strategy", "wavefront", "--time-tile", str(t)], {})
     for t in (2, 4, 8)
 ] + [("default", [], {})]
