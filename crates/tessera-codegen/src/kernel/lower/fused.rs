@@ -591,10 +591,24 @@ pub fn grid_domain(ctx: &Ctx) -> Domain {
     }
 }
 
+/// The code `code` gives each frame: interior blocks take theirs by a uniform test where a
+/// block can be interior (`reach`: what a block touches, in its frame), edge blocks theirs.
+pub fn by_frame(ctx: &Ctx, reach: &Rect, code: impl Fn(Frame) -> Vec<Stmt>) -> Vec<Stmt> {
+    let edge = code(Frame::Edge);
+    match interior_test(ctx, reach) {
+        Some(cond) => vec![Stmt::UniformIf {
+            cond,
+            then: code(Frame::Interior),
+            otherwise: edge,
+        }],
+        None => edge,
+    }
+}
+
 /// Whether every position a block whose origins are `o_<axis>` touches (`reach`, in its
 /// frame) is inside the grid, or `None` when no block's is (the grid is narrower than a
 /// block's reach along some axis).
-pub fn interior_test(ctx: &Ctx, reach: &Rect) -> Option<Expr> {
+fn interior_test(ctx: &Ctx, reach: &Rect) -> Option<Expr> {
     let origins: Vec<Expr> = (ctx.axis_names().iter())
         .map(|n| Expr::var(format!("o_{n}")))
         .collect();

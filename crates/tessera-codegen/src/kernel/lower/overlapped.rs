@@ -24,7 +24,7 @@ use tessera_ir::{Field, Id, ScalarType, Stage};
 use super::super::{Expr, Kernel, KernelOp, KernelTraffic, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident, ident};
 use super::fused::{
-    BlockFrame, Frame, Fused, Place, Staging, fused_params, grid_domain, interior_test, runs_step,
+    BlockFrame, Frame, Fused, Place, Staging, by_frame, fused_params, grid_domain, runs_step,
     step_counter, tile_regions,
 };
 use super::tile::{Tile, point_work, run_only_when};
@@ -34,15 +34,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     let overlap = Overlap::new(ctx)?;
     let mut body = vec![overlap.tile.thread_index(ctx)];
     body.extend(overlap.tile.origins(ctx, &grid_domain(ctx), 0..ctx.dims()));
-    let edge = overlap.pass(Frame::Edge);
-    match interior_test(ctx, &overlap.reach) {
-        Some(cond) => body.push(Stmt::UniformIf {
-            cond,
-            then: overlap.pass(Frame::Interior),
-            otherwise: edge,
-        }),
-        None => body.extend(edge),
-    }
+    body.extend(by_frame(ctx, &overlap.reach, |frame| overlap.pass(frame)));
     let updated: Vec<Id<Field>> = overlap.staged.iter().map(|s| s.field).collect();
     let (params, args) = fused_params(ctx, &updated, &overlap.constant_fields);
     let extent: Vec<String> = overlap.extent.iter().map(|e| e.to_string()).collect();
