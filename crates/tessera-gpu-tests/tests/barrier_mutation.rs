@@ -164,22 +164,24 @@ fn every_barrier_of_a_streaming_time_kernel_is_needed() {
     // each stage that reads an in-plane neighbour on a plane written since the last barrier
     // (none for j2d5pt, whose in-plane reads are all on planes written in earlier
     // iterations), and one ending the iteration; the last of each loop is at its latch, where
-    // PoCL puts a barrier of its own (masked). In chunks of 20 rows interior blocks run the
-    // sweep in three loops in a pass of every step (trips before the steady ones, the steady
-    // ones, `time_streaming::Checks::Steady`, and the one after them) and in one in a shorter
-    // pass (7 steps: passes of 3, 3 and 1); edge blocks in one. The trip after the steady
-    // ones reaches only the last stages' planes, so its barriers after the first guard
-    // nothing there (masked: 13 to 17).
+    // PoCL puts a barrier of its own (masked: 17, 29, 35), as it does before a loop (11). In
+    // chunks of 20 rows interior blocks, in a pass of every step, run the two trips before
+    // the steady ones one by one (barriers 0 to 11), a loop of the steady ones
+    // (`time_streaming::Checks::Steady`, 12 to 17) and the trip after them (18 to 23); in a
+    // shorter pass (7 steps: passes of 3, 3 and 1) one loop (24 to 29); edge blocks one loop
+    // (30 to 35). No level reads the plane the first iteration loads until a later barrier,
+    // and the trip after the steady ones reaches only the last stages' planes, so their
+    // barriers guard nothing there (masked: 0, and 19 to 23).
     let plan = GpuPlan {
         block: [8, 1, 1],
         time_tile: 3,
         stream_chunk: Some(20),
         ..GpuPlan::new(GpuStrategy::Streaming)
     };
-    let masked = [5, 11, 13, 14, 15, 16, 17, 23, 29];
+    let masked = [0, 11, 17, 19, 20, 21, 22, 23, 29, 35];
     assert_eq!(
         check_every_barrier_matters("j2d5pt", &[61, 47], &plan, 7, &masked),
-        21
+        26
     );
     // Two stages, the second reading the first's output at diagonal neighbours, three steps
     // in flight. Its rings are grown to the 5 slots of its register planes, so the barrier
