@@ -316,7 +316,8 @@ impl Printer<'_> {
             Stmt::PartialSum(partial) => {
                 let checked = self.program.checked.clone();
                 let var = &partial.var;
-                let into = partial.accumulate && !partial.apart;
+                // Accumulated terms head their chain with the variable, but summed apart.
+                let chained = partial.accumulate && !partial.apart;
                 let sum = {
                     let mut leaves = Leaves {
                         printer: self,
@@ -324,10 +325,10 @@ impl Printer<'_> {
                         stage: Some(partial.stage),
                     };
                     let dialect = leaves.printer.dialect;
-                    let first = into.then_some(var.as_str());
+                    let first = chained.then_some(var.as_str());
                     print_sum_terms(dialect, &checked, first, &partial.terms, &mut leaves)
                 };
-                let text = if partial.accumulate && !into {
+                let text = if partial.accumulate && partial.apart {
                     format!("{var} = ({var} + {sum});")
                 } else {
                     format!("{var} = {sum};")
