@@ -9,16 +9,17 @@ use tessera::metrics::gcells_per_s;
 use tessera::{Error, FieldRef, Session, checkpoint};
 use tessera_ir::{Id, Receiver, ReceiverPoints};
 use tessera_runtime::{
-    Buffer, FieldSet, Flow, Observation, Observer, ReceiverRecord, ReceiverSeries, ReductionRecord,
-    RunReport, RunState, drive, receiver_series,
+    Buffer, Executable, FieldSet, Flow, Observation, Observer, ReceiverRecord, ReceiverSeries,
+    ReductionRecord, RunReport, RunState, drive, receiver_series,
 };
 
 use super::args::{FieldFile, RunArgs};
 use super::distributed::{self, Role};
 use super::finite::first_non_finite;
+use super::json;
+use super::planning::{self, Planned};
 use super::progress::StepBar;
 use super::reductions::{self, ReductionValue};
-use super::{json, planning};
 
 /// An output to write after the run.
 struct Output {
@@ -151,17 +152,7 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
         files::check_destination(path)?;
     }
     let total_steps = args.start.steps(&session);
-    // A restart takes its fields, tables and receivers' points from the checkpoint.
-    let start = match &args.restart {
-        Some(dir) => {
-            let fields = match root {
-                true => checkpoint::Fields::Read,
-                false => checkpoint::Fields::Skip,
-            };
-            Start::Restart(restart_from(dir, &session, total_steps, fields)?)
-        }
-        None => Start::Fresh(resolve_inputs(&session, &args.start.inputs)?),
-    };
+    let start = Start::of(args, &session, total_steps, root)?;
     // Compiling checks the plan against the device: refusals come before any allocation.
     let clock = Instant::now();
     let mut executable =
@@ -171,25 +162,69 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
         };
     let compile = clock.elapsed();
     let clock = Instant::now();
-    let (mut fields, mut state, first_step, earlier, earlier_recordings) = match start {
-        Start::Restart(c) => (c.fields, c.state, c.steps_done, c.records, c.recordings),
-        // Under MPI rank 0 holds the fields, the other ranks their boxes (sent by rank 0).
-        Start::Fresh(inputs) if !root => {
-            let mut fields = FieldSet::without_fields(session.bound());
-            read_tables_and_points(&session, &inputs, &mut fields)?;
-            let state = RunState::new(session.program());
-            (fields, state, 0, Vec::new(), Vec::new())
-        }
-        Start::Fresh(inputs) => {
-            let fields = read_inputs(&session, &inputs)?;
-            let state = RunState::new(session.program());
-            (fields, state, 0, Vec::new(), Vec::new())
-        }
-    };
+    let mut begun = start.begin(&session, root)?;
     let initialise = clock.elapsed();
-    let steps = total_steps - first_step;
+    let steps = total_steps - begun.first_step;
+    let (report, non_finite) =
+        follow(args, role, &session, executable.as_mut(), &mut begun, steps)?;
+    if !root {
+        return Ok(i32::from(non_finite.is_some()));
+    }
+    let clock = Instant::now();
+    let series = write_results(
+        args,
+        &session,
+        &begun.fields,
+        &report,
+        &outputs,
+        &series_outputs,
+    )?;
+    let phases = Phases {
+        compile,
+        initialise,
+        run: report.compute_time,
+        transfer: report.transfer_time,
+        write: clock.elapsed(),
+    };
+    print_summary(args, &session, &planned, &report, &series, &phases);
+    Ok(match non_finite {
+        Some((what, step)) => {
+            let when = if args.check_every.is_some() {
+                format!("within the first {step} steps")
+            } else {
+                format!("after {step} steps")
+            };
+            eprintln!("error: non-finite value: {what} {when}");
+            1
+        }
+        None => 0,
+    })
+}
+
+/// What a run starts from: its fields and state, the steps done before it, and the
+/// reductions' records and receivers' recordings of the run it continues.
+struct Begun {
+    fields: FieldSet,
+    state: RunState,
+    first_step: u64,
+    records: Vec<ReductionRecord>,
+    recordings: Vec<ReceiverRecord>,
+}
+
+/// Runs the time loop from `begun` for `steps` steps, following it with the progress bar,
+/// the finiteness checks and the checkpoints; returns the report (the continued run's
+/// records first) and the first non-finite value found, with the steps done then.
+fn follow(
+    args: &RunArgs,
+    role: &Role,
+    session: &Session,
+    executable: &mut dyn Executable,
+    begun: &mut Begun,
+    steps: u64,
+) -> Result<(RunReport, Option<(String, u64)>), Error> {
+    let root = role.is_root();
     let mut observer = RunObserver {
-        session: &session,
+        session,
         role,
         bar: StepBar::new(if root { steps } else { 0 }),
         check_every: args
@@ -202,18 +237,19 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
             root,
             dir,
             every: args.checkpoint_every.unwrap_or(1) as u64,
-            first_step,
-            earlier: earlier.clone(),
-            earlier_recordings: earlier_recordings.clone(),
+            first_step: begun.first_step,
+            earlier: begun.records.clone(),
+            earlier_recordings: begun.recordings.clone(),
             failed: None,
         }),
     };
+    let fields = &mut begun.fields;
     let mut report = drive(
-        executable.as_mut(),
-        &mut fields,
-        first_step,
+        executable,
+        fields,
+        begun.first_step,
         steps,
-        &mut state,
+        &mut begun.state,
         &mut observer,
     )?;
     let RunObserver {
@@ -227,16 +263,25 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
     if let Some(error) = checkpoints.and_then(|c| c.failed) {
         return Err(error);
     }
-    report.reductions.splice(0..0, earlier);
-    report.receivers.splice(0..0, earlier_recordings);
+    report.reductions.splice(0..0, begun.records.drain(..));
+    report.receivers.splice(0..0, begun.recordings.drain(..));
     if root && args.check_finite && non_finite.is_none() && checked_at != Some(report.steps) {
-        non_finite = first_non_finite(&session, &fields).map(|what| (what, report.steps));
+        non_finite = first_non_finite(session, fields).map(|what| (what, report.steps));
     }
-    if !root {
-        return Ok(i32::from(non_finite.is_some()));
-    }
-    let clock = Instant::now();
-    for line in write_outputs(&session, &fields, &outputs)? {
+    Ok((report, non_finite))
+}
+
+/// Writes the outputs, the reductions' records (`--reductions`) and the receivers' series;
+/// returns the series.
+fn write_results(
+    args: &RunArgs,
+    session: &Session,
+    fields: &FieldSet,
+    report: &RunReport,
+    outputs: &[Output],
+    series_outputs: &[SeriesOutput],
+) -> Result<Vec<ReceiverSeries>, Error> {
+    for line in write_outputs(session, fields, outputs)? {
         // Under `--json`, stdout holds the one JSON object only.
         if args.json {
             eprintln!("{line}");
@@ -245,29 +290,34 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
         }
     }
     if let Some(path) = &args.reductions {
-        tessera_io::write_text(path, &reductions::csv(&session, &report.reductions))?;
+        tessera_io::write_text(path, &reductions::csv(session, &report.reductions))?;
     }
     let series = receiver_series(session.program(), &report.receivers);
-    for output in &series_outputs {
-        let points = receiver_points(&session, &fields, output.receiver);
+    for output in series_outputs {
+        let points = receiver_points(session, fields, output.receiver);
         let series = &series[output.receiver.index()];
-        files::write_series(&session, series, points, output.format, &output.path)?;
+        files::write_series(session, series, points, output.format, &output.path)?;
     }
-    let phases = Phases {
-        compile,
-        initialise,
-        run: report.compute_time,
-        transfer: report.transfer_time,
-        write: clock.elapsed(),
-    };
+    Ok(series)
+}
+
+/// Prints the run's summary: one line, or one JSON object with `--json`.
+fn print_summary(
+    args: &RunArgs,
+    session: &Session,
+    planned: &Planned,
+    report: &RunReport,
+    series: &[ReceiverSeries],
+    phases: &Phases,
+) {
     let plan = report
         .plan
         .strip_prefix(planned.name)
         .map_or(report.plan.as_str(), str::trim_start);
     if args.json {
         let tuned = planned.tuned.is_some();
-        let mut summary = json_summary(&session, planned.name, plan, tuned, &report, &phases);
-        summary["receivers"] = receivers_json(&series);
+        let mut summary = json_summary(session, planned.name, plan, tuned, report, phases);
+        summary["receivers"] = receivers_json(series);
         println!("{summary}");
     } else {
         let plan = match planned.tuned {
@@ -276,21 +326,9 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
         };
         println!(
             "{}; {}",
-            summary(&session, planned.name, &plan, &report),
+            summary(session, planned.name, &plan, report),
             phases.text()
         );
-    }
-    match non_finite {
-        Some((what, step)) => {
-            let when = if args.check_every.is_some() {
-                format!("within the first {step} steps")
-            } else {
-                format!("after {step} steps")
-            };
-            eprintln!("error: non-finite value: {what} {when}");
-            Ok(1)
-        }
-        None => Ok(0),
     }
 }
 
@@ -299,6 +337,58 @@ fn run_as(args: &RunArgs, role: &Role) -> Result<i32, Error> {
 enum Start<'a> {
     Restart(checkpoint::Checkpoint),
     Fresh(Inputs<'a>),
+}
+
+impl<'a> Start<'a> {
+    /// The checkpoint of `--restart` (its fields read on the root only), or the `--input`
+    /// files.
+    fn of(
+        args: &'a RunArgs,
+        session: &Session,
+        total_steps: u64,
+        root: bool,
+    ) -> Result<Self, Error> {
+        Ok(match &args.restart {
+            Some(dir) => {
+                let fields = match root {
+                    true => checkpoint::Fields::Read,
+                    false => checkpoint::Fields::Skip,
+                };
+                Start::Restart(restart_from(dir, session, total_steps, fields)?)
+            }
+            None => Start::Fresh(resolve_inputs(session, &args.start.inputs)?),
+        })
+    }
+
+    /// The fields, state and history the run begins with. Under MPI rank 0 holds the
+    /// fields, the other ranks their boxes (sent by rank 0).
+    fn begin(self, session: &Session, root: bool) -> Result<Begun, Error> {
+        Ok(match self {
+            Start::Restart(c) => Begun {
+                fields: c.fields,
+                state: c.state,
+                first_step: c.steps_done,
+                records: c.records,
+                recordings: c.recordings,
+            },
+            Start::Fresh(inputs) => {
+                let fields = if root {
+                    read_inputs(session, &inputs)?
+                } else {
+                    let mut fields = FieldSet::without_fields(session.bound());
+                    read_tables_and_points(session, &inputs, &mut fields)?;
+                    fields
+                };
+                Begun {
+                    fields,
+                    state: RunState::new(session.program()),
+                    first_step: 0,
+                    records: Vec::new(),
+                    recordings: Vec::new(),
+                }
+            }
+        })
+    }
 }
 
 /// What the `--input` files fill: fields, the program's input tables (by table index) and
