@@ -17,7 +17,7 @@ use tessera_ir::{Border, ExprId, Field, Id, ScalarType, Stage, Table};
 use super::super::{
     Expr, Kernel, KernelOp, KernelParam, ParamKind, ProgramEnv, SharedArray, StageEval, Stmt,
 };
-use super::common::{Ctx, StageIo, field_ident, table_params};
+use super::common::{Ctx, StageIo, field_ident, ident, table_params};
 
 /// Where an argument of the fused kernel's launch comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +53,56 @@ pub struct Fused {
     pub sweep: Option<i64>,
     /// Global scratch arrays it takes ([`FusedArg::Scratch`]), row-major.
     pub scratch: Vec<SharedArray>,
+}
+
+/// What a fused kernel is besides its body and parameters: [`FusedKernel::with_body`] makes
+/// the kernel, its parameters those of the fields ([`fused_params`]).
+pub struct FusedKernel<'a> {
+    /// The strategy (its name, `-` read `_`, ends the kernel's name).
+    pub strategy: &'static str,
+    /// What it computes, for the comment above it.
+    pub doc: String,
+    /// The fields it updates.
+    pub updated: Vec<Id<Field>>,
+    /// The fields it reads but never updates.
+    pub constant: &'a [Id<Field>],
+    /// Its shared arrays.
+    pub shared: Vec<SharedArray>,
+    /// Threads per block.
+    pub block: [u32; 3],
+    /// See [`Kernel::min_resident_blocks`].
+    pub min_resident_blocks: Option<u32>,
+    /// Blocks along x, y, z.
+    pub grid: [u64; 3],
+}
+
+impl FusedKernel<'_> {
+    /// The fused kernel of `ctx`'s program running `body`, launched once per pass.
+    pub fn with_body(self, ctx: &Ctx, body: Vec<Stmt>) -> Fused {
+        let (params, args) = fused_params(ctx, &self.updated, self.constant);
+        let name = format!(
+            "ts_{}_{}",
+            ident(&ctx.bound.program().name),
+            self.strategy.replace('-', "_")
+        );
+        Fused {
+            kernel: Kernel {
+                name,
+                strategy: self.strategy,
+                doc: self.doc,
+                params,
+                shared: self.shared,
+                block: self.block,
+                min_resident_blocks: self.min_resident_blocks,
+                body,
+            },
+            grid: self.grid,
+            args,
+            updated: self.updated,
+            sweep: None,
+            scratch: Vec::new(),
+        }
+    }
 }
 
 /// A tile of `extent` points from the origin, and the regions its blocks compute over the

@@ -22,9 +22,9 @@ use tessera_analysis::{FieldRole, Rect, TileRegions, step_work};
 use tessera_ir::{Field, Id, ScalarType, Stage};
 
 use super::super::{Expr, Kernel, KernelOp, KernelTraffic, SharedArray, Stmt};
-use super::common::{Ctx, StageIo, field_ident, ident};
+use super::common::{Ctx, StageIo, field_ident};
 use super::fused::{
-    BlockFrame, Frame, Fused, Place, Staging, by_frame, fused_params, grid_domain, runs_step,
+    BlockFrame, Frame, Fused, FusedKernel, Place, Staging, by_frame, grid_domain, runs_step,
     step_counter, tile_regions,
 };
 use super::tile::{Tile, point_work, run_only_when};
@@ -35,33 +35,24 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     let mut body = vec![overlap.tile.thread_index(ctx)];
     body.extend(overlap.tile.origins(ctx, &grid_domain(ctx), 0..ctx.dims()));
     body.extend(by_frame(ctx, &overlap.reach, |frame| overlap.pass(frame)));
-    let updated: Vec<Id<Field>> = overlap.staged.iter().map(|s| s.field).collect();
-    let (params, args) = fused_params(ctx, &updated, &overlap.constant_fields);
     let extent: Vec<String> = overlap.extent.iter().map(|e| e.to_string()).collect();
-    let kernel = Kernel {
-        name: format!("ts_{}_overlapped", ident(&ctx.bound.program().name)),
+    let kernel = FusedKernel {
         strategy: "overlapped",
         doc: format!(
             "up to {} steps of every stage on {} tiles with their halos in shared memory",
             overlap.depth,
             extent.join("x")
         ),
-        params,
+        updated: overlap.staged.iter().map(|s| s.field).collect(),
+        constant: &overlap.constant_fields,
         shared: (overlap.staged.iter())
             .flat_map(|s| s.arrays.iter().cloned())
             .collect(),
         block: overlap.tile.block,
         min_resident_blocks: None,
-        body,
-    };
-    Ok(Fused {
-        kernel,
         grid: overlap.tile.grid(&grid_domain(ctx), 0..ctx.dims()),
-        args,
-        updated,
-        sweep: None,
-        scratch: Vec::new(),
-    })
+    };
+    Ok(kernel.with_body(ctx, body))
 }
 
 /// The traffic model of a fused kernel `kernel` whose blocks own `target` and compute

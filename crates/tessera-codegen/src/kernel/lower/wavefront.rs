@@ -18,9 +18,9 @@
 use tessera_analysis::{Rect, TileRegions};
 use tessera_ir::ScalarType;
 
-use super::super::{Expr, Kernel, KernelParam, ParamKind, Stmt};
-use super::common::{Ctx, ident};
-use super::fused::{Frame, Fused, FusedArg, fused_params, tile_regions};
+use super::super::{Expr, KernelParam, ParamKind, Stmt};
+use super::common::Ctx;
+use super::fused::{Frame, Fused, FusedArg, FusedKernel, tile_regions};
 use super::naive::blocks;
 use super::tile::Tile;
 use super::time_streaming::{Checks, Pipeline, SWEPT};
@@ -75,45 +75,40 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         value: Some(Expr::Cast(ctx.ity, Box::new(Expr::var("sweep")))),
     });
     body.extend(pipeline.iteration(Frame::Edge, 0, Checks::All));
-    let updated = pipeline.updated.clone();
-    let (mut params, mut args) = fused_params(ctx, &updated, &pipeline.constant_fields);
-    for (k, version) in pipeline.versions.iter().enumerate() {
-        params.push(KernelParam {
-            name: version.array.name.clone(),
-            kind: ParamKind::Buffer {
-                ty: version.array.ty,
-                read_only: false,
-            },
-        });
-        args.push(FusedArg::Scratch(k));
-    }
-    params.push(KernelParam {
-        name: "sweep".into(),
-        kind: ParamKind::Scalar(ScalarType::I64),
-    });
-    args.push(FusedArg::Iteration);
-    let kernel = Kernel {
-        name: format!("ts_{}_wavefront", ident(&ctx.bound.program().name)),
+    let kernel = FusedKernel {
         strategy: "wavefront",
         doc: format!(
             "sweep iteration `sweep` of up to {} steps of every stage in flight along {}, whole planes, rings in global memory",
             pipeline.depth, pipeline.names[SWEPT]
         ),
-        params,
+        updated: pipeline.updated.clone(),
+        constant: &pipeline.constant_fields,
         shared: Vec::new(),
         block,
         // Every stage of T steps is inlined into one kernel: without this ptxas caps small
         // blocks' registers for an occupancy the launch may not need, and spills (math_all at
         // 32 threads and T = 4).
         min_resident_blocks: Some(1),
-        body,
-    };
-    Ok(Fused {
-        kernel,
         grid: [grid_blocks, 1, 1],
-        args,
-        updated,
-        sweep: Some(pipeline.iterations),
-        scratch: pipeline.versions.iter().map(|v| v.array.clone()).collect(),
-    })
+    };
+    let mut fused = kernel.with_body(ctx, body);
+    // Its rings, then the launch's number in the sweep.
+    for (k, version) in pipeline.versions.iter().enumerate() {
+        fused.kernel.params.push(KernelParam {
+            name: version.array.name.clone(),
+            kind: ParamKind::Buffer {
+                ty: version.array.ty,
+                read_only: false,
+            },
+        });
+        fused.args.push(FusedArg::Scratch(k));
+    }
+    fused.kernel.params.push(KernelParam {
+        name: "sweep".into(),
+        kind: ParamKind::Scalar(ScalarType::I64),
+    });
+    fused.args.push(FusedArg::Iteration);
+    fused.sweep = Some(pipeline.iterations);
+    fused.scratch = pipeline.versions.iter().map(|v| v.array.clone()).collect();
+    Ok(fused)
 }

@@ -38,12 +38,10 @@
 use tessera_analysis::{FieldRole, PlaneSums, Rect, TileRegions, plane_sums};
 use tessera_ir::{Border, Field, Id, Program, ScalarType, Stage};
 
-use super::super::{
-    Expr, Kernel, KernelOp, PartialSum, ProgramEnv, ReadBinding, SharedArray, Stmt,
-};
-use super::common::{Ctx, StageIo, field_ident, ident};
+use super::super::{Expr, KernelOp, PartialSum, ProgramEnv, ReadBinding, SharedArray, Stmt};
+use super::common::{Ctx, StageIo, field_ident};
 use super::fused::{
-    BlockFrame, Frame, Fused, Place, RegisterPlanes, Staging, by_frame, fused_params, runs_step,
+    BlockFrame, Frame, Fused, FusedKernel, Place, RegisterPlanes, Staging, by_frame, runs_step,
     step_counter, tile_regions,
 };
 use super::hazards::{accesses, conflict};
@@ -72,11 +70,8 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     body.extend(by_frame(ctx, &pipeline.reach, |frame| {
         pipeline.sweep(frame)
     }));
-    let updated = pipeline.updated.clone();
-    let (params, args) = fused_params(ctx, &updated, &pipeline.constant_fields);
     let extent: Vec<String> = pipeline.extent.iter().map(|e| e.to_string()).collect();
-    let kernel = Kernel {
-        name: format!("ts_{}_streaming_time", ident(&ctx.bound.program().name)),
+    let kernel = FusedKernel {
         strategy: "streaming-time",
         doc: format!(
             "up to {} steps of every stage in flight along {}, {} tiles, planes in shared rings{}{}",
@@ -94,7 +89,8 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
                 ""
             }
         ),
-        params,
+        updated: pipeline.updated.clone(),
+        constant: &pipeline.constant_fields,
         shared: (pipeline.versions.iter())
             .filter(|v| v.ring)
             .map(|v| v.array.clone())
@@ -103,16 +99,9 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         // One block per SM is enough: without it ptxas caps small blocks' registers for an
         // occupancy that shared rings rule out, and spills.
         min_resident_blocks: Some(1),
-        body,
-    };
-    Ok(Fused {
-        kernel,
         grid: pipeline.grid(),
-        args,
-        updated,
-        sweep: None,
-        scratch: Vec::new(),
-    })
+    };
+    Ok(kernel.with_body(ctx, body))
 }
 
 /// The tile a block of `ctx`'s plan owns (the streaming axis first: its chunk) and its
