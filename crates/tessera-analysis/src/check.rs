@@ -856,6 +856,7 @@ impl<'p> Checker<'p> {
         Some(self.emit(ExprKind::Cast(want, out), want, span))
     }
 
+    /// Reports a type mismatch (E0202) at `span`; the expression has no type.
     fn type_error(
         &mut self,
         span: Span,
@@ -863,8 +864,20 @@ impl<'p> Checker<'p> {
         label: String,
         help: &str,
     ) -> Option<Inferred> {
+        self.refuse("E0202", span, message, label, help)
+    }
+
+    /// Reports error `code` at `span`; the expression has no type.
+    fn refuse(
+        &mut self,
+        code: &'static str,
+        span: Span,
+        message: String,
+        label: String,
+        help: &str,
+    ) -> Option<Inferred> {
         self.error(
-            Diagnostic::error("E0202", message)
+            Diagnostic::error(code, message)
                 .with_primary(span, label)
                 .with_help(help),
         );
@@ -980,244 +993,47 @@ impl<'p> Checker<'p> {
             ExprKind::Literal(Constant::Int(_)) => Some(UntypedInt),
             ExprKind::Literal(Constant::Float(_)) => Some(UntypedFloat),
             ExprKind::Literal(Constant::Bool(_)) => Some(Typed(ScalarType::Bool)),
-            ExprKind::Read { field, offset } => {
-                let f = &program.fields[*field];
-                if !scope.allow_reads {
-                    self.error(
-                        Diagnostic::error("E0203", format!("{} cannot read fields", scope.what))
-                            .with_primary(span, format!("reads `{}`", f.name))
-                            .with_help("initial values may use parameters and coordinates only; give the field as an input instead"),
-                    );
-                    return None;
-                }
-                if offset.len() != program.dims() {
-                    self.error(
-                        Diagnostic::error(
-                            "E0204",
-                            format!(
-                                "`{}` is read with {} offsets but the grid has {} axes",
-                                f.name,
-                                offset.len(),
-                                program.dims()
-                            ),
-                        )
-                        .with_primary(span, "")
-                        .with_help(format!(
-                            "give one offset per axis ({})",
-                            program.axis_names().join(", ")
-                        )),
-                    );
-                    return None;
-                }
-                Some(Typed(f.ty.arithmetic_type()))
-            }
+            ExprKind::Read { field, offset } => self.infer_read(scope, *field, offset, span),
             ExprKind::Param(p) => Some(Typed(program.params[*p].ty)),
             ExprKind::ScanAccumulator(field) => {
                 Some(Typed(program.fields[*field].ty.arithmetic_type()))
             }
-            ExprKind::Coord(axis) => {
-                if !scope.allow_coords || *axis >= program.dims() {
-                    self.error(
-                        Diagnostic::error(
-                            "E0205",
-                            format!("coordinates cannot be used in {}", scope.what),
-                        )
-                        .with_primary(span, "")
-                        .with_help(
-                            "coordinates exist only inside stages, reductions and initial values",
-                        ),
-                    );
-                    return None;
-                }
-                Some(Typed(ScalarType::I64))
-            }
-            ExprKind::Step => {
-                if !scope.allow_step {
-                    self.error(
-                        Diagnostic::error(
-                            "E0206",
-                            format!("the step counter `t` cannot be used in {}", scope.what),
-                        )
-                        .with_primary(span, "")
-                        .with_help("`t` exists only inside stages and reductions"),
-                    );
-                    return None;
-                }
-                Some(Typed(ScalarType::I64))
-            }
-            ExprKind::TableRead { table, .. } => {
-                let table = &program.tables[*table];
-                if scope.stage.is_none() {
-                    self.error(
-                        Diagnostic::error(
-                            "E0260",
-                            format!("the table `{}` cannot be read in {}", table.name, scope.what),
-                        )
-                        .with_primary(span, "")
-                        .with_help("tables are read only inside stages (their in-stage reductions included)"),
-                    );
-                    return None;
-                }
-                Some(Typed(table.ty))
-            }
-            ExprKind::Local(local) => {
-                let valid = scope
-                    .stage
-                    .is_some_and(|(_, s)| local.index() < s.locals.len());
-                if !valid || !scope.bound[local.index()] {
-                    self.error(
-                        Diagnostic::error("E0207", "a local is used before its `let`")
-                            .with_primary(span, "")
-                            .with_help("move the `let` before its first use"),
-                    );
-                    return None;
-                }
-                match (
-                    scope.local_types[local.index()],
-                    scope.untyped_locals[local.index()],
-                ) {
-                    (Some(ty), _) => Some(Typed(ty)),
-                    (None, Some(value)) => self.infer(scope, value),
-                    (None, None) => None,
-                }
-            }
+            ExprKind::Coord(axis) if !scope.allow_coords || *axis >= program.dims() => self.refuse(
+                "E0205",
+                span,
+                format!("coordinates cannot be used in {}", scope.what),
+                String::new(),
+                "coordinates exist only inside stages, reductions and initial values",
+            ),
+            ExprKind::Step if !scope.allow_step => self.refuse(
+                "E0206",
+                span,
+                format!("the step counter `t` cannot be used in {}", scope.what),
+                String::new(),
+                "`t` exists only inside stages and reductions",
+            ),
+            ExprKind::Coord(_) | ExprKind::Step => Some(Typed(ScalarType::I64)),
+            ExprKind::TableRead { table, .. } if scope.stage.is_none() => self.refuse(
+                "E0260",
+                span,
+                format!(
+                    "the table `{}` cannot be read in {}",
+                    program.tables[*table].name, scope.what
+                ),
+                String::new(),
+                "tables are read only inside stages (their in-stage reductions included)",
+            ),
+            ExprKind::TableRead { table, .. } => Some(Typed(program.tables[*table].ty)),
+            ExprKind::Local(local) => self.infer_local(scope, *local, span),
             ExprKind::ReductionValue(r) => self.infer_reduction_value(scope, *r, span),
-            ExprKind::Unary(UnaryOp::Neg, a) => {
-                let t = self.infer(scope, *a)?;
-                if t == Typed(ScalarType::Bool) {
-                    return self.type_error(
-                        span,
-                        "type mismatch: cannot negate a `bool`".into(),
-                        "this is a `bool`".into(),
-                        "use `!` for logical not",
-                    );
-                }
-                Some(t)
-            }
-            ExprKind::Unary(UnaryOp::Not, a) => {
-                let t = self.infer(scope, *a)?;
-                if t != Typed(ScalarType::Bool) {
-                    return self.type_error(
-                        span,
-                        format!("type mismatch: `!` needs a `bool`, found {}", describe(t)),
-                        "".into(),
-                        "compare first, e.g. `!(x > 0)`",
-                    );
-                }
-                Some(t)
-            }
-            ExprKind::Binary(op, a, b) => {
-                let (ta, tb) = (self.infer(scope, *a), self.infer(scope, *b));
-                let (ta, tb) = (ta?, tb?);
-                if op.is_logical() {
-                    for (t, e) in [(ta, *a), (tb, *b)] {
-                        if t != Typed(ScalarType::Bool) {
-                            let s = self.span(e);
-                            return self.type_error(
-                                s,
-                                format!(
-                                    "type mismatch: `{}` needs `bool` operands, found {}",
-                                    op.symbol(),
-                                    describe(t)
-                                ),
-                                "not a `bool`".into(),
-                                "compare it, e.g. `x != 0`",
-                            );
-                        }
-                    }
-                    return Some(Typed(ScalarType::Bool));
-                }
-                let unified = self.unify(ta, tb, span, op.symbol())?;
-                if op.is_comparison() {
-                    if unified == Typed(ScalarType::Bool)
-                        && !matches!(op, BinaryOp::Eq | BinaryOp::Ne)
-                    {
-                        return self.type_error(
-                            span,
-                            format!("type mismatch: `{}` cannot order `bool`s", op.symbol()),
-                            "".into(),
-                            "only `==` and `!=` compare `bool`s",
-                        );
-                    }
-                    return Some(Typed(ScalarType::Bool));
-                }
-                if unified == Typed(ScalarType::Bool) {
-                    return self.type_error(
-                        span,
-                        format!("type mismatch: `{}` on `bool`s", op.symbol()),
-                        "".into(),
-                        "use `&&`, `||` or `!` for logic",
-                    );
-                }
-                Some(unified)
-            }
+            ExprKind::Unary(op, a) => self.infer_unary(scope, *op, *a, span),
+            ExprKind::Binary(op, a, b) => self.infer_binary(scope, *op, *a, *b, span),
             ExprKind::Select {
                 cond,
                 then,
                 otherwise,
-            } => {
-                let tc = self.infer(scope, *cond);
-                let (tt, to) = (self.infer(scope, *then), self.infer(scope, *otherwise));
-                let (tc, tt, to) = (tc?, tt?, to?);
-                if tc != Typed(ScalarType::Bool) {
-                    let s = self.span(*cond);
-                    return self.type_error(
-                        s,
-                        format!(
-                            "type mismatch: a condition must be `bool`, found {}",
-                            describe(tc)
-                        ),
-                        "not a `bool`".into(),
-                        "compare it, e.g. `x != 0`",
-                    );
-                }
-                self.unify(tt, to, span, "select")
-            }
-            ExprKind::Call(f, args) => {
-                if args.len() != f.arity() {
-                    self.error(
-                        Diagnostic::error(
-                            "E0209",
-                            format!(
-                                "`{}` takes {} argument{}, found {}",
-                                f.name(),
-                                f.arity(),
-                                if f.arity() == 1 { "" } else { "s" },
-                                args.len()
-                            ),
-                        )
-                        .with_primary(span, "")
-                        .with_help(format!("call it as `{}`", signature(*f))),
-                    );
-                    return None;
-                }
-                let mut types = Vec::new();
-                for a in args {
-                    types.push(self.infer(scope, *a));
-                }
-                let mut t = types.into_iter().collect::<Option<Vec<_>>>()?.into_iter();
-                let first = t.next().expect("arity >= 1");
-                let unified = match t.next() {
-                    Some(second) => self.unify(first, second, span, f.name())?,
-                    None => first,
-                };
-                match unified {
-                    Typed(ScalarType::Bool) => self.type_error(
-                        span,
-                        format!("type mismatch: `{}` of a `bool`", f.name()),
-                        "".into(),
-                        "convert it first",
-                    ),
-                    Typed(ty) if ty.is_integer() && f.is_float_only() => self.type_error(
-                        span,
-                        format!("type mismatch: `{}` takes floats, found `{ty}`", f.name()),
-                        format!("this is `{ty}`"),
-                        &format!("convert explicitly, e.g. `{}(f64(...))`", f.name()),
-                    ),
-                    UntypedInt if f.is_float_only() => Some(UntypedFloat),
-                    other => Some(other),
-                }
-            }
+            } => self.infer_select(scope, *cond, *then, *otherwise, span),
+            ExprKind::Call(f, args) => self.infer_call(scope, *f, args, span),
             ExprKind::Cast(ty, a) => {
                 self.infer(scope, *a)?;
                 Some(Typed(ty.arithmetic_type()))
@@ -1225,6 +1041,234 @@ impl<'p> Checker<'p> {
         }
     }
 
+    /// The type of a read of `field` at `offset`, where `scope` allows reads.
+    fn infer_read(
+        &mut self,
+        scope: &Scope,
+        field: Id<Field>,
+        offset: &[i32],
+        span: Span,
+    ) -> Option<Inferred> {
+        let program = self.program;
+        use Inferred::*;
+        let f = &program.fields[field];
+        if !scope.allow_reads {
+            return self.refuse(
+                "E0203",
+                span,
+                format!("{} cannot read fields", scope.what),
+                format!("reads `{}`", f.name),
+                "initial values may use parameters and coordinates only; give the field as an input instead",
+            );
+        }
+        if offset.len() != program.dims() {
+            return self.refuse(
+                "E0204",
+                span,
+                format!(
+                    "`{}` is read with {} offsets but the grid has {} axes",
+                    f.name,
+                    offset.len(),
+                    program.dims()
+                ),
+                String::new(),
+                &format!(
+                    "give one offset per axis ({})",
+                    program.axis_names().join(", ")
+                ),
+            );
+        }
+        Some(Typed(f.ty.arithmetic_type()))
+    }
+
+    /// The type of a local, which must be bound by then.
+    fn infer_local(&mut self, scope: &Scope, local: Id<Local>, span: Span) -> Option<Inferred> {
+        use Inferred::*;
+        let valid = scope
+            .stage
+            .is_some_and(|(_, s)| local.index() < s.locals.len());
+        if !valid || !scope.bound[local.index()] {
+            return self.refuse(
+                "E0207",
+                span,
+                "a local is used before its `let`".into(),
+                String::new(),
+                "move the `let` before its first use",
+            );
+        }
+        match (
+            scope.local_types[local.index()],
+            scope.untyped_locals[local.index()],
+        ) {
+            (Some(ty), _) => Some(Typed(ty)),
+            (None, Some(value)) => self.infer(scope, value),
+            (None, None) => None,
+        }
+    }
+
+    /// The type of `-a` (a number) or `!a` (a `bool`).
+    fn infer_unary(
+        &mut self,
+        scope: &Scope,
+        op: UnaryOp,
+        a: ExprId,
+        span: Span,
+    ) -> Option<Inferred> {
+        use Inferred::*;
+        let t = self.infer(scope, a)?;
+        match op {
+            UnaryOp::Neg if t == Typed(ScalarType::Bool) => self.type_error(
+                span,
+                "type mismatch: cannot negate a `bool`".into(),
+                "this is a `bool`".into(),
+                "use `!` for logical not",
+            ),
+            UnaryOp::Not if t != Typed(ScalarType::Bool) => self.type_error(
+                span,
+                format!("type mismatch: `!` needs a `bool`, found {}", describe(t)),
+                "".into(),
+                "compare first, e.g. `!(x > 0)`",
+            ),
+            UnaryOp::Neg | UnaryOp::Not => Some(t),
+        }
+    }
+
+    /// The type of `a op b`: logic on `bool`s, comparisons giving `bool`, arithmetic on the
+    /// unified type of numbers.
+    fn infer_binary(
+        &mut self,
+        scope: &Scope,
+        op: BinaryOp,
+        a: ExprId,
+        b: ExprId,
+        span: Span,
+    ) -> Option<Inferred> {
+        use Inferred::*;
+        let (ta, tb) = (self.infer(scope, a), self.infer(scope, b));
+        let (ta, tb) = (ta?, tb?);
+        if op.is_logical() {
+            for (t, e) in [(ta, a), (tb, b)] {
+                if t != Typed(ScalarType::Bool) {
+                    let s = self.span(e);
+                    return self.type_error(
+                        s,
+                        format!(
+                            "type mismatch: `{}` needs `bool` operands, found {}",
+                            op.symbol(),
+                            describe(t)
+                        ),
+                        "not a `bool`".into(),
+                        "compare it, e.g. `x != 0`",
+                    );
+                }
+            }
+            return Some(Typed(ScalarType::Bool));
+        }
+        let unified = self.unify(ta, tb, span, op.symbol())?;
+        if op.is_comparison() {
+            if unified == Typed(ScalarType::Bool) && !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+                return self.type_error(
+                    span,
+                    format!("type mismatch: `{}` cannot order `bool`s", op.symbol()),
+                    "".into(),
+                    "only `==` and `!=` compare `bool`s",
+                );
+            }
+            return Some(Typed(ScalarType::Bool));
+        }
+        if unified == Typed(ScalarType::Bool) {
+            return self.type_error(
+                span,
+                format!("type mismatch: `{}` on `bool`s", op.symbol()),
+                "".into(),
+                "use `&&`, `||` or `!` for logic",
+            );
+        }
+        Some(unified)
+    }
+
+    /// The type of `select(cond, then, otherwise)`: a `bool` condition, branches unified.
+    fn infer_select(
+        &mut self,
+        scope: &Scope,
+        cond: ExprId,
+        then: ExprId,
+        otherwise: ExprId,
+        span: Span,
+    ) -> Option<Inferred> {
+        use Inferred::*;
+        let tc = self.infer(scope, cond);
+        let (tt, to) = (self.infer(scope, then), self.infer(scope, otherwise));
+        let (tc, tt, to) = (tc?, tt?, to?);
+        if tc != Typed(ScalarType::Bool) {
+            let s = self.span(cond);
+            return self.type_error(
+                s,
+                format!(
+                    "type mismatch: a condition must be `bool`, found {}",
+                    describe(tc)
+                ),
+                "not a `bool`".into(),
+                "compare it, e.g. `x != 0`",
+            );
+        }
+        self.unify(tt, to, span, "select")
+    }
+
+    /// The type of a call of `f`: its arity checked, its arguments unified, floats where it
+    /// takes floats only.
+    fn infer_call(
+        &mut self,
+        scope: &Scope,
+        f: MathFn,
+        args: &[ExprId],
+        span: Span,
+    ) -> Option<Inferred> {
+        use Inferred::*;
+        if args.len() != f.arity() {
+            self.error(
+                Diagnostic::error(
+                    "E0209",
+                    format!(
+                        "`{}` takes {} argument{}, found {}",
+                        f.name(),
+                        f.arity(),
+                        if f.arity() == 1 { "" } else { "s" },
+                        args.len()
+                    ),
+                )
+                .with_primary(span, "")
+                .with_help(format!("call it as `{}`", signature(f))),
+            );
+            return None;
+        }
+        let mut types = Vec::new();
+        for a in args {
+            types.push(self.infer(scope, *a));
+        }
+        let mut t = types.into_iter().collect::<Option<Vec<_>>>()?.into_iter();
+        let first = t.next().expect("arity >= 1");
+        let unified = match t.next() {
+            Some(second) => self.unify(first, second, span, f.name())?,
+            None => first,
+        };
+        match unified {
+            Typed(ScalarType::Bool) => self.type_error(
+                span,
+                format!("type mismatch: `{}` of a `bool`", f.name()),
+                "".into(),
+                "convert it first",
+            ),
+            Typed(ty) if ty.is_integer() && f.is_float_only() => self.type_error(
+                span,
+                format!("type mismatch: `{}` takes floats, found `{ty}`", f.name()),
+                format!("this is `{ty}`"),
+                &format!("convert explicitly, e.g. `{}(f64(...))`", f.name()),
+            ),
+            UntypedInt if f.is_float_only() => Some(UntypedFloat),
+            other => Some(other),
+        }
+    }
     /// Elaborates `id` (already inferred without error); `context` is the type an untyped
     /// constant should take. Returns the new node; its type is in `out_types`.
     fn lower(&mut self, scope: &Scope, id: ExprId, context: Option<ScalarType>) -> Option<ExprId> {
