@@ -240,6 +240,32 @@ pub fn bind(
     values: &[(String, Constant)],
 ) -> Result<BoundProgram, Vec<Diagnostic>> {
     let program = checked.program();
+    let param_values = param_values(program, values)?;
+    let params = ParamValues {
+        program,
+        values: &param_values,
+    };
+    let extents = grid_extents(&params)?;
+    let (stage_domains, reduction_domains) = domains(&params, &extents)?;
+    let mut errors = read_errors(&checked, &stage_domains, &reduction_domains, &extents);
+    errors.extend(crate::receivers::points_outside_grid(program, &extents));
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(BoundProgram {
+        checked,
+        param_values,
+        extents,
+        stage_domains,
+        reduction_domains,
+    })
+}
+
+/// The program's parameters' values: the defaults, with `values` set by name.
+fn param_values(
+    program: &Program,
+    values: &[(String, Constant)],
+) -> Result<Vec<Constant>, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut param_values: Vec<Constant> = program.params.values().map(|p| p.default).collect();
     for (name, value) in values {
@@ -262,27 +288,48 @@ pub fn bind(
             ),
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
+    match errors.is_empty() {
+        true => Ok(param_values),
+        false => Err(errors),
     }
-    let lookup = |p: Id<Param>| match param_values[p.index()] {
-        Constant::Int(v) => Some(v),
-        _ => None,
-    };
-    let describe_params = || {
-        program
-            .params
-            .values()
-            .zip(&param_values)
+}
+
+/// A program's parameters with their values, for evaluating sizes and naming the values in
+/// errors.
+struct ParamValues<'a> {
+    program: &'a Program,
+    /// By parameter index.
+    values: &'a [Constant],
+}
+
+impl ParamValues<'_> {
+    /// The value of integer parameter `param`.
+    fn int(&self, param: Id<Param>) -> Option<i64> {
+        match self.values[param.index()] {
+            Constant::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// `N = 64, M = 3`: the integer parameters' values.
+    fn describe(&self) -> String {
+        (self.program.params.values())
+            .zip(self.values)
             .filter(|(p, _)| p.ty.is_integer())
             .map(|(p, v)| format!("{} = {v}", p.name))
             .collect::<Vec<_>>()
             .join(", ")
-    };
+    }
+}
+
+/// The grid's extents, each at least 1 and their product within 64 bits.
+fn grid_extents(params: &ParamValues) -> Result<Vec<usize>, Vec<Diagnostic>> {
+    let program = params.program;
     let axes = program.axis_names();
+    let mut errors = Vec::new();
     let mut extents = Vec::new();
     for (axis, e) in program.extents.iter().enumerate() {
-        match e.eval(&lookup) {
+        match e.eval(&|p| params.int(p)) {
             Some(v) if v >= 1 => extents.push(v as usize),
             Some(v) => errors.push(
                 Diagnostic::error(
@@ -291,7 +338,7 @@ pub fn bind(
                 )
                 .with_primary(
                     program.grid_span,
-                    format!("evaluates to {v} with {}", describe_params()),
+                    format!("evaluates to {v} with {}", params.describe()),
                 )
                 .with_help(
                     "every extent must be at least 1; set a positive size, e.g. `--set N=64`",
@@ -305,7 +352,7 @@ pub fn bind(
                         axes[axis]
                     ),
                 )
-                .with_primary(program.grid_span, format!("with {}", describe_params()))
+                .with_primary(program.grid_span, format!("with {}", params.describe()))
                 .with_help("use smaller sizes"),
             ),
         }
@@ -331,34 +378,53 @@ pub fn bind(
             .with_help("use smaller sizes"),
         ]);
     }
-    let grid = Rect::grid(&extents);
-    let domain = |region: &Option<Region>, what: &str, errors: &mut Vec<Diagnostic>| -> Domain {
+    Ok(extents)
+}
+
+/// The domains of the stages and of the reductions (by index): their regions evaluated, the
+/// whole grid where they have none; an in-stage reduction's is its stage's.
+fn domains(
+    params: &ParamValues,
+    extents: &[usize],
+) -> Result<(Vec<Domain>, Vec<Domain>), Vec<Diagnostic>> {
+    let program = params.program;
+    let mut errors = Vec::new();
+    let mut domain = |region: &Option<Region>, what: &str| -> Domain {
         match region {
             None => Domain {
-                rect: grid.clone(),
+                rect: Rect::grid(extents),
                 stride: vec![1; extents.len()],
             },
-            Some(region) => eval_region(region, &extents, &lookup, what, &describe_params, errors),
+            Some(region) => eval_region(region, extents, params, what, &mut errors),
         }
     };
-    let stage_domains: Vec<Domain> = program
-        .stages
-        .values()
-        .map(|s| domain(&s.region, &format!("stage `{}`", s.name), &mut errors))
+    let stage_domains: Vec<Domain> = (program.stages.values())
+        .map(|s| domain(&s.region, &format!("stage `{}`", s.name)))
         .collect();
-    let reduction_domains: Vec<Domain> = program
-        .reductions
-        .values()
+    let reduction_domains: Vec<Domain> = (program.reductions.values())
         .map(|r| match &r.placement {
             ReductionPlacement::InStage(s) => stage_domains[s.index()].clone(),
             ReductionPlacement::AfterStep { region } => {
-                domain(region, &format!("reduction `{}`", r.name), &mut errors)
+                domain(region, &format!("reduction `{}`", r.name))
             }
         })
         .collect();
-    if !errors.is_empty() {
-        return Err(errors);
+    match errors.is_empty() {
+        true => Ok((stage_domains, reduction_domains)),
+        false => Err(errors),
     }
+}
+
+/// The reads of stages and of reductions after the step that leave the grid where no border
+/// mode answers them.
+fn read_errors(
+    checked: &CheckedProgram,
+    stage_domains: &[Domain],
+    reduction_domains: &[Domain],
+    extents: &[usize],
+) -> Vec<Diagnostic> {
+    let program = checked.program();
+    let mut errors = Vec::new();
     for (id, stage) in program.stages.iter() {
         let roots = stage_roots(program, id);
         for (field, fp) in checked.stage_footprints(id) {
@@ -372,7 +438,7 @@ pub fn bind(
                 &roots,
                 &format!("stage `{}`", stage.name),
                 stage.region.as_ref().map(|r| r.span).unwrap_or(stage.span),
-                &extents,
+                extents,
                 &mut errors,
             );
         }
@@ -390,25 +456,16 @@ pub fn bind(
                     &[reduction.value],
                     &format!("reduction `{}`", reduction.name),
                     span,
-                    &extents,
+                    extents,
                     &mut errors,
                 );
             }
         }
     }
-    errors.extend(crate::receivers::points_outside_grid(program, &extents));
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    Ok(BoundProgram {
-        checked,
-        param_values,
-        extents,
-        stage_domains,
-        reduction_domains,
-    })
+    errors
 }
 
+/// `value` as a value of `param`'s type, if it is one.
 fn typed_value(param: &Param, value: Constant) -> Option<Constant> {
     match (param.ty, value) {
         (ScalarType::Bool, Constant::Bool(b)) => Some(Constant::Bool(b)),
@@ -421,12 +478,13 @@ fn typed_value(param: &Param, value: Constant) -> Option<Constant> {
     }
 }
 
+/// `region` evaluated on the grid of `extents`; bounds that overflow, cross or leave the
+/// grid are errors naming `what`.
 fn eval_region(
     region: &Region,
     extents: &[usize],
-    lookup: &dyn Fn(Id<Param>) -> Option<i64>,
+    params: &ParamValues,
     what: &str,
-    describe_params: &dyn Fn() -> String,
     errors: &mut Vec<Diagnostic>,
 ) -> Domain {
     let dims = extents.len();
@@ -436,7 +494,7 @@ fn eval_region(
     let mut stride = vec![1; dims];
     for (axis, range) in region.ranges.iter().enumerate().take(dims) {
         let extent = extents[axis] as i64;
-        let eval = |e: &SizeExpr| e.eval(lookup);
+        let eval = |e: &SizeExpr| e.eval(&|p| params.int(p));
         let (l, h, s) = match range {
             Range::Index(e) => (eval(e), eval(e).and_then(|v| v.checked_add(1)), 1),
             Range::Span { lo, hi, stride } => (
@@ -451,7 +509,7 @@ fn eval_region(
                     "E0404",
                     format!("a bound of the region of {what} overflows or divides by zero"),
                 )
-                .with_primary(region.span, format!("with {}", describe_params()))
+                .with_primary(region.span, format!("with {}", params.describe()))
                 .with_help("use smaller sizes, and no division by a size that can be 0"),
             );
             continue;
@@ -459,13 +517,13 @@ fn eval_region(
         if l > h {
             errors.push(
                 Diagnostic::error("E0406", format!("the grid is smaller than the stencil: the region of {what} is {l}..{h} along {}", axes[axis]))
-                    .with_primary(region.span, format!("empty with {}", describe_params()))
+                    .with_primary(region.span, format!("empty with {}", params.describe()))
                     .with_help(format!("use a larger grid: along {} it has {extent} points", axes[axis])),
             );
         } else if l < 0 || h > extent {
             errors.push(
                 Diagnostic::error("E0407", format!("the region of {what} leaves the grid: {l}..{h} along {}, but the grid is 0..{extent}", axes[axis]))
-                    .with_primary(region.span, format!("with {}", describe_params()))
+                    .with_primary(region.span, format!("with {}", params.describe()))
                     .with_help("keep region bounds within the grid's extents"),
             );
         }
