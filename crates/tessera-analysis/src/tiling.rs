@@ -54,6 +54,7 @@ pub fn tile_regions(bound: &BoundProgram, target: &Rect, steps: usize) -> TileRe
         bound,
         &target.intersect(&grid),
         steps,
+        false,
         |stage_id, wanted, need| {
             let stage = &program.stages[stage_id];
             let domain = bound.stage_domain(stage_id);
@@ -82,13 +83,16 @@ pub fn tile_regions(bound: &BoundProgram, target: &Rect, steps: usize) -> TileRe
 }
 
 /// Holewinski's backward walk: every updated field is needed on `target` after the last
-/// step; walking the steps and their stages in reverse, `visit` gets each stage, the hull of
-/// what is still needed of its outputs and the needs of every field to update, and returns
-/// the region the stage computes. The needs left at the end are the inputs.
+/// step (after every step with `every_step_ends`: a pass that may stop early writes its tile
+/// from that step's values); walking the steps and their stages in reverse, `visit` gets each
+/// stage, the hull of what is still needed of its outputs and the needs of every field to
+/// update, and returns the region the stage computes. The needs left at the end are the
+/// inputs.
 fn walk_backwards(
     bound: &BoundProgram,
     target: &Rect,
     steps: usize,
+    every_step_ends: bool,
     mut visit: impl FnMut(Id<Stage>, Rect, &mut Vec<Rect>) -> Rect,
 ) -> TileRegions {
     let checked = bound.checked();
@@ -104,6 +108,13 @@ fn walk_backwards(
         .collect();
     let mut compute = vec![vec![empty.clone(); program.stages.len()]; steps];
     for step in (0..steps).rev() {
+        if every_step_ends && step + 1 < steps {
+            for f in program.fields.ids() {
+                if checked.role(f) == FieldRole::Updated {
+                    need[f.index()] = need[f.index()].hull(target);
+                }
+            }
+        }
         for (stage_id, stage) in program.stages.iter().collect::<Vec<_>>().into_iter().rev() {
             let wanted =
                 (stage.outputs().iter()).fold(empty.clone(), |acc, f| acc.hull(&need[f.index()]));
@@ -117,7 +128,10 @@ fn walk_backwards(
 }
 
 /// Grows a block's tile `[0, tile)` backwards through `steps` steps of `bound`'s stage
-/// sequence in the tile's own frame, as the GPU's overlapped kernels compute it.
+/// sequence in the tile's own frame, as the GPU's overlapped kernels compute it. A kernel
+/// takes the pass's depth and may stop after any step, writing its tile from that step's
+/// values, so every updated field is needed on the tile after every step: a step whose next
+/// overwrites a field without reading it still computes the field on the tile.
 ///
 /// Unlike [`tile_regions`], nothing is clipped: a block computes every point of its regions,
 /// a point outside the grid standing for its periodic image (so that a periodic read across
@@ -130,7 +144,7 @@ pub fn local_tile_regions(bound: &BoundProgram, tile: &[i64], steps: usize) -> T
     let program = bound.program();
     let grid = Rect::grid(&bound.extents);
     let target = Rect::new(vec![0; tile.len()], tile.to_vec());
-    walk_backwards(bound, &target, steps, |stage_id, region, need| {
+    walk_backwards(bound, &target, steps, true, |stage_id, region, need| {
         let stage = &program.stages[stage_id];
         let domain = bound.stage_domain(stage_id);
         if domain.rect.is_empty() || region.is_empty() {

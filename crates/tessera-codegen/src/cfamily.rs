@@ -464,7 +464,7 @@ impl ExprPrinter<'_> {
                 match op {
                     UnaryOp::Not => format!("(!{a})"),
                     UnaryOp::Neg if ty.is_integer() => format!("ts_neg_{ty}({a})"),
-                    UnaryOp::Neg => format!("(-{a})"),
+                    UnaryOp::Neg => negation(&a),
                 }
             }
             ExprKind::Binary(BinaryOp::Add, ..) if self.relaxed && ty.is_float() => {
@@ -778,6 +778,15 @@ pub fn scan_accumulators(
             )
         })
         .collect()
+}
+
+/// `-a` as C, parenthesized: a negative literal operand is set apart (`(- -0.5)`), since
+/// `--0.5` would read as a decrement.
+pub(crate) fn negation(a: &str) -> String {
+    match a.starts_with('-') {
+        true => format!("(- {a})"),
+        false => format!("(-{a})"),
+    }
 }
 
 /// `(t0 + t1 + ... + tn)`: a left-to-right chain, which the compiler contracts into one

@@ -177,6 +177,7 @@ pub fn test_programs() -> Vec<Case> {
         volumes("box3d_constant", three_d, 2),
         planes("fdtd2d", two_d, 4),
         planes("partial_writes2d", two_d, 4),
+        planes("unread_output2d", two_d, 5),
         planes("reductions2d", two_d, 4),
         planes("life", two_d, 5),
         test_case(

@@ -10,8 +10,8 @@ use super::{Expr, Kernel, KernelOp, KernelProgram, ParamKind, ProgramEnv, Stmt};
 use tessera_ir::escape::comment_text;
 
 use crate::cfamily::{
-    Dialect, MathLibrary, ReadRenderer, print_reduction_value, print_stage, print_stage_relaxed,
-    print_sum_terms,
+    Dialect, MathLibrary, ReadRenderer, negation, print_reduction_value, print_stage,
+    print_stage_relaxed, print_sum_terms,
 };
 use crate::exact_math::{exact_math_source, needs_exact_math};
 use crate::half::{half_source, storage_types};
@@ -408,7 +408,7 @@ impl Printer<'_> {
             Expr::Unary(op, a) => {
                 let a = self.expr(a);
                 match op {
-                    UnaryOp::Neg => format!("(-{a})"),
+                    UnaryOp::Neg => negation(&a),
                     UnaryOp::Not => format!("(!{a})"),
                 }
             }
