@@ -178,6 +178,11 @@ pub fn test_programs() -> Vec<Case> {
         planes("fdtd2d", two_d, 4),
         planes("partial_writes2d", two_d, 4),
         planes("unread_output2d", two_d, 5),
+        volumes(
+            "readonly_offsets3d",
+            &[&["8", "5", "8"], &["9", "7", "12"]],
+            5,
+        ),
         planes("reductions2d", two_d, 4),
         planes("life", two_d, 5),
         test_case(

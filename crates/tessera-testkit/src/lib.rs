@@ -36,7 +36,7 @@ macro_rules! test_every_program {
             j2d5pt, heat2d_periodic, j3d7pt, box3d_constant, fdtd2d, reductions2d, life,
             strided1d, star4d, star1d_r2_constant, box2d_r2_clamp, star3d_r2_periodic, rician2d,
             tv2d, decay_until, box2d_r2_until, terms2d_mirror, terms2d_strided, edges3d_mixed, terms3d_clamp,
-            math_all, fdtd_ricker, functions2d, partial_writes2d, unread_output2d, lbm_d2q9, half_heat2d,
+            math_all, fdtd_ricker, functions2d, partial_writes2d, unread_output2d, readonly_offsets3d, lbm_d2q9, half_heat2d,
             bf16_periodic,
             half_mixed, normalise2d, acoustic2d, acoustic2d_select, receivers2d,
             scan1d, scan2d, scan3d);

@@ -208,6 +208,9 @@ pub struct Place<'s> {
     /// The thread's registers holding the ring's planes at its own position, when it keeps
     /// them there (reads of the point's own column come from them).
     pub registers: Option<RegisterPlanes>,
+    /// Whether nothing reads the values: stores to it are left out (its array is not
+    /// declared).
+    pub unread: bool,
 }
 
 /// A thread's registers holding one version's values at one position it owns, one per plane
@@ -319,6 +322,9 @@ impl Place<'_> {
     /// Stores `value` at block position `position` (into the thread's register of the plane
     /// too, when it keeps one).
     pub fn store(&self, ctx: &Ctx, position: &[Expr], value: Expr) -> Stmt {
+        if self.unread {
+            return Stmt::Block(Vec::new());
+        }
         if let Some(registers) = &self.registers {
             let var = registers.name(registers.write);
             if !registers.ring {
@@ -517,10 +523,12 @@ impl BlockFrame<'_> {
             body.push(Stmt::Block(compute));
             return body;
         };
+        // An output with no value before the stage keeps none: no reader reaches it outside
+        // the domain (see the streaming pipeline's levels).
         let unchanged = (io.outputs().into_iter())
             .filter_map(|(field, in_place)| {
                 let (next, stays) = staging.next(field, in_place);
-                let current = staging.current(field).expect("outputs are staged");
+                let current = staging.current(field)?;
                 (!stays).then(|| store(next, current.load_at(ctx, &position)))
             })
             .collect();

@@ -408,6 +408,7 @@ impl Staging for PingPong<'_> {
             lo: &staged.bounds.lo,
             ring: None,
             registers: None,
+            unread: false,
         })
     }
 
@@ -420,6 +421,7 @@ impl Staging for PingPong<'_> {
             lo: &overlap.staged[k].bounds.lo,
             ring: None,
             registers: None,
+            unread: false,
         };
         (place, in_place)
     }

@@ -67,7 +67,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     let mut body = vec![pipeline.tile.thread_index(ctx)];
     body.extend(pipeline.origins());
     body.extend(pipeline.register_declarations());
-    body.extend(by_frame(ctx, &pipeline.reach, |frame| {
+    body.extend(by_frame(ctx, &pipeline.touched, |frame| {
         pipeline.sweep(frame)
     }));
     let extent: Vec<String> = pipeline.extent.iter().map(|e| e.to_string()).collect();
@@ -152,8 +152,11 @@ pub(super) struct Version {
     /// Its ring: as many planes as its readers need, each the size of its in-plane bounds.
     pub(super) array: SharedArray,
     /// Whether the ring exists: with register planes, a version whose readers all read their
-    /// own column (from registers) has none.
+    /// own column (from registers) has none; nor has a version nothing reads.
     pub(super) ring: bool,
+    /// Whether some level reads it, or the tile is written from it (a sub-domain stage's
+    /// output that a later stage overwrites before any read is not).
+    read: bool,
     /// The block position of the ring's first element along each axis (along the streaming
     /// axis the ring's slots count from the pipeline's base instead).
     ring_lo: Vec<i64>,
@@ -212,8 +215,11 @@ pub(super) struct Pipeline<'a> {
     pub(super) base: i64,
     /// Sweep iterations of a pass.
     pub(super) iterations: i64,
-    /// Every position a block touches.
+    /// Every position of a block's versions (its rings and register planes).
     reach: Rect,
+    /// Every position a block touches: its versions' and those of the fields it reads from
+    /// memory (a block is interior where all are inside the grid).
+    touched: Rect,
     /// The threads sharing each plane's points: a block's, or (global rings) the launch's.
     pub(super) loop_threads: i64,
     /// The threads' register planes, when they fit ([`REGISTER_PLANES_BUDGET`],
@@ -261,6 +267,7 @@ impl<'a> Pipeline<'a> {
             base: 0,
             iterations: 0,
             reach: target.clone(),
+            touched: target.clone(),
             loop_threads: tile.threads(),
             registers: None,
             reordered: Vec::new(),
@@ -279,7 +286,10 @@ impl<'a> Pipeline<'a> {
                     }
                 }
                 FieldRole::Unused => {}
-                _ if !input.is_empty() => pipeline.constant_fields.push(field),
+                _ if !input.is_empty() => {
+                    pipeline.touched = pipeline.touched.hull(input);
+                    pipeline.constant_fields.push(field);
+                }
                 _ => {}
             }
         }
@@ -316,6 +326,10 @@ impl<'a> Pipeline<'a> {
             }));
             pipeline.finals.push((finals, lag));
         }
+        for (k, version) in pipeline.versions.iter_mut().enumerate() {
+            version.read = readers.iter().any(|r| r.version == k);
+            version.ring &= version.read;
+        }
         pipeline.size_rings(&readers, &target);
         pipeline.reordered = pipeline.levels.iter().map(|_| None).collect();
         if !global {
@@ -342,12 +356,14 @@ impl<'a> Pipeline<'a> {
             dims: (0..ctx.dims()).map(|a| bounds.len(a) as usize).collect(),
         };
         self.reach = self.reach.hull(bounds);
+        self.touched = self.touched.hull(bounds);
         self.versions.push(Version {
             field,
             bounds: bounds.clone(),
             lag,
             array,
             ring: true,
+            read: true,
             ring_lo: bounds.lo.clone(),
         });
         self.versions.len() - 1
@@ -384,11 +400,13 @@ impl<'a> Pipeline<'a> {
         }
         let outputs = program.stages[stage].outputs();
         if !ctx.covers_grid(stage) {
+            // Points outside the stage's domain keep the value before it; an output without
+            // one is needed nowhere outside the domain (no reader reaches it before a later
+            // stage overwrites it).
             for field in &outputs {
-                let version = current[field.index()].ok_or(
-                    "a stage over part of the grid writes a field with no value before it",
-                )?;
-                reads.push((version, 0, 0));
+                if let Some(version) = current[field.index()] {
+                    reads.push((version, 0, 0));
+                }
             }
         }
         let handoff = i64::from(self.global);
@@ -453,6 +471,7 @@ impl<'a> Pipeline<'a> {
             lo: &v.ring_lo,
             ring: Some((SWEPT, self.base, v.array.dims[SWEPT] as i64)),
             registers: None,
+            unread: !v.read,
         }
     }
 
@@ -500,7 +519,7 @@ impl<'a> Pipeline<'a> {
             ctx: self.ctx,
             names: &self.names,
             frame,
-            reach: &self.reach,
+            reach: &self.touched,
         }
     }
 }
