@@ -31,12 +31,14 @@ pub fn context_for(device: &Device) -> Result<Arc<Context>, OpenClError> {
 }
 
 /// The build options for a program: exact mode turns contraction off (the source also says
-/// `FP_CONTRACT OFF`) and asks for correctly rounded f32 division and square root.
+/// `FP_CONTRACT OFF`) and asks for correctly rounded f32 division and square root. Warnings
+/// are off (`-w`): they would be about the user's program (a value compared with itself), and
+/// some drivers print them on stderr; a failed build still reports its log.
 pub fn build_options(exact: bool) -> &'static str {
     if exact {
-        "-cl-fp32-correctly-rounded-divide-sqrt"
+        "-w -cl-fp32-correctly-rounded-divide-sqrt"
     } else {
-        "-cl-mad-enable"
+        "-w -cl-mad-enable"
     }
 }
 
