@@ -33,7 +33,7 @@ prepare() {
     mkdir -p "$DEV"
     cp target/release/tessera "$DEV/"
     local test
-    for test in cuda_matrix cuda_fused cuda_relaxed cuda_steady; do
+    for test in cuda_matrix cuda_fused cuda_relaxed cuda_steady cuda_random; do
         cargo test --release -p tessera-gpu-tests --test "$test" --no-run --message-format=json \
             | python3 -c 'import json,sys
 for line in sys.stdin:
@@ -136,7 +136,7 @@ run() {
     grep -q ': exit 0 ' <(tail -1 "$WORK/summary.txt") || graphs=off
     echo "benchmarks: graphs $graphs" >> "$WORK/summary.txt"
     local test
-    for test in cuda_matrix cuda_fused cuda_relaxed cuda_steady; do
+    for test in cuda_matrix cuda_fused cuda_relaxed cuda_steady cuda_random; do
         part "$test" 150 330 "$DEV/$test" --test-threads 8 > "$WORK/$test.log" 2>&1 &
     done
     wait

@@ -9,6 +9,7 @@ use common::*;
 use tessera_analysis::BoundProgram;
 use tessera_ir::ScalarType;
 use tessera_plan::{PlanRequest, Strategy};
+use tessera_testkit::random::{self, RandomProgram};
 use tessera_testkit::{Failures, Subject, case, repository_programs};
 
 /// Every strategy, with time tiles 1, 2, 3, more than the steps, and 4 (not dividing 7), on
@@ -391,4 +392,25 @@ fn relaxed_mode_is_close_to_the_reference() {
         check_relaxed(&subject, requests, tolerance, &mut failures);
     }
     failures.assert_none("relaxed mode");
+}
+
+/// Random programs (`tessera_testkit::random`), exact, against the reference: the automatic
+/// plan and one configuration per strategy. `TESSERA_RANDOM_PROGRAMS` sets how many (seeds
+/// from `TESSERA_RANDOM_SEED`, default 0); CI runs 6.
+#[test]
+fn random_programs() {
+    let mut failures = Failures::new();
+    for seed in random::seeds(6) {
+        let program = RandomProgram::new(seed);
+        let subject = Subject::new(&program.name, program.bind(), seed, program.steps);
+        let dims = subject.bound.extents.len();
+        let mut requests = vec![exact_auto()];
+        requests.extend(one_per_strategy(dims, wavefront_applies(&subject.bound)));
+        let before = failures.failed();
+        check_all(&subject, &requests, &mut failures);
+        if failures.failed() > before {
+            eprintln!("{}:\n{}", program.name, program.text);
+        }
+    }
+    failures.assert_none("random programs");
 }

@@ -6,6 +6,7 @@ use tessera_plan::gpu::{GpuPlan, GpuStrategy};
 use tessera_plan::{BackendPlan, Plan};
 use tessera_runtime::Backend;
 use tessera_testkit::plans::{fused_test_plans, gpu_test_plans};
+use tessera_testkit::random::{self, RandomProgram};
 use tessera_testkit::{Case, Failures, Subject, case, repository_programs};
 
 use crate::availability::{require_cuda_device, require_opencl};
@@ -268,4 +269,42 @@ pub fn steady(runtime: Runtime) {
         }
     }
     failures.assert_none("steady trips");
+}
+
+/// Random programs (`tessera_testkit::random`), exact, bitwise against the reference: for
+/// seed number `k`, two single-step plans and three fused ones (rotating with `k`; every plan
+/// with `TESSERA_GPU_MATRIX=full`), each for at least `2T + 1` steps. `TESSERA_RANDOM_PROGRAMS`
+/// sets how many programs (seeds from `TESSERA_RANDOM_SEED`); CI runs 5.
+pub fn random(runtime: Runtime) {
+    if !runtime.available("random programs") {
+        return;
+    }
+    let backend = runtime.backend();
+    let full = std::env::var("TESSERA_GPU_MATRIX").is_ok_and(|v| v == "full");
+    let mut failures = Failures::new();
+    for (k, seed) in random::seeds(5).enumerate() {
+        let program = RandomProgram::new(seed);
+        let bound = program.bind();
+        let rotate = |plans: Vec<GpuPlan>, count: usize| -> Vec<GpuPlan> {
+            match full || plans.is_empty() {
+                true => plans,
+                false => (0..count.min(plans.len()))
+                    .map(|s| plans[(count * k + s) % plans.len()].clone())
+                    .collect(),
+            }
+        };
+        let mut plans = rotate(gpu_test_plans(), 2);
+        plans.extend(rotate(fused_test_plans(&bound), 3));
+        let before = failures.failed();
+        for gpu in plans {
+            let steps = program.steps.max(2 * u64::from(gpu.time_tile) + 1);
+            let subject = Subject::new(&program.name, bound.clone(), seed, steps);
+            let plan = Plan::new(&subject.bound, runtime.plan(gpu));
+            failures.record(subject.check_exact(backend.as_ref(), &plan));
+        }
+        if failures.failed() > before {
+            eprintln!("{}:\n{}", program.name, program.text);
+        }
+    }
+    failures.assert_none("random programs");
 }

@@ -55,23 +55,29 @@ impl Case {
             .file
             .file_stem()
             .map_or("program".into(), |s| s.to_string_lossy().into_owned());
-        let parsed = tessera_lang::parse(&text, &stem, sets)
-            .unwrap_or_else(|d| panic!("{} does not parse with {sets:?}: {d:?}", self.name));
-        let aliases = parsed.type_overrides_used;
-        let checked = tessera_analysis::check(&parsed.program)
-            .unwrap_or_else(|d| panic!("{} does not check with {sets:?}: {d:?}", self.name));
-        let values: Vec<_> = sets
-            .iter()
-            .filter(|(name, _)| !aliases.contains(name))
-            .map(|(name, value)| {
-                let constant = parse_param_value(checked.program(), name, value)
-                    .unwrap_or_else(|d| panic!("{}: --set {name}={value}: {d:?}", self.name));
-                (name.clone(), constant)
-            })
-            .collect();
-        bind(Arc::new(checked), &values)
-            .unwrap_or_else(|d| panic!("{} does not bind with {sets:?}: {d:?}", self.name))
+        bind_source(&stem, &text, sets)
     }
+}
+
+/// The program `text` (named `name` in messages) bound with `sets` (`--set` style; panics
+/// with the diagnostics when it does not parse, check or bind).
+pub fn bind_source(name: &str, text: &str, sets: &[(String, String)]) -> BoundProgram {
+    let fail = |what: &str, d: &dyn std::fmt::Debug| -> ! {
+        panic!("{name} does not {what} with {sets:?}: {d:?}\n{text}")
+    };
+    let parsed = tessera_lang::parse(text, name, sets).unwrap_or_else(|d| fail("parse", &d));
+    let aliases = parsed.type_overrides_used;
+    let checked = tessera_analysis::check(&parsed.program).unwrap_or_else(|d| fail("check", &d));
+    let values: Vec<_> = sets
+        .iter()
+        .filter(|(name, _)| !aliases.contains(name))
+        .map(|(param, value)| {
+            let constant = parse_param_value(checked.program(), param, value)
+                .unwrap_or_else(|d| panic!("{name}: --set {param}={value}: {d:?}"));
+            (param.clone(), constant)
+        })
+        .collect();
+    bind(Arc::new(checked), &values).unwrap_or_else(|d| fail("bind", &d))
 }
 
 /// The repository's root directory.

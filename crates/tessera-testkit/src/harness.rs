@@ -165,6 +165,11 @@ impl Failures {
         self.checks
     }
 
+    /// The number of checks that failed.
+    pub fn failed(&self) -> usize {
+        self.failures.len()
+    }
+
     /// Panics listing every failure, if any, of the checks of `what`.
     pub fn assert_none(self, what: impl Display) {
         assert!(

@@ -7,6 +7,7 @@
 //!   fields a step writes before reading them poisoned so that an unwritten cell shows;
 //! - [`compare`]: the first bitwise (or beyond-tolerance) difference of fields and reports;
 //! - [`plans`]: the GPU plans every program is tested under;
+//! - [`random`]: random programs (one per seed) for differential fuzzing;
 //! - [`harness`]: a [`Subject`](harness::Subject) (program, inputs, reference result) run under
 //!   any backend (`&dyn Backend`) and plan — the plan goes through its JSON form first, as with
 //!   `tessera plan --json` and `tessera run --plan` — and compared with the reference, bitwise
@@ -20,6 +21,7 @@ pub mod corpus;
 pub mod harness;
 pub mod inputs;
 pub mod plans;
+pub mod random;
 
 pub use corpus::{Case, case, corpus, repository_programs, test_programs};
 pub use harness::{Failures, Subject};
