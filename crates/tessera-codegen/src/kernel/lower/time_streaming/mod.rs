@@ -286,10 +286,7 @@ impl<'a> Pipeline<'a> {
                     }
                 }
                 FieldRole::Unused => {}
-                _ if !input.is_empty() => {
-                    pipeline.touched = pipeline.touched.hull(input);
-                    pipeline.constant_fields.push(field);
-                }
+                _ if !input.is_empty() => pipeline.constant_fields.push(field),
                 _ => {}
             }
         }
@@ -343,6 +340,10 @@ impl<'a> Pipeline<'a> {
                 pipeline.span_rings_over_reach();
             }
         }
+        pipeline.touched = (pipeline.constant_fields.iter())
+            .fold(pipeline.reach.clone(), |touched, f| {
+                touched.hull(&regions.inputs[f.index()])
+            });
         Ok(pipeline)
     }
 
@@ -356,7 +357,6 @@ impl<'a> Pipeline<'a> {
             dims: (0..ctx.dims()).map(|a| bounds.len(a) as usize).collect(),
         };
         self.reach = self.reach.hull(bounds);
-        self.touched = self.touched.hull(bounds);
         self.versions.push(Version {
             field,
             bounds: bounds.clone(),
