@@ -74,12 +74,12 @@ PLANS = [
     ("streaming T=2 8x16 E=1", ["--strategy", "streaming", "--time-tile", "2", "--tile", "8x16"],
      {"elements_per_thread": 1}),
 ] + [
-    # 512-thread 3D tiles with register planes, rows of 32 points: at T = 3 a j3d7pt block
-    # loads 1.63 points per point it writes (2.3x the copy roofline if memory-bound).
-    (f"streaming T={t} 16x32 E=1",
-     ["--strategy", "streaming", "--time-tile", str(t), "--tile", "16x32"],
+    # 3D tiles with register planes, one position of the reach a thread: 512 threads (12x28
+    # points at T = 2; the default deeper) and 1024 (28x28 points; the default at T = 2).
+    (f"streaming T={t} {tile} E=1",
+     ["--strategy", "streaming", "--time-tile", str(t), "--tile", tile],
      {"elements_per_thread": 1})
-    for t in (2, 3)
+    for t, tile in ((2, "16x32"), (3, "16x32"), (3, "32x32"), (4, "32x32"))
 ] + [
     (f"wavefront T={t}", ["--strategy", "wavefront", "--time-tile", str(t)], {})
     for t in (2, 4, 8)

@@ -196,8 +196,8 @@ tune() {
         "overlapped T=4" --json "$WORK/gpu-fused.json" --out "$WORK/gpu-fused.md" \
         > "$WORK/bench-fused.log" 2>&1
     part "bench register planes" 45 215 "${bench[@]}" --types f32 f64 --programs j3d7pt \
-        j3d27pt --plans "streaming T=2 8x16 E=1" "streaming T=2 16x32 E=1" \
-        "streaming T=3 16x32 E=1" --json "$WORK/gpu-register-planes.json" \
+        j3d27pt --plans "streaming T=2 16x32 E=1" "streaming T=3 32x32 E=1" \
+        "streaming T=4 32x32 E=1" "streaming T=3" --json "$WORK/gpu-register-planes.json" \
         --out "$WORK/gpu-register-planes.md" > "$WORK/bench-register-planes.log" 2>&1
     # 2D streaming time tiles since their steady trips: deeper passes than the model tries.
     part "bench deep" 30 200 "${bench[@]}" --types f32 f64 --programs j2d5pt --plans \

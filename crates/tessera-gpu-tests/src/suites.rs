@@ -202,7 +202,7 @@ pub fn relaxed(runtime: Runtime) {
 /// `time_streaming::Checks`): register planes, chunks long enough, grids large enough for
 /// interior blocks, passes of every depth. Exact mode bitwise (sub-domains, several stages
 /// and fields, mirrored, clamped and periodic borders (at a power-of-two extent too), a field
-/// read from memory, 2D and 3D),
+/// read from memory, 2D and 3D, one or two positions of a 3D plane a thread),
 /// and non-exact mode within a tolerance (box sums reordered in steady trips). Every kernel
 /// must have steady trips.
 pub fn steady(runtime: Runtime) {
@@ -216,7 +216,8 @@ pub fn steady(runtime: Runtime) {
         ..GpuPlan::new(GpuStrategy::Streaming)
     };
     let (narrow, wide, deep) = (([8, 1, 1], 2, 12), ([16, 1, 1], 3, 16), ([8, 1, 1], 4, 20));
-    let volume = ([16, 8, 1], 2, 9);
+    // 3D: two positions of the plane a thread, and one (16x16 threads own 12x12 points).
+    let (volume, one_position) = (([16, 8, 1], 2, 9), ([16, 16, 1], 2, 9));
     let subjects = [
         ("j2d5pt", vec![61, 47], vec![narrow, wide, deep], true),
         ("functions2d", vec![59, 45], vec![narrow, wide], true),
@@ -236,10 +237,20 @@ pub fn steady(runtime: Runtime) {
             true,
         ),
         ("fdtd2d", vec![57, 49], vec![narrow], true),
-        ("j3d7pt", vec![29, 27, 37], vec![volume], true),
-        ("box3d_constant", vec![27, 23, 35], vec![volume], true),
+        ("j3d7pt", vec![29, 27, 37], vec![volume, one_position], true),
+        (
+            "box3d_constant",
+            vec![27, 23, 35],
+            vec![volume, one_position],
+            true,
+        ),
         ("box2d2r", vec![61, 53], vec![narrow, wide], false),
-        ("box3d1r", vec![27, 25, 37], vec![volume], false),
+        (
+            "box3d1r",
+            vec![27, 25, 37],
+            vec![volume, one_position],
+            false,
+        ),
     ];
     let backend = runtime.backend();
     let mut failures = Failures::new();

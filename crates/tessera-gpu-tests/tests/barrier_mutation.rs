@@ -218,4 +218,17 @@ fn every_barrier_of_a_streaming_time_kernel_is_needed() {
         check_every_barrier_matters("j3d7pt", &[29, 21, 19], &plan, 4, &[5]),
         5
     );
+    // One position per thread: 16x16 threads own 12x12 points of the plane, on a grid with
+    // interior blocks and chunks long enough for steady trips, over passes of 2, 2, 2 and 1
+    // steps. As for j2d5pt above, the first barrier and those of the trip after the steady
+    // ones (15 to 17) guard nothing, nor do the barriers ending the loops (23, 29).
+    let plan = GpuPlan {
+        block: [16, 16, 1],
+        stream_chunk: Some(12),
+        ..plan
+    };
+    assert_eq!(
+        check_every_barrier_matters("j3d7pt", &[29, 37, 37], &plan, 7, &[0, 15, 16, 17, 23, 29]),
+        24
+    );
 }

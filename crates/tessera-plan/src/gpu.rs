@@ -396,10 +396,18 @@ fn stream_chunk(extents: &[usize], time_tile: u32) -> Option<u32> {
 /// warps), rows of 256 in 2D, and in-plane neighbours read through the cache, which beat the
 /// shared current plane on an H100 (j3d7pt f32 236 against 194 GCells/s, f64 149 against
 /// 138; fdtd2d 54 against 27). Time-tiled (T > 1) in 3D, whose plane tiles carry a halo of
-/// T·r on every side: 32x32 plane tiles (32x8 threads, 4 rows each).
+/// T·r on every side: one thread per position of the tile's reach, so that each keeps its
+/// own columns in registers (the tile shrinks by the halo: 28x28 points of 32x32 threads at
+/// T = 2 of a 7-point stencil): 32x32 threads at T = 2, 32x16 at T = 3. A 1024-thread block
+/// leaves a thread 64 registers, which f64 register planes of 3 steps outgrow (ptxas spills
+/// 40-48 bytes for j3d7pt and j3d27pt on an H100). Deeper, where one position a thread
+/// spills even at 512 threads (f64 at T = 4: 108 bytes), 32x8 threads of 4 rows each, their
+/// planes in shared rings only.
 fn streaming_defaults(plan: &mut GpuPlan, dims: usize, time_tile: u32) {
     match (dims, time_tile) {
-        (3.., 2..) => {
+        (3.., 2) => plan.block = [32, 32, 1],
+        (3.., 3) => plan.block = [32, 16, 1],
+        (3.., 4..) => {
             plan.block = [32, 8, 1];
             plan.elements_per_thread = 4;
         }
@@ -1113,7 +1121,7 @@ mod tests {
                 volume.stream_chunk
             ),
             ([32, 8, 1], 4, Some(64)),
-            "32x32 plane tiles, chunks of 16 points per step"
+            "32x8 threads of 4 rows at T = 4, chunks of 16 points per step"
         );
         let plane = plan(&[8192, 8192]);
         assert_eq!((plane.block, plane.stream_chunk), ([256, 1, 1], Some(64)));

@@ -113,30 +113,80 @@ pub fn block_regions(ctx: &Ctx) -> (Rect, TileRegions) {
 /// Points of the block's tile along each axis: the chunk along the streaming axis (axis 0),
 /// the plane tile along the others.
 ///
-/// In 2D the block's threads cover the row the tile reaches, halo included, where the halo
-/// takes at most half the threads: a 256-thread block running 4 steps of a 5-point stencil
-/// owns 248 points of each row. Rows of the block's width would reach 8 positions past its
-/// threads, and the first warp would run every level twice, once for 8 lanes, while the
-/// other warps wait at the iteration's barrier.
+/// Along each plane axis, the tile either keeps the plan's size or shrinks by the halo its
+/// depth reaches, so that the block's threads cover its reach once, one position a thread:
+/// whichever choice gives every thread's positions the most points of the tile. A
+/// 256-thread 2D block running 4 steps of a 5-point stencil owns 248 points of each row: rows
+/// of the block's width would reach 8 positions past its threads, and the first warp would
+/// run every level twice, once for 8 lanes, while the other warps wait at the iteration's
+/// barrier. A 32x32-thread 3D block at
+/// 2 steps of a 7-point stencil owns 28x28 points: one position a thread, where 32x32
+/// points reach 36x36 positions, two a thread for the 1024 threads, and no register planes.
 fn tile_extent(ctx: &Ctx, tile: &Tile) -> Vec<i64> {
     let sweep = ctx.extent(SWEPT);
     let chunk = ctx.plan.stream_chunk.map_or(sweep, i64::from).min(sweep);
-    let mut extent: Vec<i64> = std::iter::once(chunk)
+    let extent: Vec<i64> = std::iter::once(chunk)
         .chain((1..ctx.dims()).map(|a| tile.size(a)))
         .collect();
-    if ctx.dims() == 2 {
-        let (target, regions) = tile_regions(ctx, &extent);
-        let reach = (regions.inputs.iter())
-            .chain(regions.compute.iter().flatten())
-            .filter(|r| !r.is_empty())
-            .fold(target, |hull, r| hull.hull(r));
-        let halo = reach.len(1) - extent[1];
-        let fitted = extent[1] - halo;
-        if halo > 0 && 2 * fitted >= extent[1] {
-            extent[1] = fitted;
+    let halo = plane_halo(ctx, &extent);
+    let threads = tile.threads();
+    // Points of the tile per position the threads take on (`fitted` names the axes shrunk),
+    // where the threads cover the reach once or nothing is shrunk.
+    let use_of_threads = |fitted: &[bool]| {
+        let (mut points, mut area) = (1, 1);
+        for a in 1..extent.len() {
+            let (tile, reach) = if fitted[a] {
+                (extent[a] - halo[a], extent[a])
+            } else {
+                (extent[a], extent[a] + halo[a])
+            };
+            points *= tile;
+            area *= reach;
         }
-    }
-    extent
+        let covered = area <= threads || !fitted.contains(&true);
+        covered.then(|| points as f64 / (threads * div_ceil(area, threads)) as f64)
+    };
+    let shrinkable: Vec<bool> = (0..extent.len())
+        .map(|a| a != SWEPT && halo[a] > 0 && extent[a] > halo[a])
+        .collect();
+    let choices = (0..1usize << extent.len()).rev().map(|mask| {
+        (0..extent.len())
+            .map(|a| shrinkable[a] && mask & (1 << a) != 0)
+            .collect::<Vec<bool>>()
+    });
+    // Ties go to shrinking more axes: fewer positions past the threads' first.
+    let best = choices
+        .fold(None::<(f64, Vec<bool>)>, |best, fitted| {
+            match (use_of_threads(&fitted), &best) {
+                (None, _) => best,
+                (Some(score), Some((top, _))) if *top >= score => best,
+                (Some(score), _) => Some((score, fitted)),
+            }
+        })
+        .map(|(_, fitted)| fitted)
+        .unwrap_or_default();
+    (extent.iter().zip(&halo).zip(best))
+        .map(|((&e, &h), fit)| if fit { e - h } else { e })
+        .collect()
+}
+
+/// Positions past a tile of `extent` that its depth's reach takes along each axis (0 along
+/// the streaming axis).
+fn plane_halo(ctx: &Ctx, extent: &[i64]) -> Vec<i64> {
+    let (target, regions) = tile_regions(ctx, extent);
+    let reach = (regions.inputs.iter())
+        .chain(regions.compute.iter().flatten())
+        .filter(|r| !r.is_empty())
+        .fold(target, |hull, r| hull.hull(r));
+    (0..extent.len())
+        .map(|a| {
+            if a == SWEPT {
+                0
+            } else {
+                reach.len(a) - extent[a]
+            }
+        })
+        .collect()
 }
 
 /// The axis a pipeline sweeps: the slowest (it runs on 2D and 3D grids).
