@@ -322,3 +322,18 @@ fn an_address_space_limit_counts_as_the_memory_available() {
         stderr(&output)
     );
 }
+
+#[test]
+fn output_to_a_closed_pipe_ends_silently_with_the_sigpipe_status() {
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/heat.tess");
+    // The reader is gone before tessera writes a byte, as with `| head -c0`.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let output = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["emit", "--backend", "reference", program])
+        .stdout(writer)
+        .output()
+        .expect("tessera runs");
+    assert_eq!(output.status.code(), Some(141), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+}

@@ -99,7 +99,9 @@ fn environment_note(message: &str) -> Option<String> {
     })
 }
 
-/// Panics become one "internal error" message and exit code 2.
+/// Panics become one "internal error" message and exit code 2. Output to a pipe whose reader
+/// has gone (`tessera emit ... | head`) ends the process silently with 141, the status a
+/// shell gives a process killed by SIGPIPE, as other command-line tools end there.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let location = info
@@ -112,6 +114,9 @@ fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
         eprintln!(
             "internal error: {message}{location}\nthis is a bug in Tessera; please report it with the program and the command line"
         );
