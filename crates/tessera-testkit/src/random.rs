@@ -3,19 +3,20 @@
 //! of steps, and whose every backend and plan must match the reference bitwise in exact mode.
 //!
 //! A program has a 1D to 3D grid of awkward extents (a quarter of them large enough for GPU
-//! blocks away from every edge), one to three fields (`f32`, `f64`, `i32` and the storage
-//! types `f16`/`bf16`), each with a border mode or none, and one to three stages. A stage
+//! blocks away from every edge), one to three fields (`f32`, `f64`, `i32`, `i64`, `u8` and the
+//! storage types `f16`/`bf16`), each with a border mode or none, and one to three stages. A stage
 //! writes one or two fields from `let`s and expressions that read any field at offsets up to
 //! the program's radius (1 or 2), parameters, coordinates and the step counter, through every
 //! math function of the language, `select` and `if`. A stage reading a field without a border
 //! keeps to a region its reads stay inside (sometimes narrower, sometimes strided), and a
 //! stage may override a field's border. Some programs have an after-step reduction, or an
-//! in-stage reduction a later stage reads.
+//! in-stage reduction a later stage reads, and some stop early through `until`.
 //!
 //! Every float expression keeps its value in `[-2, 2]` when its operands are (inputs are in
 //! `[0.5, 1.5)`): weighted sums whose weights' magnitudes add up to at most 1, bounded
 //! functions, halved products and divisions by at least 1, so that no value overflows or
-//! becomes NaN however long a program runs; integer ones stay in `-96..=96` (modulo 97).
+//! becomes NaN however long a program runs; integer ones stay in `-96..=255` (sums and
+//! products modulo 97; a `u8` field holds what a negative value wraps to).
 
 use std::fmt::Write;
 
@@ -53,27 +54,38 @@ impl RandomProgram {
 }
 
 /// The seeds a suite of random programs runs: `TESSERA_RANDOM_PROGRAMS` of them (else
-/// `default_count`) from `TESSERA_RANDOM_SEED` (else 0).
+/// `default_count`) from `TESSERA_RANDOM_SEED` (else 0). Panics on a value that is not a
+/// number, rather than running a campaign other than the one asked for.
 pub fn seeds(default_count: u64) -> std::ops::Range<u64> {
-    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let var = |name: &str| {
+        std::env::var(name).ok().map(|v| {
+            (v.trim().parse::<u64>())
+                .unwrap_or_else(|_| panic!("{name}={v:?} is not a whole number"))
+        })
+    };
     let first = var("TESSERA_RANDOM_SEED").unwrap_or(0);
     first..first + var("TESSERA_RANDOM_PROGRAMS").unwrap_or(default_count)
 }
 
-/// The types a field may have: its element type and the type its arithmetic is done in.
-const FIELD_TYPES: [(&str, &str); 6] = [
+/// The types a field may have: its element type and the type its arithmetic is done in (an
+/// `i64` or `u8` field's reads are converted to `i32`).
+const FIELD_TYPES: [(&str, &str); 8] = [
     ("f32", "f32"),
     ("f64", "f64"),
     ("f32", "f32"),
     ("f16", "f32"),
     ("bf16", "f32"),
     ("i32", "i32"),
+    ("i64", "i32"),
+    ("u8", "i32"),
 ];
 
 /// A field of the program.
 struct FieldDecl {
     name: String,
-    /// The type its reads are in (`f32` for `f16` and `bf16` fields).
+    /// Its element type.
+    storage: &'static str,
+    /// The type its reads are in (`f32` for `f16` and `bf16` fields, `i32` for `i64` and `u8`).
     arithmetic: &'static str,
     /// Whether a border mode answers its reads outside the grid.
     bordered: bool,
@@ -169,10 +181,12 @@ impl Generator {
         for k in 0..self.rng.next_in(1, 4) {
             text.push_str(&self.field(k));
         }
+        let fields_end = text.len();
         let stages = self.rng.next_in(1, 4);
         for k in 0..stages {
             text.push_str(&self.stage(k, k + 1 == stages));
         }
+        let stages_end = text.len();
         if self.chance(0.3) {
             let field = self.rng.next_in(0, self.fields.len() as i64) as usize;
             let op = *self.pick(&["sum", "max", "min"]);
@@ -180,7 +194,27 @@ impl Generator {
             let name = &self.fields[field].name;
             writeln!(text, "reduce r_{name} = {op}({name}) every {every};").unwrap();
         }
+        if self.chance(0.25) {
+            self.add_clock(&mut text, fields_end, stages_end);
+        }
         text
+    }
+
+    /// Makes `until` stop the run after a drawn number of steps: a field `clock` that a
+    /// stage of its own (first or last) counts up, and a reduction of its largest value that
+    /// `until` compares with a bound, evaluated every 1 to 3 steps. Inputs start below 1.5, so
+    /// the run stops after about `k` steps (at the first evaluation past them), inside a fused
+    /// pass wherever the plan fuses more. `fields_end` and `stages_end` are the text's offsets
+    /// after the field declarations and after the stages.
+    fn add_clock(&mut self, text: &mut String, fields_end: usize, stages_end: usize) {
+        let k = self.rng.next_in(1, 7);
+        let every = self.rng.next_in(1, 4);
+        let tick = "stage tick {\n    clock = clock + 1.0;\n}\n";
+        let first = self.chance(0.5);
+        text.insert_str(if first { fields_end } else { stages_end }, tick);
+        text.insert_str(fields_end, "field clock: f64;\n");
+        writeln!(text, "reduce r_clock = max(clock) every {every};").unwrap();
+        writeln!(text, "until r_clock > {}.5;", k + 1).unwrap();
     }
 
     /// The declaration of field `k`.
@@ -191,7 +225,8 @@ impl Generator {
             1 => Some("clamp".to_string()),
             2 => Some("mirror".to_string()),
             3 => Some("periodic".to_string()),
-            4 if ty == "i32" => Some(format!("constant({})", self.rng.next_in(-9, 10))),
+            4 if ty == "u8" => Some(format!("constant({})", self.rng.next_in(0, 10))),
+            4 if arithmetic == "i32" => Some(format!("constant({})", self.rng.next_in(-9, 10))),
             4 => Some(format!("constant({})", self.number(-1.0, 1.0))),
             _ => Some((*self.pick(&["clamp", "periodic"])).to_string()),
         };
@@ -202,6 +237,7 @@ impl Generator {
         };
         self.fields.push(FieldDecl {
             name,
+            storage: ty,
             arithmetic,
             bordered: border.is_some(),
         });
@@ -253,7 +289,11 @@ impl Generator {
                     .collect(),
                 (_, to) => locals.iter().map(|l| format!("{to}({l})")).collect(),
             };
-            let value = self.expression(ty, 3, &locals_here);
+            let mut value = self.expression(ty, 3, &locals_here);
+            if self.fields[f].storage != ty && ty == "i32" {
+                // A literal alone would take the field's type (`u8`), which -8 does not fit.
+                value = format!("i32({value})");
+            }
             writeln!(body, "    {} = {value};", self.fields[f].name).unwrap();
         }
         let reduction = (!last && self.chance(0.15)).then(|| {
@@ -396,7 +436,7 @@ impl Generator {
         }
     }
 
-    /// An `i32` expression in `-96..=96` (its operands are), nested at most `depth` deep:
+    /// An `i32` expression in `-96..=255` (its operands are), nested at most `depth` deep:
     /// sums and products wrapped modulo 97, quotients and remainders (by zero included: 0),
     /// `min`, `max`, `abs`, negation and `select`.
     fn integer_expression(&mut self, depth: u32, locals: &[String]) -> String {
@@ -492,7 +532,10 @@ impl Generator {
         }
         let field = &self.fields[f];
         let offsets: Vec<String> = offset.iter().map(i64::to_string).collect();
-        let read = format!("{}[{}]", field.name, offsets.join(", "));
+        let mut read = format!("{}[{}]", field.name, offsets.join(", "));
+        if field.storage != field.arithmetic && field.arithmetic == "i32" {
+            read = format!("i32({read})");
+        }
         match (field.arithmetic, ty) {
             (from, to) if from == to => read,
             ("i32", to) => format!("({to}({read}) * 0.01)"),
@@ -508,7 +551,7 @@ mod tests {
 
     #[test]
     fn every_seed_gives_a_program_that_binds_and_the_same_one_each_time() {
-        for seed in 0..300 {
+        for seed in 0..1000 {
             let program = RandomProgram::new(seed);
             assert_eq!(program, RandomProgram::new(seed));
             program.bind();
