@@ -92,8 +92,9 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
         grid: [grid_blocks, 1, 1],
     };
     let mut fused = kernel.with_body(ctx, body);
-    // Its rings, then the launch's number in the sweep.
-    for (k, version) in pipeline.versions.iter().enumerate() {
+    // Its rings (none for a version nothing reads), then the launch's number in the sweep.
+    let rings: Vec<_> = pipeline.versions.iter().filter(|v| v.ring).collect();
+    for (k, version) in rings.iter().enumerate() {
         fused.kernel.params.push(KernelParam {
             name: version.array.name.clone(),
             kind: ParamKind::Buffer {
@@ -109,6 +110,6 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     });
     fused.args.push(FusedArg::Iteration);
     fused.sweep = Some(pipeline.iterations);
-    fused.scratch = pipeline.versions.iter().map(|v| v.array.clone()).collect();
+    fused.scratch = rings.iter().map(|v| v.array.clone()).collect();
     Ok(fused)
 }
