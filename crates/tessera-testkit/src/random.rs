@@ -9,8 +9,10 @@
 //! the program's radius (1 or 2), parameters, coordinates and the step counter, through every
 //! math function of the language, `select` and `if`. A stage reading a field without a border
 //! keeps to a region its reads stay inside (sometimes narrower, sometimes strided), and a
-//! stage may override a field's border. Some programs have an after-step reduction, or an
-//! in-stage reduction a later stage reads, and some stop early through `until`.
+//! stage may override a field's border. A quarter of the programs read an input table (one
+//! value per step) at the step or one of the next two. Some programs have an after-step
+//! reduction, or an in-stage reduction a later stage reads, and some stop early through
+//! `until`.
 //!
 //! Every float expression keeps its value in `[-2, 2]` when its operands are (inputs are in
 //! `[0.5, 1.5)`): weighted sums whose weights' magnitudes add up to at most 1, bounded
@@ -104,6 +106,8 @@ struct Generator {
     params: Vec<String>,
     /// Reductions a stage may read (computed in an earlier stage of the step).
     readable_reductions: Vec<String>,
+    /// The input tables (one value per step), with their types.
+    tables: Vec<(String, &'static str)>,
     /// Per axis, the furthest offsets below and above the point that a stage being generated
     /// reads fields without a border at.
     reach: Vec<(i64, i64)>,
@@ -124,6 +128,7 @@ impl Generator {
             fields: Vec::new(),
             params: Vec::new(),
             readable_reductions: Vec::new(),
+            tables: Vec::new(),
             reach: vec![(0, 0); dims],
             step_counter: false,
         }
@@ -180,6 +185,11 @@ impl Generator {
         writeln!(text, "grid [{}];", grid.join(", ")).unwrap();
         for k in 0..self.rng.next_in(1, 4) {
             text.push_str(&self.field(k));
+        }
+        if self.chance(0.25) {
+            let ty = *self.pick(&["f32", "f64"]);
+            writeln!(text, "table tb: {ty};").unwrap();
+            self.tables.push(("tb".to_string(), ty));
         }
         let fields_end = text.len();
         let stages = self.rng.next_in(1, 4);
@@ -476,8 +486,9 @@ impl Generator {
             .collect()
     }
 
-    /// A read, a local, a literal, a parameter, a coordinate, the step counter or a reduction
-    /// of an earlier stage, as a value of type `ty` in `[-2, 2]`.
+    /// A read, a local, a literal, a parameter, a coordinate, the step counter, an input
+    /// table's value at this step or one of the next two, or a reduction of an earlier stage,
+    /// as a value of type `ty` in `[-2, 2]`.
     fn leaf(&mut self, ty: &str, locals: &[String]) -> String {
         if ty == "i32" {
             return match self.rng.next_in(0, 8) {
@@ -491,7 +502,7 @@ impl Generator {
                 _ => self.rng.next_in(-20, 21).to_string(),
             };
         }
-        match self.rng.next_in(0, 12) {
+        match self.rng.next_in(0, 13) {
             0..=5 => self.read(ty),
             6 | 7 if !locals.is_empty() => self.pick(locals).clone(),
             8 if !self.params.is_empty() => {
@@ -506,6 +517,11 @@ impl Generator {
                 format!("({ty}({axis} % 5) * 0.25)")
             }
             10 if self.step_counter => format!("({ty}(t % 3) * 0.5)"),
+            12 if !self.tables.is_empty() => {
+                let (table, _) = self.pick(&self.tables.clone()).clone();
+                let ahead = self.rng.next_in(0, 3);
+                format!("({ty}({table}[t + {ahead}]) * 0.5)")
+            }
             11 if !self.readable_reductions.is_empty() => {
                 let r = self.pick(&self.readable_reductions.clone()).clone();
                 format!("({ty}(1.0) / ({ty}({r}) + 1.0))")
