@@ -119,9 +119,9 @@ pub fn block_regions(ctx: &Ctx) -> (Rect, TileRegions) {
 /// 256-thread 2D block running 4 steps of a 5-point stencil owns 248 points of each row: rows
 /// of the block's width would reach 8 positions past its threads, and the first warp would
 /// run every level twice, once for 8 lanes, while the other warps wait at the iteration's
-/// barrier. A 32x32-thread 3D block at
-/// 2 steps of a 7-point stencil owns 28x28 points: one position a thread, where 32x32
-/// points reach 36x36 positions, two a thread for the 1024 threads, and no register planes.
+/// barrier. A 32x32-thread 3D block at 2 steps of a 7-point stencil owns 28x28 points: one
+/// position a thread, where 32x32 points reach 36x36 positions, two a thread for the 1024
+/// threads, and no register planes.
 fn tile_extent(ctx: &Ctx, tile: &Tile) -> Vec<i64> {
     let sweep = ctx.extent(SWEPT);
     let chunk = ctx.plan.stream_chunk.map_or(sweep, i64::from).min(sweep);
@@ -146,12 +146,10 @@ fn tile_extent(ctx: &Ctx, tile: &Tile) -> Vec<i64> {
         let covered = area <= threads || !fitted.contains(&true);
         covered.then(|| points as f64 / (threads * div_ceil(area, threads)) as f64)
     };
-    let shrinkable: Vec<bool> = (0..extent.len())
-        .map(|a| a != SWEPT && halo[a] > 0 && extent[a] > halo[a])
-        .collect();
-    let choices = (0..1usize << extent.len()).rev().map(|mask| {
+    // Bit `a - 1` of a mask shrinks plane axis `a` (where its halo leaves points).
+    let choices = (0..1usize << (extent.len() - 1)).rev().map(|mask| {
         (0..extent.len())
-            .map(|a| shrinkable[a] && mask & (1 << a) != 0)
+            .map(|a| a != SWEPT && mask & (1 << (a - 1)) != 0 && halo[a] > 0 && extent[a] > halo[a])
             .collect::<Vec<bool>>()
     });
     // Ties go to shrinking more axes: fewer positions past the threads' first.
