@@ -3,6 +3,10 @@
 # there, in one call each.
 #
 #   scripts/gpu-session.sh prepare        # on the build machine: binaries into .dev/
+#   scripts/gpu-session.sh lease OUT      # on the GPU machine, the one call a 15-minute lease
+#                                         # holds (about 8 minutes): the CUDA tests, the
+#                                         # issue targets' cases under the plans that decide
+#                                         # them, the other paper cases, and the refit
 #   scripts/gpu-session.sh run OUT        # on the GPU machine (no cargo needed): OUT gets
 #                                         # gpu-session.tar.gz, summary.txt and fit.txt
 #   scripts/gpu-session.sh check OUT      # shorter, after a cost-model change: the default
@@ -126,20 +130,29 @@ start_session() {
         --format=csv; env | grep -E '^TESSERA_') > "$WORK/device.txt" 2>&1
 }
 
-run() {
-    start_session "$1" 510
-    # The graph path has never run before this session: if a recorded run fails here, the
-    # benchmarks issue launch by launch, so that they still measure the kernels.
-    local graphs=on
-    part "smoke (graphs on)" 30 480 "$DEV/tessera" bench benchmarks/j2d5pt.tess --backend cuda \
-        --set N=256 --steps 200 > "$WORK/smoke.log" 2>&1
-    grep -q ': exit 0 ' <(tail -1 "$WORK/summary.txt") || graphs=off
-    echo "benchmarks: graphs $graphs" >> "$WORK/summary.txt"
+# What `run` and `lease` start with: a recorded run on a tiny grid (if it fails, the benchmarks
+# issue launch by launch, so that they still measure the kernels: `GRAPHS` says which), then
+# the CUDA test binaries side by side, each under `test_limit` seconds; `smoke_reserve` and
+# `test_reserve` are kept for the parts after each.
+smoke_and_tests() {
+    local smoke_reserve=$1 test_limit=$2 test_reserve=$3
+    GRAPHS=on
+    part "smoke (graphs on)" 30 "$smoke_reserve" "$DEV/tessera" bench benchmarks/j2d5pt.tess \
+        --backend cuda --set N=256 --steps 200 > "$WORK/smoke.log" 2>&1
+    grep -q ': exit 0 ' <(tail -1 "$WORK/summary.txt") || GRAPHS=off
+    echo "benchmarks: graphs $GRAPHS" >> "$WORK/summary.txt"
     local test
     for test in cuda_matrix cuda_fused cuda_relaxed cuda_steady cuda_random; do
-        part "$test" 150 330 "$DEV/$test" --test-threads 8 > "$WORK/$test.log" 2>&1 &
+        part "$test" "$test_limit" "$test_reserve" "$DEV/$test" --test-threads 8 \
+            > "$WORK/$test.log" 2>&1 &
     done
     wait
+}
+
+run() {
+    start_session "$1" 510
+    smoke_and_tests 480 150 330
+    local graphs=$GRAPHS
     bench_paper j3d7pt 110 200 "$graphs"
     bench_paper j2d5pt 90 110 "$graphs"
     local setting
@@ -156,6 +169,36 @@ run() {
     done
     python3 scripts/fit-gpu-efficiency.py "$WORK"/gpu-*.json > "$WORK/fit.txt" 2>&1
     cp "$WORK/fit.txt" "$KEEP/"
+    end_session
+}
+
+# The one call a lease of 15 minutes of device time holds (a start takes one or two): first
+# what shows the kernels run right on a GPU, then the paper cases in the order issues 34 and
+# 40 need them (their targets: j2d5pt and j3d7pt, f32 and f64; then j3d27pt, gaussian2d and
+# fdtd2d), each under the plans that decide whether the default plan meets them, then the
+# refit. Every part has its limit, so a slow part costs that, not the rest.
+lease() {
+    start_session "$1" 480
+    smoke_and_tests 440 100 330
+    local bench=("${GPU_BENCH[@]}" --size paper --steps 20 --reps 3 --graphs "$GRAPHS")
+    part "bench targets" 150 190 "${bench[@]}" --types f32 f64 --programs j2d5pt j3d7pt \
+        --plans naive "streaming plane=cache" "streaming E=4" "overlapped T=4" \
+        "streaming T=2" "streaming T=4" default --json "$WORK/gpu-targets.json" \
+        --out "$WORK/gpu-targets.md" > "$WORK/bench-targets.log" 2>&1
+    part "bench deeper 2d" 25 125 "${bench[@]}" --types f32 f64 --programs j2d5pt --plans \
+        "streaming T=8" --json "$WORK/gpu-deeper-2d.json" --out "$WORK/gpu-deeper-2d.md" \
+        > "$WORK/bench-deeper-2d.log" 2>&1
+    part "bench deeper 3d" 50 110 "${bench[@]}" --types f32 f64 --programs j3d7pt --plans \
+        "streaming T=2 16x32 E=1" "streaming T=3 32x32 E=1" "streaming T=3" \
+        --json "$WORK/gpu-deeper-3d.json" --out "$WORK/gpu-deeper-3d.md" \
+        > "$WORK/bench-deeper-3d.log" 2>&1
+    part "bench others" 110 5 "${bench[@]}" --types f32 --programs j3d27pt gaussian2d fdtd2d \
+        --plans naive "streaming plane=cache" "streaming E=4" "overlapped T=4" \
+        "streaming T=2" default --json "$WORK/gpu-others.json" --out "$WORK/gpu-others.md" \
+        > "$WORK/bench-others.log" 2>&1
+    python3 scripts/fit-gpu-efficiency.py "$WORK"/gpu-*.json > "$WORK/fit.txt" 2>&1
+    cp "$WORK/fit.txt" "$KEEP/"
+    cat "$WORK"/gpu-targets.md "$WORK"/gpu-deeper-*.md "$WORK"/gpu-others.md 2>/dev/null
     end_session
 }
 
@@ -222,8 +265,9 @@ tune() {
 
 case "${1:-}" in
     prepare) prepare ;;
+    lease) lease "${2:-}" ;;
     run) run "${2:-}" ;;
     check) check "${2:-}" ;;
     tune) tune "${2:-}" ;;
-    *) echo "usage: $0 prepare | run OUT | check OUT | tune OUT" >&2; exit 2 ;;
+    *) echo "usage: $0 prepare | lease OUT | run OUT | check OUT | tune OUT" >&2; exit 2 ;;
 esac
