@@ -149,6 +149,15 @@ fn check_barriers(kernel: &Kernel) {
                     walk(otherwise, &mut other, conditional, kernel);
                     pending.extend(other);
                 }
+                Stmt::UniformCases(cases) => {
+                    // Every case starts from the state before the conditions.
+                    let before = pending.clone();
+                    for (_, body) in cases {
+                        let mut state = before.clone();
+                        walk(body, &mut state, conditional, kernel);
+                        pending.extend(state);
+                    }
+                }
                 Stmt::If {
                     then, otherwise, ..
                 } => {

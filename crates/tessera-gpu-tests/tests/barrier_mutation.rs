@@ -164,24 +164,28 @@ fn every_barrier_of_a_streaming_time_kernel_is_needed() {
     // each stage that reads an in-plane neighbour on a plane written since the last barrier
     // (none for j2d5pt, whose in-plane reads are all on planes written in earlier
     // iterations), and one ending the iteration; the last of each loop is at its latch, where
-    // PoCL puts a barrier of its own (masked: 17, 29, 35), as it does before a loop (11). In
+    // PoCL puts a barrier of its own (masked: 17, 29), as it does before a loop (11). In
     // chunks of 20 rows interior blocks, in a pass of every step, run the two trips before
     // the steady ones one by one (barriers 0 to 11), a loop of the steady ones
     // (`time_streaming::Checks::Steady`, 12 to 17) and the trip after them (18 to 23); in a
-    // shorter pass (7 steps: passes of 3, 3 and 1) one loop (24 to 29); edge blocks one loop
-    // (30 to 35). No level reads the plane the first iteration loads until a later barrier,
-    // and the trip after the steady ones reaches only the last stages' planes, so their
-    // barriers guard nothing there (masked: 0, and 19 to 23).
+    // shorter pass (7 steps: passes of 3, 3 and 1) one loop (24 to 29). Edge blocks have
+    // the same passes (30 to 59). No level reads the plane the first iteration loads until a
+    // later barrier, and the trip after the steady ones reaches only the last stages'
+    // planes, so their barriers guard nothing there (masked: 0, and 19 to 23; in edge blocks
+    // 30 more each).
     let plan = GpuPlan {
         block: [8, 1, 1],
         time_tile: 3,
         stream_chunk: Some(20),
         ..GpuPlan::new(GpuStrategy::Streaming)
     };
-    let masked = [0, 11, 17, 19, 20, 21, 22, 23, 29, 35];
+    let interior_masked = [0, 11, 17, 19, 20, 21, 22, 23, 29];
+    let masked: Vec<usize> = (interior_masked.iter())
+        .flat_map(|&k| [k, k + 30])
+        .collect();
     assert_eq!(
         check_every_barrier_matters("j2d5pt", &[61, 47], &plan, 7, &masked),
-        26
+        42
     );
     // Two stages, the second reading the first's output at diagonal neighbours, three steps
     // in flight. Its rings are grown to the 5 slots of its register planes, so the barrier
@@ -220,15 +224,18 @@ fn every_barrier_of_a_streaming_time_kernel_is_needed() {
     );
     // One position per thread: 16x16 threads own 12x12 points of the plane, on a grid with
     // interior blocks and chunks long enough for steady trips, over passes of 2, 2, 2 and 1
-    // steps. As for j2d5pt above, the first barrier and those of the trip after the steady
-    // ones (15 to 17) guard nothing, nor do the barriers ending the loops (23, 29).
+    // steps: interior blocks' pass of every step (barriers 0 to 17) and shorter passes (18
+    // to 23), then edge blocks' (24 to 47). As for j2d5pt above, the first barrier and those
+    // of the trip after the steady ones (15 to 17) guard nothing, nor does the barrier ending
+    // a shorter pass's loop (23), in both frames.
     let plan = GpuPlan {
         block: [16, 16, 1],
         stream_chunk: Some(12),
         ..plan
     };
+    let masked = [0, 15, 16, 17, 23, 24, 39, 40, 41, 47];
     assert_eq!(
-        check_every_barrier_matters("j3d7pt", &[29, 37, 37], &plan, 7, &[0, 15, 16, 17, 23, 29]),
-        24
+        check_every_barrier_matters("j3d7pt", &[29, 37, 37], &plan, 7, &masked),
+        38
     );
 }

@@ -189,6 +189,25 @@ impl Printer<'_> {
         }
     }
 
+    /// [`Stmt::UniformCases`]: an `if`/`else if` chain in CUDA, whose last case is its `else`;
+    /// in OpenCL one `if` per case.
+    fn cases(&mut self, cases: &[(Expr, Vec<Stmt>)], depth: usize) {
+        let chain = self.dialect == Dialect::Cuda;
+        let last = cases.len().saturating_sub(1);
+        for (k, (cond, body)) in cases.iter().enumerate() {
+            let text = match k {
+                _ if !chain || k == 0 => format!("if ({}) {{", self.condition(cond)),
+                _ if k == last => "} else {".to_string(),
+                _ => format!("}} else if ({}) {{", self.condition(cond)),
+            };
+            self.line(depth, &text);
+            self.block(body, depth + 1);
+            if !chain || k == last {
+                self.line(depth, "}");
+            }
+        }
+    }
+
     fn stmt(&mut self, stmt: &Stmt, depth: usize) {
         match stmt {
             Stmt::Declare { var, ty, value } => {
@@ -239,6 +258,7 @@ impl Printer<'_> {
                     self.line(depth, "}");
                 }
             }
+            Stmt::UniformCases(cases) => self.cases(cases, depth),
             Stmt::For {
                 var,
                 ty,

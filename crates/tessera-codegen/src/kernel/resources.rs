@@ -21,6 +21,9 @@ pub fn kernel_resources(kernel: &Kernel, launch: &Launch) -> KernelResources {
                 | Stmt::UniformIf {
                     then, otherwise, ..
                 } => nested = nested.max(registers(then)).max(registers(otherwise)),
+                Stmt::UniformCases(cases) => {
+                    nested = (cases.iter()).fold(nested, |n, (_, body)| n.max(registers(body)))
+                }
                 Stmt::For { body, .. } => nested = nested.max(1 + registers(body)),
                 Stmt::Block(body) => nested = nested.max(registers(body)),
                 _ => {}

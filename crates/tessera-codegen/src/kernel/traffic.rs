@@ -166,6 +166,7 @@ fn evaluation(body: &[Stmt]) -> Option<Evaluation> {
         | Stmt::UniformIf {
             then, otherwise, ..
         } => evaluation(then).or_else(|| evaluation(otherwise)),
+        Stmt::UniformCases(cases) => cases.iter().find_map(|(_, body)| evaluation(body)),
         Stmt::For { body, .. } | Stmt::Block(body) => evaluation(body),
         _ => None,
     })

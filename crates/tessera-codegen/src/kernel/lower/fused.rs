@@ -666,7 +666,7 @@ pub fn by_frame(ctx: &Ctx, reach: &Rect, code: impl Fn(Frame) -> Vec<Stmt>) -> V
 /// Whether every position a block whose origins are `o_<axis>` touches (`reach`, in its
 /// frame) is inside the grid, or `None` when no block's is (the grid is narrower than a
 /// block's reach along some axis).
-fn interior_test(ctx: &Ctx, reach: &Rect) -> Option<Expr> {
+pub fn interior_test(ctx: &Ctx, reach: &Rect) -> Option<Expr> {
     let origins: Vec<Expr> = (ctx.axis_names().iter())
         .map(|n| Expr::var(format!("o_{n}")))
         .collect();

@@ -71,6 +71,12 @@ fn stmt_accesses(stmt: &Stmt, found: &mut Vec<Access>) {
             found.extend(accesses(then));
             found.extend(accesses(otherwise));
         }
+        Stmt::UniformCases(cases) => {
+            for (cond, body) in cases {
+                expr_accesses(cond, found);
+                found.extend(accesses(body));
+            }
+        }
         Stmt::For {
             start,
             end,

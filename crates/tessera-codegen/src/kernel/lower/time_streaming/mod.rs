@@ -36,13 +36,13 @@
 //! rings are in global memory and whose launches are the sweep's iterations.
 
 use tessera_analysis::{FieldRole, PlaneSums, Rect, TileRegions, plane_sums};
-use tessera_ir::{Border, Field, Id, Program, ScalarType, Stage};
+use tessera_ir::{Border, Field, Id, Program, ScalarType, Stage, UnaryOp};
 
 use super::super::{Expr, KernelOp, PartialSum, ProgramEnv, ReadBinding, SharedArray, Stmt};
 use super::common::{Ctx, StageIo, field_ident};
 use super::fused::{
-    BlockFrame, Frame, Fused, FusedKernel, Place, RegisterPlanes, Staging, by_frame, runs_step,
-    step_counter, tile_regions,
+    BlockFrame, Frame, Fused, FusedKernel, Place, RegisterPlanes, Staging, interior_test,
+    runs_step, step_counter, tile_regions,
 };
 use super::hazards::{accesses, conflict};
 use super::naive::blocks;
@@ -67,9 +67,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     let mut body = vec![pipeline.tile.thread_index(ctx)];
     body.extend(pipeline.origins());
     body.extend(pipeline.register_declarations());
-    body.extend(by_frame(ctx, &pipeline.touched, |frame| {
-        pipeline.sweep(frame)
-    }));
+    body.extend(pipeline.sweeps());
     let extent: Vec<String> = pipeline.extent.iter().map(|e| e.to_string()).collect();
     let kernel = FusedKernel {
         strategy: "streaming-time",

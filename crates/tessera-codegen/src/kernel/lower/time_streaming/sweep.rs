@@ -108,8 +108,51 @@ impl Staging for Rings<'_> {
 }
 
 impl Pipeline<'_> {
+    /// Every block's sweep: for each frame a block may run (see [`Frame`]), its pass of
+    /// every step (where it has steady trips) and its other passes, as exclusive cases on
+    /// the frame and the pass's depth ([`Stmt::UniformCases`]).
+    pub(super) fn sweeps(&self) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let frames = match interior_test(ctx, &self.touched) {
+            Some(interior) => vec![
+                (Frame::Interior, Some(interior.clone())),
+                (
+                    Frame::Edge,
+                    Some(Expr::Unary(UnaryOp::Not, Box::new(interior))),
+                ),
+            ],
+            None => vec![(Frame::Edge, None)],
+        };
+        let depth = Expr::int(self.depth as i64, ScalarType::I64);
+        let pass = |op| Expr::var("steps").op(op, depth.clone());
+        let mut cases = Vec::new();
+        for (frame, test) in frames {
+            let (full, checked) = self.sweep(frame);
+            let Some(full) = full else {
+                cases.push((test, checked));
+                continue;
+            };
+            let and = |depth: Expr| match &test {
+                Some(test) => test.clone().op(KernelOp::And, depth),
+                None => depth,
+            };
+            cases.push((Some(and(pass(KernelOp::Eq))), full));
+            cases.push((Some(and(pass(KernelOp::Ne))), checked));
+        }
+        match <[_; 1]>::try_from(cases) {
+            Ok([(_, body)]) => body,
+            Err(cases) => vec![Stmt::UniformCases(
+                (cases.into_iter())
+                    .map(|(cond, body)| (cond.expect("a test for each of several cases"), body))
+                    .collect(),
+            )],
+        }
+    }
+
     /// The sweep in a frame: per iteration, the planes finished one iteration ago written,
     /// the input planes loaded, then every level's plane, and a barrier ending the iteration.
+    /// Returns the pass of every step where the frame has steady trips, and the loop every
+    /// other pass runs (every pass, without steady trips).
     ///
     /// A level reads what it needs of this iteration's planes after a barrier: one precedes
     /// each level that reads a version written since the last one. Nothing else needs one
@@ -119,9 +162,9 @@ impl Pipeline<'_> {
     ///
     /// With register planes the loop is unrolled by their slots (see [`Registers`]), its
     /// iterations rounded up to a multiple of them: the extra ones find no plane to load,
-    /// compute or write. Interior blocks then run their steady trips in a loop of their own
-    /// (see [`Pipeline::steady_trips`]), and the trips before and after them one by one.
-    pub(super) fn sweep(&self, frame: Frame) -> Vec<Stmt> {
+    /// compute or write. The pass of every step then runs its steady trips in a loop of their
+    /// own (see [`Pipeline::steady_trips`]), and the trips before and after them one by one.
+    pub(super) fn sweep(&self, frame: Frame) -> (Option<Vec<Stmt>>, Vec<Stmt>) {
         let ctx = self.ctx;
         let unroll = self.registers.as_ref().map_or(1, |r| r.planes);
         let end = div_ceil(self.iterations, unroll) * unroll;
@@ -134,14 +177,9 @@ impl Pipeline<'_> {
             body,
         };
         let checked = self.unrolled(frame, unroll, Checks::All);
-        let Some((first, steady_end)) = self.steady_trips(frame, unroll) else {
-            return vec![trips(0, end, checked)];
+        let Some((first, steady_end)) = self.steady_trips(unroll) else {
+            return (None, vec![trips(0, end, checked)]);
         };
-        // A pass of every step runs the trips before the steady ones, a loop of the steady
-        // ones, and the trips after them; a shorter pass runs one loop of the checked body.
-        // The choice is made once, outside the loops: PoCL 3.1 loses values a thread carries
-        // from one loop or branch holding barriers to the next when the loops' bounds or the
-        // branch change from trip to trip (even with the same code in both).
         let mut full = one_by_one(ctx, &checked, (0..first).step_by(unroll as usize));
         full.push(Stmt::Comment(
             "steady trips: every plane in range, a pass of every step".into(),
@@ -156,12 +194,7 @@ impl Pipeline<'_> {
             &checked,
             (steady_end..end).step_by(unroll as usize),
         ));
-        let depth = Expr::int(self.depth as i64, ScalarType::I64);
-        vec![Stmt::UniformIf {
-            cond: Expr::var("steps").op(KernelOp::Eq, depth),
-            then: full,
-            otherwise: vec![trips(0, end, checked)],
-        }]
+        (Some(full), vec![trips(0, end, checked)])
     }
 
     /// One trip of the sweep's loop: `unroll` iterations, with `checks`.
@@ -178,13 +211,11 @@ impl Pipeline<'_> {
 
     /// The steady trips of `unroll` iterations (see [`Checks::Steady`]), from the first
     /// one's start to the last one's end, where a pass has every step: those whose loads,
-    /// levels and writes all have their planes. Only interior blocks with register planes run
-    /// them: there the tests cost a few instructions per point, where a plane shared by a
-    /// loop pays them once per plane.
-    pub(super) fn steady_trips(&self, frame: Frame, unroll: i64) -> Option<(i64, i64)> {
-        if frame != Frame::Interior || self.registers.is_none() {
-            return None;
-        }
+    /// levels and writes all have their planes. Only tiles with register planes run them:
+    /// there the tests cost a few instructions per point, where a plane shared by a loop pays
+    /// them once per plane.
+    pub(super) fn steady_trips(&self, unroll: i64) -> Option<(i64, i64)> {
+        self.registers.as_ref()?;
         let loads = (self.inputs.iter()).map(|&v| {
             let v = &self.versions[v];
             (v.bounds.lo[SWEPT], v.bounds.hi[SWEPT], v.lag)
