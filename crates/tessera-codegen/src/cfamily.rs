@@ -23,8 +23,8 @@ use std::fmt::Write as _;
 use tessera_analysis::{CheckedProgram, SumTerm};
 use tessera_ir::half::storage_bits_from_f32;
 use tessera_ir::{
-    BinaryOp, Constant, ExprId, ExprKind, Field, Id, Local, MathFn, Param, Reduction, ScalarType,
-    Scan, Stage, Statement, Table, UnaryOp,
+    BinaryOp, Constant, ExprId, ExprKind, Field, Id, Local, MathFn, Param, Program, Reduction,
+    ScalarType, Scan, Stage, Statement, Table, UnaryOp,
 };
 
 /// The target language of the printer.
@@ -97,6 +97,12 @@ pub trait ReadRenderer {
     /// it).
     fn let_type(&self, scalar: &'static str) -> String {
         scalar.to_string()
+    }
+    /// `value`, printed from an expression of literals and parameters only (the same at every
+    /// point), as a `let` or a stored value: vector bodies broadcast it to every lane, where a
+    /// scalar cannot initialize a vector.
+    fn uniform(&self, value: String) -> String {
+        value
     }
     /// The spelling of an expression the caller computes itself (a sum chain run as a term
     /// loop), or `None` to print the expression.
@@ -612,6 +618,24 @@ pub struct PrintedStage {
     pub scan_carries: Vec<String>,
 }
 
+/// Whether `expr` is made of literals and parameters only: the same value at every point,
+/// printed without any leaf a renderer spells per point.
+fn same_everywhere(program: &Program, expr: ExprId) -> bool {
+    let same = |e: &ExprId| same_everywhere(program, *e);
+    match &program.exprs[expr].kind {
+        ExprKind::Literal(_) | ExprKind::Param(_) => true,
+        ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => same(a),
+        ExprKind::Binary(_, a, b) => same(a) && same(b),
+        ExprKind::Select {
+            cond,
+            then,
+            otherwise,
+        } => same(cond) && same(then) && same(otherwise),
+        ExprKind::Call(_, args) => args.iter().all(same),
+        _ => false,
+    }
+}
+
 /// Prints the body of `stage` with `math`: `let`s, output values and in-stage reductions.
 pub fn print_stage(
     dialect: Dialect,
@@ -663,6 +687,14 @@ fn print_stage_with(
         }
         .print(expr)
     };
+    // A value bound to a `let` or stored: broadcast where it is the same at every point.
+    let bound = |expr: ExprId, leaves: &mut dyn ReadRenderer| {
+        let value = print(expr, leaves);
+        match same_everywhere(program, expr) {
+            true => leaves.uniform(value),
+            false => value,
+        }
+    };
     let mut lets = Vec::new();
     let mut outputs: Vec<(Id<Field>, String)> = Vec::new();
     let (mut scan_steps, mut scan_carries) = (Vec::new(), Vec::new());
@@ -671,7 +703,7 @@ fn print_stage_with(
             Statement::Let { local, value } => {
                 let ty = leaves.let_type(dialect.scalar_type(checked.local_ty(stage, *local)));
                 let name = leaves.local(*local);
-                let value = print(*value, leaves);
+                let value = bound(*value, leaves);
                 lets.push(format!("const {ty} {name} = {value};"));
             }
             Statement::Assign {
@@ -696,7 +728,7 @@ fn print_stage_with(
                 outputs.push((*field, value));
             }
             Statement::Assign { field, value, .. } => {
-                let value = print(*value, leaves);
+                let value = bound(*value, leaves);
                 match outputs.iter_mut().find(|(f, _)| f == field) {
                     Some(slot) => slot.1 = value,
                     None => outputs.push((*field, value)),

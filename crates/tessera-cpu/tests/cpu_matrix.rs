@@ -394,6 +394,35 @@ fn relaxed_mode_is_close_to_the_reference() {
     failures.assert_none("relaxed mode");
 }
 
+/// Values made of literals and parameters only, in a stage whose rows run on shifted lanes
+/// (it reads a neighbour along the row): such a `let` or output prints as a scalar, which a
+/// vector `let` or store must broadcast (random program 60 stored `0.081` as a vector, and
+/// gcc refused it). 1D, 2D and f32 rows, each with one configuration per strategy.
+#[test]
+fn values_the_same_at_every_point_on_lanes() {
+    let source = |grid: &str, region: &str, read: &str, ty: &str| {
+        format!(
+            "program uniform;\nparam gain: f64 = 0.3;\ngrid [{grid}];\nfield u: {ty};\n\
+             field v: {ty};\nstage s over [{region}] {{\n    let a = u[{read}];\n    \
+             let k = 0.25 * gain + 1.0;\n    v = 0.081;\n    u = k * a;\n}}\n"
+        )
+    };
+    let mut failures = Failures::new();
+    for (grid, region, read, ty) in [
+        ("53", "1..53", "-1", "f64"),
+        ("7, 45", "0..7, 1..44", "0, 1", "f64"),
+        ("7, 45", "0..7, 1..45", "0, -1", "f32"),
+    ] {
+        let text = source(grid, region, read, ty);
+        let bound = tessera_testkit::corpus::bind_source("uniform", &text, &[]);
+        let subject = Subject::new("uniform", bound, 5, 3);
+        let dims = subject.bound.extents.len();
+        let requests = one_per_strategy(dims, wavefront_applies(&subject.bound));
+        check_all(&subject, &requests, &mut failures);
+    }
+    failures.assert_none("values the same at every point");
+}
+
 /// Random programs (`tessera_testkit::random`), exact, against the reference: the automatic
 /// plan and one configuration per strategy. `TESSERA_RANDOM_PROGRAMS` sets how many (seeds
 /// from `TESSERA_RANDOM_SEED`, default 0); CI runs 6.

@@ -102,6 +102,8 @@ struct VectorLeaves<'a> {
     bound: &'a BoundProgram,
     strides: &'a [i64],
     vector: String,
+    /// Lanes of `vector`.
+    lanes: usize,
     windows: Vec<Window>,
     /// The plane (of a jammed pair) being printed: its reads are `plane_step` further along
     /// and its locals are named apart.
@@ -156,6 +158,14 @@ impl ReadRenderer for VectorLeaves<'_> {
 
     fn let_type(&self, _scalar: &'static str) -> String {
         self.vector.clone()
+    }
+
+    fn uniform(&self, value: String) -> String {
+        format!(
+            "({}){{{}}}",
+            self.vector,
+            vec![value; self.lanes].join(", ")
+        )
     }
 }
 
@@ -287,6 +297,7 @@ fn print_planes(
         bound,
         strides: shape.strides,
         vector: format!("ts_v{}", shape.ty),
+        lanes: shape.isa.lanes(shape.ty),
         windows: Vec::new(),
         plane: 0,
         plane_step: shape.plane_step,
