@@ -12,7 +12,10 @@
 //! stage may override a field's border. A quarter of the programs read an input table (one
 //! value per step) at the step or one of the next two. Some programs have an after-step
 //! reduction, or an in-stage reduction a later stage reads, and some stop early through
-//! `until`.
+//! `until`. Some end their steps with a scan stage (a prefix sum, maximum or minimum of an
+//! expression along one axis, written to a float field), and some record a field at a few
+//! points through a receiver. Those two come from a draw of their own, so that adding them
+//! left every other part of a seed's program as it was.
 //!
 //! Every float expression keeps its value in `[-2, 2]` when its operands are (inputs are in
 //! `[0.5, 1.5)`): weighted sums whose weights' magnitudes add up to at most 1, bounded
@@ -113,6 +116,8 @@ struct Generator {
     reach: Vec<(i64, i64)>,
     /// Whether the stage being generated may read the step counter.
     step_counter: bool,
+    /// The draw of the scan stage and the receiver (see [`Generator::with_extra_draw`]).
+    extra: SplitMix64,
 }
 
 impl Generator {
@@ -131,6 +136,7 @@ impl Generator {
             tables: Vec::new(),
             reach: vec![(0, 0); dims],
             step_counter: false,
+            extra: SplitMix64::new(seed ^ 0x5CA1_AB1E),
         }
     }
 
@@ -196,6 +202,8 @@ impl Generator {
         for k in 0..stages {
             text.push_str(&self.stage(k, k + 1 == stages));
         }
+        let scan = self.with_extra_draw(|g| g.chance(0.15).then(|| g.scan_stage()).flatten());
+        text.push_str(&scan.unwrap_or_default());
         let stages_end = text.len();
         if self.chance(0.3) {
             let field = self.rng.next_in(0, self.fields.len() as i64) as usize;
@@ -207,7 +215,74 @@ impl Generator {
         if self.chance(0.25) {
             self.add_clock(&mut text, fields_end, stages_end);
         }
+        let receiver = self.with_extra_draw(|g| g.chance(0.2).then(|| g.receiver()));
+        text.push_str(&receiver.unwrap_or_default());
         text
+    }
+
+    /// `make` run on the draw of the scan stage and the receiver: what it takes leaves the
+    /// draw of the rest of the program as it was.
+    fn with_extra_draw<T>(&mut self, make: impl FnOnce(&mut Generator) -> T) -> T {
+        std::mem::swap(&mut self.rng, &mut self.extra);
+        let made = make(self);
+        std::mem::swap(&mut self.rng, &mut self.extra);
+        made
+    }
+
+    /// A stage scanning an expression of the fields along one axis into a float field: a
+    /// sum of the expression over the axis's extent (so that a line adds up to at most 2),
+    /// sometimes exclusive, or a running maximum or minimum. `None` without a float field.
+    fn scan_stage(&mut self) -> Option<String> {
+        let floats: Vec<usize> = (0..self.fields.len())
+            .filter(|&f| self.fields[f].arithmetic != "i32")
+            .collect();
+        if floats.is_empty() {
+            return None;
+        }
+        let field = *self.pick(&floats);
+        self.reach = vec![(0, 0); self.dims];
+        self.step_counter = self.chance(0.3);
+        let ty = self.fields[field].arithmetic;
+        let axis = self.rng.next_in(0, self.dims as i64) as usize;
+        let value = self.expression(ty, 2, &[]);
+        let (op, value, exclusive) = match self.rng.next_in(0, 3) {
+            0 => (
+                "sum",
+                format!("({value}) / {ty}(N{axis})"),
+                self.chance(0.3),
+            ),
+            1 => ("max", value, false),
+            _ => ("min", value, false),
+        };
+        let name = ["z", "y", "x"][3 - self.dims + axis];
+        let exclusive = if exclusive { ", exclusive" } else { "" };
+        let mut header = "stage scanned".to_string();
+        if let Some(region) = self.region() {
+            header.push_str(&format!(" over [{region}]"));
+        }
+        let field = &self.fields[field].name;
+        Some(format!(
+            "{header} {{\n    {field} = scan({op}, {value}, {name}{exclusive});\n}}\n"
+        ))
+    }
+
+    /// A receiver recording a field at one to four points every one to three steps.
+    fn receiver(&mut self) -> String {
+        let field = self.rng.next_in(0, self.fields.len() as i64) as usize;
+        let points: Vec<String> = (0..self.rng.next_in(1, 5))
+            .map(|_| {
+                let point: Vec<String> = (self.extents.clone().iter())
+                    .map(|&extent| self.rng.next_in(0, extent).to_string())
+                    .collect();
+                format!("[{}]", point.join(", "))
+            })
+            .collect();
+        let every = self.rng.next_in(1, 4);
+        format!(
+            "receiver seen = {} at [{}] every {every};\n",
+            self.fields[field].name,
+            points.join(", ")
+        )
     }
 
     /// Makes `until` stop the run after a drawn number of steps: a field `clock` that a
