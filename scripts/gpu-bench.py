@@ -18,6 +18,10 @@ register-streaming kernel) run beside them for j2d5pt and j3d7pt at f32 and f64.
     python3 scripts/gpu-bench.py --backend opencl --size small --steps 8 --reps 2
     python3 scripts/gpu-bench.py --programs j2d5pt --out table.md --json raw.json
     python3 scripts/gpu-bench.py --size tiny --steps 1000 --plans naive default --graphs off
+    python3 scripts/gpu-bench.py --programs j3d7pt --plans streaming --tiles 4x64 8x32
+
+`--tiles` runs each chosen plan at each tile (`--tile`: the slower axis first, so 8x32 is a
+block 32 wide and 8 tall in 3D streaming).
 
 `--size tiny` (256^2, 64^3) measures the per-step overhead; `--graphs off` issues recorded
 steps launch by launch instead of as CUDA graphs (TESSERA_CUDA_GRAPHS=0), to see what the
@@ -46,6 +50,7 @@ CASES = [
     ("j3d27pt", "f32", 3),
     ("gaussian2d", "f32", 2),
     ("fdtd2d", "f32", 2),
+    ("j2d9pt-box", "f32", 2),
 ]
 SIZES = {"paper": {2: 8192, 3: 512}, "small": {2: 512, 3: 64}, "tiny": {2: 256, 3: 64}}
 # (name, plan flags, fields set in the plan's JSON: knobs without a flag).
@@ -67,7 +72,12 @@ PLANS = [
     for t in (1, 2, 3, 4)
 ] + [
     (f"streaming T={t}", ["--strategy", "streaming", "--time-tile", str(t)], {})
-    for t in (2, 3, 4, 8)
+    for t in (2, 3, 4, 6, 8)
+] + [
+    # The knobs of 2D time tiles at the depth measured fastest (j2d5pt T=4 on the H200).
+    (f"streaming T=4 {name}", ["--strategy", "streaming", "--time-tile", "4"], fields)
+    for name, fields in (("E=2", {"elements_per_thread": 2}), ("chunk=32", {"stream_chunk": 32}),
+                         ("chunk=128", {"stream_chunk": 128}))
 ] + [
     # 3D tiles small enough for register planes (2 positions per thread), where box sums
     # are reordered plane by plane.
@@ -144,6 +154,7 @@ def main():
     parser.add_argument("--programs", nargs="*", help="only these programs")
     parser.add_argument("--plans", nargs="*", help="only the plans of these names")
     parser.add_argument("--types", nargs="*", help="only these element types (f32 f64 f16)")
+    parser.add_argument("--tiles", nargs="*", help="each plan at each of these tiles (AxB)")
     parser.add_argument("--graphs", default="on", choices=["on", "off"],
                         help="CUDA: replay recorded steps as graphs (on) or launch by launch")
     parser.add_argument("--tessera", default=str(ROOT / "target" / "release" / "tessera"))
@@ -156,6 +167,9 @@ def main():
     hand = args.backend == "cuda" and hand_kernels_available()
     hand_names = ["hand naive", "hand careful"] if hand else []
     plans = [p for p in PLANS if not args.plans or p[0] in args.plans]
+    if args.tiles:
+        plans = [(f"{name} {tile}", flags + ["--tile", tile], fields)
+                 for name, flags, fields in plans for tile in args.tiles]
     names = [name for name, _, _ in plans] + hand_names
     rows = ["| case | " + " | ".join(names) + " |", "|" + " --- |" * (len(names) + 1)]
     for program, ty, axes in CASES:

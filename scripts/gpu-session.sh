@@ -12,6 +12,12 @@
 #   scripts/gpu-session.sh check OUT      # shorter, after a cost-model change: the default
 #                                         # plans and `tiled` beside hand kernels, the tiny
 #                                         # grids, and Nsight Compute profiles of 3D kernels
+#   scripts/gpu-session.sh defaults OUT   # after a refit (about 4 minutes): every paper case's
+#                                         # default plan beside naive, j2d9pt-box's plans, and
+#                                         # the depth, chunk and elements of j2d5pt's time tiles
+#   scripts/gpu-session.sh blocks OUT     # single-step 3D streaming's block shapes (about 4
+#                                         # minutes): j3d7pt and j3d27pt f32, planes through
+#                                         # the cache or in shared memory, 1 or 4 elements
 #   scripts/gpu-session.sh tune OUT       # the fused kernels at the paper sizes, then
 #                                         # `tessera tune` of the default strategies there:
 #                                         # which blocks, chunks and E win
@@ -202,6 +208,44 @@ lease() {
     end_session
 }
 
+# After a refit of the cost model: what its default plans reach at the paper sizes beside naive
+# and the hand kernels (j2d9pt-box, not in `lease`, with its candidate plans), then the knobs
+# of j2d5pt's time tiles that issue 34's 2x target depends on.
+defaults() {
+    start_session "$1" 300
+    local bench=("${GPU_BENCH[@]}" --size paper --steps 20 --reps 3)
+    part "bench defaults" 120 110 "${bench[@]}" --types f32 f64 --plans naive default \
+        --json "$WORK/gpu-defaults.json" --out "$WORK/gpu-defaults.md" \
+        > "$WORK/bench-defaults.log" 2>&1
+    part "bench j2d9pt-box" 40 75 "${bench[@]}" --programs j2d9pt-box --plans \
+        "streaming plane=cache" "overlapped T=4" "streaming T=2" "streaming T=4" \
+        --json "$WORK/gpu-box.json" --out "$WORK/gpu-box.md" > "$WORK/bench-box.log" 2>&1
+    part "bench j2d5pt knobs" 70 5 "${bench[@]}" --types f32 f64 --programs j2d5pt --plans \
+        "streaming T=3" "streaming T=6" "streaming T=4 E=2" "streaming T=4 chunk=32" \
+        "streaming T=4 chunk=128" --json "$WORK/gpu-knobs.json" --out "$WORK/gpu-knobs.md" \
+        > "$WORK/bench-knobs.log" 2>&1
+    cat "$WORK"/gpu-defaults.md "$WORK"/gpu-box.md "$WORK"/gpu-knobs.md 2>/dev/null
+    end_session
+}
+
+# The block shapes of single-step 3D streaming, where issue 40's j3d7pt and j3d27pt f32 fall
+# short of the roofline with the default 64x4 (L2-bound: the rows above and below a block
+# of 4 rows come from L2): wider and taller blocks, planes through the cache or in shared
+# memory, 1 or 4 elements per thread.
+blocks() {
+    start_session "$1" 270
+    local program
+    for program in j3d7pt j3d27pt; do
+        part "blocks $program" 130 5 "${GPU_BENCH[@]}" --size paper --steps 20 --reps 3 \
+            --types f32 --programs "$program" --plans streaming "streaming plane=cache" \
+            "streaming E=4" --tiles 4x64 8x32 16x32 8x64 4x128 16x64 8x128 2x256 \
+            --json "$WORK/gpu-blocks-$program.json" --out "$WORK/gpu-blocks-$program.md" \
+            > "$WORK/bench-blocks-$program.log" 2>&1
+    done
+    cat "$WORK"/gpu-blocks-*.md 2>/dev/null
+    end_session
+}
+
 # After a cost-model change: what the default plans reach beside `tiled` and the hand kernels
 # at the paper sizes, the tiny grids' defaults, `explain` on the device, and Nsight Compute's
 # view (throughput, occupancy, stalls) of the 3D kernels that fall short.
@@ -268,6 +312,10 @@ case "${1:-}" in
     lease) lease "${2:-}" ;;
     run) run "${2:-}" ;;
     check) check "${2:-}" ;;
+    defaults) defaults "${2:-}" ;;
+    blocks) blocks "${2:-}" ;;
     tune) tune "${2:-}" ;;
-    *) echo "usage: $0 prepare | lease OUT | run OUT | check OUT | tune OUT" >&2; exit 2 ;;
+    *) echo "usage: $0 prepare | lease OUT | run OUT | check OUT | defaults OUT | blocks OUT |" \
+        "tune OUT" >&2
+        exit 2 ;;
 esac

@@ -22,11 +22,13 @@
 //! [`UNMEASURED_MARGIN`] times faster than a measured one to be chosen ([`Prediction::score`]):
 //! the model is a guide, and a guess should not displace a measurement on a close call.
 //!
-//! Fitted on the H200 measurements of docs/performance.md (every kind of kernel; the
-//! efficiencies on the 56 plans at the paper sizes, the 6 plans on tiny grids checking launch
-//! costs and partly filled devices), the model predicts each of the 62 plans' GCells/s within
-//! a factor 1.41 (root mean square of the log ratio 0.346), and in each of the 9 cases its
-//! default plan was measured within 5% of the fastest plan measured.
+//! Fitted on the H200 measurements of docs/performance.md (62 plans: every kind of kernel at
+//! the paper sizes, with an efficiency per kind, dimension, element size and time tile, and 5
+//! plans on tiny grids checking launch costs and partly filled devices), the model predicts
+//! each plan's GCells/s within a factor 1.24 on average (root mean square of the log ratio
+//! 0.218, in sample: most rows are fitted on one to three plans). Its default plan was
+//! measured within 5% of the fastest plan measured in 8 of the 9 cases; j2d5pt f32 takes
+//! streaming T=2 at 0.88 of T=4's rate.
 
 use crate::gpu::{DeviceLimits, GpuStrategy};
 
@@ -171,7 +173,9 @@ impl Bound {
 }
 
 /// How much faster than a measured strategy an unmeasured one must be predicted to be chosen:
-/// the model's typical error on the measured plans (e^0.346).
+/// the model's typical error on the measured plans with one efficiency per kind, dimension and
+/// element size (e^0.346, 2026-11-27), a fairer guess of its error on a kind it has not seen
+/// than the closer in-sample fit of the per-time-tile rows.
 pub const UNMEASURED_MARGIN: f64 = 1.41;
 
 /// Whether a strategy's efficiency was measured on a GPU or assumed.
@@ -229,45 +233,96 @@ pub fn kernel_class(strategy: GpuStrategy, time_tile: u32) -> &'static str {
     }
 }
 
+/// What one kind of kernel reached on a GPU: a row of [`MEASURED_EFFICIENCY`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeasuredEfficiency {
+    /// The kind of kernel ([`kernel_class`]).
+    pub class: &'static str,
+    /// The grid's dimension.
+    pub dims: usize,
+    /// The widest element's size in bytes.
+    pub element_bytes: usize,
+    /// The steps a pass fuses (1 for single-step kernels).
+    pub time_tile: u32,
+    /// Measured over predicted GCells/s (the fraction of the analytic bound reached).
+    pub efficiency: f64,
+    /// The GPU it was measured on.
+    pub gpu: &'static str,
+}
+
+/// A row measured on the H200.
+const fn h200(
+    class: &'static str,
+    dims: usize,
+    element_bytes: usize,
+    time_tile: u32,
+    efficiency: f64,
+) -> MeasuredEfficiency {
+    MeasuredEfficiency {
+        class,
+        dims,
+        element_bytes,
+        time_tile,
+        efficiency,
+        gpu: "H200",
+    }
+}
+
 /// The fraction of its analytic bound each kind of kernel ([`kernel_class`]) reached, per grid
-/// dimension and element size in bytes, and the GPU it was measured on: the geometric mean of
-/// measured over predicted GCells/s over the cases of docs/performance.md (j2d5pt and j3d7pt
-/// at f32 and f64, j3d27pt, gaussian2d and fdtd2d at f32; `scripts/fit-gpu-efficiency.py`
-/// computes them from `scripts/gpu-bench.py --json`). The element size matters beyond the
-/// bytes in flight [`predict`] accounts for (streaming f32 reached 0.72-0.80 of the copy
-/// roofline, f64 0.81-0.89). The rows are the H200 session of 2026-11-27 (56 plans at the
-/// paper sizes, CUDA graphs on). Kinds and dimensions not listed were not measured.
-pub const MEASURED_EFFICIENCY: [(&str, usize, usize, f64, &str); 24] = [
-    ("naive", 2, 4, 1.252, "H200"),
-    ("naive", 2, 8, 0.782, "H200"),
-    ("naive", 3, 4, 1.107, "H200"),
-    ("naive", 3, 8, 0.798, "H200"),
-    ("tiled", 2, 4, 0.754, "H200"),
-    ("tiled", 2, 8, 0.602, "H200"),
-    ("tiled", 3, 4, 0.602, "H200"),
-    ("tiled", 3, 8, 1.099, "H200"),
-    ("overlapped", 2, 4, 0.367, "H200"),
-    ("overlapped", 2, 8, 0.303, "H200"),
-    ("overlapped", 3, 4, 0.474, "H200"),
-    ("overlapped", 3, 8, 0.886, "H200"),
-    ("streaming", 2, 4, 1.736, "H200"),
-    ("streaming", 2, 8, 0.793, "H200"),
-    ("streaming", 3, 4, 1.549, "H200"),
-    ("streaming", 3, 8, 1.044, "H200"),
-    ("streaming-time", 2, 4, 0.176, "H200"),
-    ("streaming-time", 2, 8, 0.149, "H200"),
-    ("streaming-time", 3, 4, 0.345, "H200"),
-    ("streaming-time", 3, 8, 0.566, "H200"),
-    ("wavefront", 2, 4, 0.459, "H200"),
-    ("wavefront", 2, 8, 0.607, "H200"),
-    ("wavefront", 3, 4, 0.329, "H200"),
-    ("wavefront", 3, 8, 0.260, "H200"),
+/// dimension, element size and time tile: the geometric mean of measured over predicted
+/// GCells/s over the cases of docs/performance.md (j2d5pt and j3d7pt at f32 and f64, j3d27pt,
+/// gaussian2d and fdtd2d at f32; `scripts/fit-gpu-efficiency.py` computes them from
+/// `scripts/gpu-bench.py --json`). The element size matters beyond the bytes in flight
+/// [`predict`] accounts for, and the time tile because a deeper pass holds more registers
+/// than the resource model estimates (j3d7pt f32 T=4: 92 per thread by ptxas against 41
+/// estimated, so 25% occupancy where the model sees 38%). The rows are the H200 sessions of
+/// 2026-11-28 (naive, streaming, overlapped and streaming time tiles) and 2026-11-27 (tiled
+/// and wavefront), at the paper sizes with CUDA graphs on. Kinds and dimensions not listed
+/// were not measured.
+pub const MEASURED_EFFICIENCY: [MeasuredEfficiency; 36] = [
+    h200("naive", 2, 4, 1, 1.267),
+    h200("naive", 2, 8, 1, 0.805),
+    h200("naive", 3, 4, 1, 1.114),
+    h200("naive", 3, 8, 1, 0.798),
+    h200("tiled", 2, 4, 1, 0.754),
+    h200("tiled", 2, 8, 1, 0.602),
+    h200("tiled", 3, 4, 1, 0.602),
+    h200("tiled", 3, 8, 1, 1.099),
+    h200("streaming", 2, 4, 1, 1.766),
+    h200("streaming", 2, 8, 1, 0.898),
+    h200("streaming", 3, 4, 1, 1.488),
+    h200("streaming", 3, 8, 1, 1.040),
+    h200("overlapped", 2, 4, 4, 0.435),
+    h200("overlapped", 2, 8, 4, 0.400),
+    h200("overlapped", 3, 4, 4, 0.531),
+    h200("overlapped", 3, 8, 4, 1.084),
+    h200("streaming-time", 2, 4, 2, 1.542),
+    h200("streaming-time", 2, 4, 4, 0.835),
+    h200("streaming-time", 2, 4, 8, 0.484),
+    h200("streaming-time", 2, 8, 2, 1.532),
+    h200("streaming-time", 2, 8, 4, 1.314),
+    h200("streaming-time", 2, 8, 8, 0.481),
+    h200("streaming-time", 3, 4, 2, 0.666),
+    h200("streaming-time", 3, 4, 3, 0.698),
+    h200("streaming-time", 3, 4, 4, 0.305),
+    h200("streaming-time", 3, 8, 2, 0.805),
+    h200("streaming-time", 3, 8, 3, 0.622),
+    h200("streaming-time", 3, 8, 4, 0.614),
+    h200("wavefront", 2, 4, 2, 0.513),
+    h200("wavefront", 2, 4, 4, 0.410),
+    h200("wavefront", 2, 8, 2, 0.706),
+    h200("wavefront", 2, 8, 4, 0.521),
+    h200("wavefront", 3, 4, 2, 0.352),
+    h200("wavefront", 3, 4, 4, 0.308),
+    h200("wavefront", 3, 8, 2, 0.352),
+    h200("wavefront", 3, 8, 4, 0.192),
 ];
 
 /// The efficiency of `strategy` (fusing `time_tile` steps) on a grid of `dims` axes whose
 /// widest element has `element_bytes`: measured for its kernel class and dimension at that
-/// element size, else at the nearest measured size; for a class and dimension never measured,
-/// the lowest measured for `dims` (or for any dimension where none was).
+/// element size and time tile, else at the nearest measured size, then the nearest measured
+/// time tile (the shallower of two as near); for a class and dimension never measured, the
+/// lowest measured for `dims` (or for any dimension where none was).
 pub fn efficiency(
     strategy: GpuStrategy,
     time_tile: u32,
@@ -276,15 +331,21 @@ pub fn efficiency(
 ) -> Efficiency {
     let class = kernel_class(strategy, time_tile);
     let measured = (MEASURED_EFFICIENCY.iter())
-        .filter(|(c, d, ..)| *c == class && *d == dims)
-        .min_by_key(|(_, _, bytes, ..)| bytes.abs_diff(element_bytes));
-    if let Some(&(.., f, gpu)) = measured {
-        return Efficiency::Measured(f, gpu);
+        .filter(|row| row.class == class && row.dims == dims)
+        .min_by_key(|row| {
+            (
+                row.element_bytes.abs_diff(element_bytes),
+                row.time_tile.abs_diff(time_tile),
+                row.time_tile,
+            )
+        });
+    if let Some(row) = measured {
+        return Efficiency::Measured(row.efficiency, row.gpu);
     }
     let lowest = |same_dims: bool| {
         (MEASURED_EFFICIENCY.iter())
-            .filter(|(_, d, ..)| !same_dims || *d == dims)
-            .map(|&(.., f, _)| f)
+            .filter(|row| !same_dims || row.dims == dims)
+            .map(|row| row.efficiency)
             .reduce(f64::min)
     };
     Efficiency::Assumed(lowest(true).or_else(|| lowest(false)).unwrap_or(1.0))
@@ -384,9 +445,9 @@ mod tests {
         let cost = step(GpuStrategy::Naive, 8.0, 0.0);
         let prediction = predict(&cost, &throughput);
         assert_eq!(prediction.bound, Bound::Memory);
-        assert_eq!(prediction.efficiency, Efficiency::Measured(1.252, "H200"));
+        assert_eq!(prediction.efficiency, Efficiency::Measured(1.267, "H200"));
         // A thread's one f32 load keeps half an f64's bytes in flight: half the bandwidth.
-        let expected = 2983.0 / 8.0 * 1.252 * 0.5;
+        let expected = 2983.0 / 8.0 * 1.267 * 0.5;
         assert!((prediction.gcells(&cost) - expected).abs() < 1e-6 * expected);
     }
 
@@ -434,23 +495,25 @@ mod tests {
 
     #[test]
     fn a_strategy_gets_its_measured_efficiency_or_the_lowest_measured() {
-        assert_eq!(
-            efficiency(GpuStrategy::Streaming, 4, 3, 8),
-            Efficiency::Measured(0.566, "H200")
-        );
-        // f16 storage gets the nearest measured element size, f32's.
-        assert_eq!(
-            efficiency(GpuStrategy::Streaming, 4, 3, 2),
-            Efficiency::Measured(0.345, "H200")
-        );
-        assert_eq!(
-            efficiency(GpuStrategy::Tiled, 1, 2, 8),
-            Efficiency::Measured(0.602, "H200")
-        );
-        // No 1D kernel was measured: the lowest of any dimension.
-        assert_eq!(
-            efficiency(GpuStrategy::Tiled, 1, 1, 4),
-            Efficiency::Assumed(0.149)
-        );
+        let measured = |f| Efficiency::Measured(f, "H200");
+        let expected = [
+            ((GpuStrategy::Streaming, 4, 3, 8), measured(0.614)),
+            // f16 storage gets the nearest measured element size, f32's.
+            ((GpuStrategy::Streaming, 4, 3, 2), measured(0.305)),
+            // An unmeasured time tile gets the nearest measured one, the shallower of two as
+            // near.
+            ((GpuStrategy::Streaming, 6, 2, 4), measured(0.835)),
+            ((GpuStrategy::Overlapped, 2, 2, 8), measured(0.400)),
+            ((GpuStrategy::Tiled, 1, 2, 8), measured(0.602)),
+            // No 1D kernel was measured: the lowest of any dimension.
+            ((GpuStrategy::Tiled, 1, 1, 4), Efficiency::Assumed(0.192)),
+        ];
+        for ((strategy, time_tile, dims, bytes), efficiency_wanted) in expected {
+            assert_eq!(
+                efficiency(strategy, time_tile, dims, bytes),
+                efficiency_wanted,
+                "{strategy:?} T={time_tile} in {dims}D at {bytes} bytes"
+            );
+        }
     }
 }
