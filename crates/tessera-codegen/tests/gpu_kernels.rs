@@ -529,6 +529,30 @@ fn traffic_counts_direct_loads_tiles_with_halos_and_register_queues() {
 }
 
 #[test]
+fn streaming_elements_read_the_rows_beside_them_from_each_others_queues() {
+    // Single-step streaming, neighbours in the plane through the cache: loads per point at
+    // `elements` rows a thread, in values (f32).
+    let loads = |name: &str, elements: u32| {
+        let bound = bound(name, &[20, 16, 64]);
+        let plan = GpuPlan {
+            plane_reads: PlaneReads::Cache,
+            ..plan(GpuStrategy::Streaming, [64, 4, 1], elements)
+        };
+        let program = lower(&bound, &plan).expect("lowers");
+        kernel_traffic(&bound, &program, &program.kernels[0]).load_bytes / 4.0
+    };
+    // j3d7pt: one queue (its own column) and four direct loads a point; the rows above and
+    // below are the other elements' queues but at the first and last element.
+    let j3d7pt = [1, 2, 4].map(|e| loads("j3d7pt", e));
+    assert!((j3d7pt[0] - j3d7pt[1] - 1.0).abs() < 1e-9, "{j3d7pt:?}");
+    assert!((j3d7pt[0] - j3d7pt[2] - 1.5).abs() < 1e-9, "{j3d7pt:?}");
+    // A 27-point box: 9 queues a point, 12 for 2 points, 18 for 4.
+    let box3d = [1, 2, 4].map(|e| loads("box3d1r", e));
+    assert!((box3d[0] / box3d[1] - 1.5).abs() < 1e-9, "{box3d:?}");
+    assert!((box3d[0] / box3d[2] - 2.0).abs() < 1e-9, "{box3d:?}");
+}
+
+#[test]
 fn stages_reading_reductions_get_their_values_as_arguments_and_refuse_fused_steps() {
     let bound = bound("normalise2d", &[19, 37]);
     let program = lower(&bound, &plan(GpuStrategy::Tiled, [32, 8, 1], 1)).expect("lowers");

@@ -238,24 +238,67 @@ fn field_loads(
         };
     }
     if streaming && bindings.iter().any(|b| matches!(b.value, Expr::Var(_))) {
-        // The point's own column, and one per in-plane offset read from a queue.
-        let own = vec![0; dims - s - 1];
-        let mut columns: Vec<(&[i32], i32, i32)> = vec![(&own, 0, 0)];
-        for b in bindings.iter().filter(|b| matches!(b.value, Expr::Var(_))) {
-            let offset = &b.offset[s + 1..];
-            let plane = b.offset[s];
-            match columns.iter_mut().find(|c| c.0 == offset) {
-                Some(c) => (c.1, c.2) = (c.1.min(plane), c.2.max(plane)),
-                None => columns.push((offset, plane, plane)),
-            }
-        }
-        let queued: f64 = (columns.iter())
-            .map(|&(_, lo, hi)| 1.0 + f64::from(hi - lo) * per_chunk())
-            .sum();
-        let direct = bindings.iter().filter(|b| loads_global(&b.value)).count();
-        return queued + direct as f64;
+        // A thread's elements are consecutive rows of the block's y axis, the plane's first
+        // axis where the plane has two (3D).
+        let plane_axes = dims - s - 1;
+        let elements = if plane_axes >= 2 {
+            program.plan.elements_per_thread.max(1)
+        } else {
+            1
+        };
+        return queued_loads(bindings, s, elements, per_chunk());
     }
     bindings.iter().filter(|b| loads_global(&b.value)).count() as f64
+}
+
+/// Global loads per point of a field a single-step streaming kernel keeps in register queues,
+/// from its reads at the first of a thread's `elements` (offsets with the streaming axis at
+/// `s`). Each in-plane offset read at more than the current plane (and the point's own) is a
+/// column with a queue: one new plane per iteration, plus its other planes again at every
+/// chunk start (`per_chunk`). Other reads load directly. A read `dy` rows off along the
+/// plane's first axis is the queue of the element `dy` rows away, where there is one with
+/// that column: `elements` 4 of j3d7pt load 14 values for 4 points, of j3d27pt 18 (5 and 9
+/// for one).
+fn queued_loads(bindings: &[&ReadBinding], s: usize, elements: u32, per_chunk: f64) -> f64 {
+    let in_plane = |b: &ReadBinding| b.offset[s + 1..].to_vec();
+    // Each column's in-plane offset and the planes it spans.
+    let mut columns: Vec<(Vec<i32>, i32, i32)> =
+        vec![(vec![0; bindings[0].offset.len() - s - 1], 0, 0)];
+    for b in bindings.iter().filter(|b| b.offset[s] != 0) {
+        let offset = in_plane(b);
+        if !columns.iter().any(|c| c.0 == offset) {
+            columns.push((offset, 0, 0));
+        }
+    }
+    for b in bindings {
+        let plane = b.offset[s];
+        if let Some(c) = columns.iter_mut().find(|c| c.0 == in_plane(b)) {
+            (c.1, c.2) = (c.1.min(plane), c.2.max(plane));
+        }
+    }
+    // Whether element `e` reads `offset` (planes `lo..=hi`) from another element's queue.
+    let shared = |e: i64, offset: &[i32], lo: i32, hi: i32| {
+        let (dy, other) = (offset[0], e + i64::from(offset[0]));
+        let mut same_row = offset.to_vec();
+        same_row[0] = 0;
+        dy != 0
+            && (0..i64::from(elements)).contains(&other)
+            && (columns.iter()).any(|c| c.0 == same_row && c.1 <= lo && hi <= c.2)
+    };
+    let mut loads = 0.0;
+    for e in 0..i64::from(elements) {
+        for (offset, lo, hi) in &columns {
+            if offset.len() < 2 || !shared(e, offset, *lo, *hi) {
+                loads += 1.0 + f64::from(hi - lo) * per_chunk;
+            }
+        }
+        let direct = (bindings.iter())
+            .map(|b| in_plane(b))
+            .filter(|offset| !columns.iter().any(|c| &c.0 == offset))
+            .filter(|offset| offset.len() < 2 || !shared(e, offset, 0, 0));
+        loads += direct.count() as f64;
+    }
+    loads / f64::from(elements)
 }
 
 /// The shared array an expression reads, if any.
