@@ -18,6 +18,8 @@
 #   scripts/gpu-session.sh blocks OUT     # single-step 3D streaming's block shapes (about 4
 #                                         # minutes): j3d7pt and j3d27pt f32, planes through
 #                                         # the cache or in shared memory, 1 or 4 elements
+#   scripts/gpu-session.sh profile OUT    # Nsight Compute of j2d5pt T=4, j3d7pt T=2 and
+#                                         # j3d27pt at 1 and 4 elements (about 2.5 minutes)
 #   scripts/gpu-session.sh tune OUT       # the fused kernels at the paper sizes, then
 #                                         # `tessera tune` of the default strategies there:
 #                                         # which blocks, chunks and E win
@@ -246,24 +248,50 @@ blocks() {
     end_session
 }
 
+# Nsight Compute's view (throughput, occupancy, stalls, memory) of one launch of a plan:
+# `name` for its file, the program, its extent, the part's limit and reserve, then `tessera
+# bench`'s plan flags.
+ncu_part() {
+    local name=$1 program=$2 extent=$3 want=$4 reserve=$5
+    shift 5
+    local ncu
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    part "ncu $name" "$want" "$reserve" "$ncu" --clock-control none --section SpeedOfLight \
+        --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+        --section LaunchStats -k "regex:$program" -s 2 -c 1 "$DEV/tessera" bench \
+        "benchmarks/$program.tess" --backend cuda --set "N=$extent" --steps 8 --reps 1 "$@" \
+        > "$WORK/ncu-$name.txt" 2>&1
+}
+
+# What binds the kernels issue 34's and 40's targets depend on: j2d5pt's time tile at T=4
+# (2x the roofline asks more of it), j3d7pt's default (T=2), and j3d27pt single-step at 1
+# and 4 elements per thread.
+profile() {
+    start_session "$1" 170
+    "$DEV/tessera" plan benchmarks/j3d27pt.tess --backend cuda --set N=512 --strategy streaming \
+        --json | python3 -c 'import json,sys
+plan = json.load(sys.stdin)
+plan["backend"]["cuda"]["elements_per_thread"] = 4
+print(json.dumps(plan))' > "$WORK/j3d27pt-e4.json"
+    ncu_part j2d5pt-t4 j2d5pt 8192 40 125 --strategy streaming --time-tile 4
+    ncu_part j3d7pt-t2 j3d7pt 512 40 85 --strategy streaming --time-tile 2
+    ncu_part j3d27pt-e1 j3d27pt 512 40 45 --strategy streaming
+    ncu_part j3d27pt-e4 j3d27pt 512 40 5 --plan "$WORK/j3d27pt-e4.json"
+    end_session
+}
+
 # After a cost-model change: what the default plans reach beside `tiled` and the hand kernels
 # at the paper sizes, the tiny grids' defaults, `explain` on the device, and Nsight Compute's
 # view (throughput, occupancy, stalls) of the 3D kernels that fall short.
 check() {
     start_session "$1" 400
     "$DEV/tessera" explain benchmarks/j3d7pt.tess --backend cuda > "$WORK/explain-j3d7pt.txt" 2>&1
-    local ncu
-    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
     local name plan
     for plan in "streaming" "streaming --time-tile 2" "overlapped --time-tile 4" \
         "wavefront --time-tile 4"; do
         name=$(echo "$plan" | tr -d ' -')
         # shellcheck disable=SC2086 # the plan is several words on purpose
-        part "ncu $plan" 35 60 "$ncu" --clock-control none --section SpeedOfLight \
-            --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
-            --section LaunchStats -k regex:j3d7pt -s 2 -c 1 "$DEV/tessera" bench \
-            benchmarks/j3d7pt.tess --backend cuda --set N=512 --steps 8 --reps 1 \
-            --strategy $plan > "$WORK/ncu-$name.txt" 2>&1
+        ncu_part "$name" j3d7pt 512 35 60 --strategy $plan
     done
     part "tiny defaults" 40 5 "${GPU_BENCH[@]}" --types f32 --size tiny --steps 1000 --reps 3 \
         --programs j2d5pt j3d7pt --plans naive default --out "$WORK/tiny-defaults.md" \
@@ -314,8 +342,9 @@ case "${1:-}" in
     check) check "${2:-}" ;;
     defaults) defaults "${2:-}" ;;
     blocks) blocks "${2:-}" ;;
+    profile) profile "${2:-}" ;;
     tune) tune "${2:-}" ;;
     *) echo "usage: $0 prepare | lease OUT | run OUT | check OUT | defaults OUT | blocks OUT |" \
-        "tune OUT" >&2
+        "profile OUT | tune OUT" >&2
         exit 2 ;;
 esac
