@@ -269,10 +269,11 @@ impl Generator {
     /// A receiver recording a field at one to four points every one to three steps.
     fn receiver(&mut self) -> String {
         let field = self.rng.next_in(0, self.fields.len() as i64) as usize;
-        let points: Vec<String> = (0..self.rng.next_in(1, 5))
+        let (rng, extents) = (&mut self.rng, &self.extents);
+        let points: Vec<String> = (0..rng.next_in(1, 5))
             .map(|_| {
-                let point: Vec<String> = (self.extents.clone().iter())
-                    .map(|&extent| self.rng.next_in(0, extent).to_string())
+                let point: Vec<String> = (extents.iter())
+                    .map(|&extent| rng.next_in(0, extent).to_string())
                     .collect();
                 format!("[{}]", point.join(", "))
             })

@@ -110,7 +110,10 @@ impl Staging for Rings<'_> {
 impl Pipeline<'_> {
     /// Every block's sweep: for each frame a block may run (see [`Frame`]), its pass of
     /// every step (where it has steady trips) and its other passes, as exclusive cases on
-    /// the frame and the pass's depth ([`Stmt::UniformCases`]).
+    /// the frame and the pass's depth ([`Stmt::UniformCases`]). The pass is chosen once,
+    /// here, outside the sweep's loops: PoCL 3.1 lost values a thread carried from one
+    /// barrier-holding loop to the next where the choice was made trip by trip, or where
+    /// the loops' bounds depended on the pass.
     pub(super) fn sweeps(&self) -> Vec<Stmt> {
         let ctx = self.ctx;
         let frames = match interior_test(ctx, &self.touched) {
