@@ -17,7 +17,8 @@ type Measured = (Strategy, u32, f64);
 /// (program, element type, extent per axis, plans measured): the H200 session of 2026-11-28
 /// (`scripts/gpu-session.sh lease`: naive, single-step `streaming`, `overlapped` T=4 and
 /// streaming time tiles) with `tiled`, `wavefront` and the tiny grids from the sessions of
-/// 2026-11-27 (kernels unchanged since), 20 steps at the paper sizes and 1000 steps on the tiny
+/// 2026-11-27 (not measured since; their kernels changed only by sums left to right and, in
+/// the wavefront, masked periodic images), 20 steps at the paper sizes and 1000 steps on the tiny
 /// grids (256^2, 64^3), where the launch cost and the blocks a launch has decide; CUDA graphs
 /// on. Each plan is the strategy's default at that time tile (single-step `streaming` reads
 /// its planes through the cache).
