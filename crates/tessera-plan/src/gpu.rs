@@ -380,15 +380,22 @@ fn check_gpu_request(request: &PlanRequest, backend: &str) -> Result<(), PlanErr
 pub const STREAM_CHUNK: u32 = 16;
 
 /// The default streaming chunk: [`STREAM_CHUNK`] points per step of a pass (a time-tiled
-/// chunk recomputes the planes its T steps reach beyond each end), or `None` (one sweep of the
-/// whole axis) where the streaming axis (the slowest of the three fastest: y in 2D, z in 3D) is
-/// no longer than that.
+/// chunk recomputes the planes its T steps reach beyond each end), in 2D at most two steps'
+/// worth, or `None` (one sweep of the whole axis) where the streaming axis (the slowest of the
+/// three fastest: y in 2D, z in 3D) is no longer than that. A 2D pass of 4 steps ran fastest
+/// in chunks of 32 rows on an H200 (j2d5pt f32 933, 888 and 889 GCells/s with 32, 64 and 128;
+/// f64 498, 467 and 462): the more blocks hide more of a plane's load latency than the rows
+/// recomputed at the chunks' ends cost.
 fn stream_chunk(extents: &[usize], time_tile: u32) -> Option<u32> {
     let sweep = extents
         .len()
         .checked_sub(3)
         .map_or(extents.first(), |s| extents.get(s))?;
-    let chunk = STREAM_CHUNK * time_tile.max(1);
+    let steps = match extents.len() {
+        2 => time_tile.clamp(1, 2),
+        _ => time_tile.max(1),
+    };
+    let chunk = STREAM_CHUNK * steps;
     (*sweep > chunk as usize).then_some(chunk)
 }
 
@@ -402,7 +409,10 @@ fn stream_chunk(extents: &[usize], time_tile: u32) -> Option<u32> {
 /// leaves a thread 64 registers, which f64 register planes of 3 steps outgrow (ptxas spills
 /// 40-48 bytes for j3d7pt and j3d27pt on an H100). Deeper, where one position a thread
 /// spills even at 512 threads (f64 at T = 4: 108 bytes), 32x8 threads of 4 rows each, their
-/// planes in shared rings only.
+/// planes in shared rings only. Time-tiled in 2D: rows of 128 threads, where a thread's
+/// register planes leave more blocks resident (j2d5pt f32 at T = 4 on an H200: 7 blocks of
+/// 128 threads, 44% occupancy, 1070 GCells/s; 3 of 256, 38%, 933; 2 of 512, 50%, 1020;
+/// gaussian2d, fdtd2d and j2d9pt-box at T = 2 and 4 3-15% faster than at 256).
 fn streaming_defaults(plan: &mut GpuPlan, dims: usize, time_tile: u32) {
     match (dims, time_tile) {
         (3.., 2) => plan.block = [32, 32, 1],
@@ -412,6 +422,7 @@ fn streaming_defaults(plan: &mut GpuPlan, dims: usize, time_tile: u32) {
             plan.elements_per_thread = 4;
         }
         (3.., _) => plan.block = [64, 4, 1],
+        (_, 2..) => plan.block = [128, 1, 1],
         // A 2D sweep's block is a row (`Tile::of_planes`): 256 threads, not the 32 of a
         // 32x8 block's first axis, which left half the multiprocessor's threads idle (its
         // 32 resident blocks of 32 threads).
@@ -1124,9 +1135,13 @@ mod tests {
             "32x8 threads of 4 rows at T = 4, chunks of 16 points per step"
         );
         let plane = plan(&[8192, 8192]);
-        assert_eq!((plane.block, plane.stream_chunk), ([256, 1, 1], Some(64)));
         assert_eq!(
-            plan(&[40, 64]).stream_chunk,
+            (plane.block, plane.stream_chunk),
+            ([128, 1, 1], Some(32)),
+            "rows of 128 threads in 2D, chunks of 32 rows at T = 4"
+        );
+        assert_eq!(
+            plan(&[32, 64]).stream_chunk,
             None,
             "a short axis is swept whole"
         );
