@@ -12,14 +12,14 @@
 #   scripts/gpu-session.sh check OUT      # shorter, after a cost-model change: the default
 #                                         # plans and `tiled` beside hand kernels, the tiny
 #                                         # grids, and Nsight Compute profiles of 3D kernels
-#   scripts/gpu-session.sh defaults OUT   # after a refit (about 4 minutes): every paper case's
+#   scripts/gpu-session.sh defaults OUT   # after a refit (about 2 minutes): every paper case's
 #                                         # default plan beside naive, j2d9pt-box's plans, and
 #                                         # the depth, chunk and elements of j2d5pt's time tiles
-#   scripts/gpu-session.sh blocks OUT     # single-step 3D streaming's block shapes (about 4
-#                                         # minutes): j3d7pt and j3d27pt f32, planes through
-#                                         # the cache or in shared memory, 1 or 4 elements
+#   scripts/gpu-session.sh blocks OUT     # single-step 3D streaming's block shapes (about 80
+#                                         # seconds): j3d7pt and j3d27pt f32, planes through
+#                                         # the cache, 1 or 4 elements
 #   scripts/gpu-session.sh profile OUT    # Nsight Compute of j2d5pt T=4, j3d7pt T=2 and
-#                                         # j3d27pt at 1 and 4 elements (about 2.5 minutes)
+#                                         # j3d27pt at 1 and 4 elements (about 20 seconds)
 #   scripts/gpu-session.sh tune OUT       # the fused kernels at the paper sizes, then
 #                                         # `tessera tune` of the default strategies there:
 #                                         # which blocks, chunks and E win
@@ -232,15 +232,15 @@ defaults() {
 
 # The block shapes of single-step 3D streaming, where issue 40's j3d7pt and j3d27pt f32 fall
 # short of the roofline with the default 64x4 (L2-bound: the rows above and below a block
-# of 4 rows come from L2): wider and taller blocks, planes through the cache or in shared
-# memory, 1 or 4 elements per thread.
+# of 4 rows come from L2): wider and taller blocks, planes through the cache (the default),
+# 1 or 4 elements per thread.
 blocks() {
     start_session "$1" 270
     local program
     for program in j3d7pt j3d27pt; do
         part "blocks $program" 130 5 "${GPU_BENCH[@]}" --size paper --steps 20 --reps 3 \
-            --types f32 --programs "$program" --plans streaming "streaming plane=cache" \
-            "streaming E=4" --tiles 4x64 8x32 16x32 8x64 4x128 16x64 8x128 2x256 \
+            --types f32 --programs "$program" --plans "streaming plane=cache" "streaming E=4" \
+            --tiles 4x64 8x32 16x32 8x64 4x128 16x64 8x128 2x256 \
             --json "$WORK/gpu-blocks-$program.json" --out "$WORK/gpu-blocks-$program.md" \
             > "$WORK/bench-blocks-$program.log" 2>&1
     done

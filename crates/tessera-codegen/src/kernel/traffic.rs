@@ -260,43 +260,43 @@ fn field_loads(
 /// that column: `elements` 4 of j3d7pt load 14 values for 4 points, of j3d27pt 18 (5 and 9
 /// for one).
 fn queued_loads(bindings: &[&ReadBinding], s: usize, elements: u32, per_chunk: f64) -> f64 {
-    let in_plane = |b: &ReadBinding| b.offset[s + 1..].to_vec();
     // Each column's in-plane offset and the planes it spans.
-    let mut columns: Vec<(Vec<i32>, i32, i32)> =
-        vec![(vec![0; bindings[0].offset.len() - s - 1], 0, 0)];
+    let own = vec![0; bindings[0].offset.len() - s - 1];
+    let mut columns: Vec<(&[i32], i32, i32)> = vec![(&own, 0, 0)];
     for b in bindings.iter().filter(|b| b.offset[s] != 0) {
-        let offset = in_plane(b);
-        if !columns.iter().any(|c| c.0 == offset) {
-            columns.push((offset, 0, 0));
+        if !columns.iter().any(|c| c.0 == &b.offset[s + 1..]) {
+            columns.push((&b.offset[s + 1..], 0, 0));
         }
     }
     for b in bindings {
-        let plane = b.offset[s];
-        if let Some(c) = columns.iter_mut().find(|c| c.0 == in_plane(b)) {
-            (c.1, c.2) = (c.1.min(plane), c.2.max(plane));
+        if let Some(c) = columns.iter_mut().find(|c| c.0 == &b.offset[s + 1..]) {
+            (c.1, c.2) = (c.1.min(b.offset[s]), c.2.max(b.offset[s]));
         }
     }
-    // Whether element `e` reads `offset` (planes `lo..=hi`) from another element's queue.
+    // Whether element `e` reads `offset` (planes `lo..=hi`) from another element's queue: the
+    // column of the same row offset, `offset[0]` elements away.
     let shared = |e: i64, offset: &[i32], lo: i32, hi: i32| {
-        let (dy, other) = (offset[0], e + i64::from(offset[0]));
-        let mut same_row = offset.to_vec();
-        same_row[0] = 0;
-        dy != 0
+        let other = e + i64::from(offset[0]);
+        offset[0] != 0
             && (0..i64::from(elements)).contains(&other)
-            && (columns.iter()).any(|c| c.0 == same_row && c.1 <= lo && hi <= c.2)
+            && (columns.iter())
+                .any(|c| c.0[0] == 0 && c.0[1..] == offset[1..] && c.1 <= lo && hi <= c.2)
     };
+    let direct: Vec<&[i32]> = (bindings.iter())
+        .map(|b| &b.offset[s + 1..])
+        .filter(|offset| !columns.iter().any(|c| c.0 == *offset))
+        .collect();
     let mut loads = 0.0;
     for e in 0..i64::from(elements) {
-        for (offset, lo, hi) in &columns {
-            if offset.len() < 2 || !shared(e, offset, *lo, *hi) {
+        for &(offset, lo, hi) in &columns {
+            if !shared(e, offset, lo, hi) {
                 loads += 1.0 + f64::from(hi - lo) * per_chunk;
             }
         }
-        let direct = (bindings.iter())
-            .map(|b| in_plane(b))
-            .filter(|offset| !columns.iter().any(|c| &c.0 == offset))
-            .filter(|offset| offset.len() < 2 || !shared(e, offset, 0, 0));
-        loads += direct.count() as f64;
+        loads += direct
+            .iter()
+            .filter(|offset| !shared(e, offset, 0, 0))
+            .count() as f64;
     }
     loads / f64::from(elements)
 }
