@@ -93,7 +93,17 @@ PLANS = [
 ] + [
     (f"wavefront T={t}", ["--strategy", "wavefront", "--time-tile", str(t)], {})
     for t in (2, 4, 8)
-] + [("default", [], {})]
+] + [
+    # Single-step streaming through the cache with its box sum added up plane by plane.
+    (f"streaming E={e} sums=reordered", ["--strategy", "streaming"],
+     {"elements_per_thread": e, "plane_reads": "cache", "reordered_sums": True})
+    for e in (1, 4)
+] + [("default", [], {})] + [
+    # The model's best streaming time tile, each thread loading its input planes ahead (the
+    # kernel rounds the distance down to a divisor of its unrolling: 6 is a whole trip).
+    (f"default prefetch={d}", ["--prefetch", str(d)], {})
+    for d in (1, 3, 6)
+]
 
 
 def bench(tessera, backend, program, ty, n, steps, reps, plan_args, fields):

@@ -20,6 +20,13 @@
 #                                         # the cache, 1 or 4 elements
 #   scripts/gpu-session.sh profile OUT    # Nsight Compute of j2d5pt T=4, j3d7pt T=2 and
 #                                         # j3d27pt at 1 and 4 elements (about 20 seconds)
+#   scripts/gpu-session.sh unmeasured OUT # the kernel options no GPU has measured yet (about
+#                                         # 3 minutes): streaming time tiles loading their
+#                                         # input planes 1, 3 or 6 iterations ahead beside
+#                                         # the default plans, single-step streaming with
+#                                         # reordered box sums at 1 and 4 elements, and Nsight
+#                                         # Compute of j2d5pt T=4 and j3d7pt T=2 a whole trip
+#                                         # ahead
 #   scripts/gpu-session.sh tune OUT       # the fused kernels at the paper sizes, then
 #                                         # `tessera tune` of the default strategies there:
 #                                         # which blocks, chunks and E win
@@ -280,6 +287,35 @@ print(json.dumps(plan))' > "$WORK/j3d27pt-e4.json"
     end_session
 }
 
+# The kernel options no GPU has measured: streaming time tiles whose threads load their input
+# planes ahead (`--prefetch`; without it the store of each unrolled trip's arriving plane
+# waits for the load ptxas hoists to the trip's top, and Nsight saw j2d5pt T=4 spend 40% of
+# its cycles there), and single-step streaming adding its box sum up plane by plane
+# (`reordered_sums`: j3d27pt in 64 registers where its queues took 69, 48 at 4 elements
+# where they took 97).
+unmeasured() {
+    start_session "$1" 340
+    part "bench prefetch" 170 135 "${GPU_BENCH[@]}" --size paper --steps 20 --reps 3 \
+        --types f32 f64 --plans default "default prefetch=1" "default prefetch=3" \
+        "default prefetch=6" --json "$WORK/gpu-prefetch.json" --out "$WORK/gpu-prefetch.md" \
+        > "$WORK/bench-prefetch.log" 2>&1
+    local sums=("${GPU_BENCH[@]}" --size paper --steps 20 --reps 3 --types f32 --plans \
+        "streaming plane=cache" "streaming E=4" "streaming E=1 sums=reordered" \
+        "streaming E=4 sums=reordered")
+    part "bench sums 3D" 45 85 "${sums[@]}" --programs j3d27pt --tiles 4x64 16x64 \
+        --json "$WORK/gpu-sums-3d.json" --out "$WORK/gpu-sums-3d.md" \
+        > "$WORK/bench-sums-3d.log" 2>&1
+    part "bench sums 2D" 45 45 "${sums[@]}" --programs gaussian2d j2d9pt-box --tiles 128 256 \
+        --json "$WORK/gpu-sums-2d.json" --out "$WORK/gpu-sums-2d.md" \
+        > "$WORK/bench-sums-2d.log" 2>&1
+    ncu_part j2d5pt-t4-prefetch6 j2d5pt 8192 20 25 --strategy streaming --time-tile 4 \
+        --prefetch 6
+    ncu_part j3d7pt-t2-prefetch6 j3d7pt 512 20 5 --strategy streaming --time-tile 2 \
+        --prefetch 6
+    cat "$WORK"/gpu-prefetch.md "$WORK"/gpu-sums-*.md 2>/dev/null
+    end_session
+}
+
 # After a cost-model change: what the default plans reach beside `tiled` and the hand kernels
 # at the paper sizes, the tiny grids' defaults, `explain` on the device, and Nsight Compute's
 # view (throughput, occupancy, stalls) of the 3D kernels that fall short.
@@ -343,8 +379,9 @@ case "${1:-}" in
     defaults) defaults "${2:-}" ;;
     blocks) blocks "${2:-}" ;;
     profile) profile "${2:-}" ;;
+    unmeasured) unmeasured "${2:-}" ;;
     tune) tune "${2:-}" ;;
     *) echo "usage: $0 prepare | lease OUT | run OUT | check OUT | defaults OUT | blocks OUT |" \
-        "profile OUT | tune OUT" >&2
+        "profile OUT | unmeasured OUT | tune OUT" >&2
         exit 2 ;;
 esac

@@ -174,6 +174,9 @@ fn candidate_requests(bound: &BoundProgram, request: &PlanRequest) -> Vec<(GpuSt
     if request.plane_reads.is_some() {
         pairs.retain(|(s, _)| *s == GpuStrategy::Streaming);
     }
+    if request.prefetch.is_some_and(|ahead| ahead > 0) {
+        pairs.retain(|&(s, t)| s == GpuStrategy::Streaming && t > 1);
+    }
     let half_storage = (bound.program().fields.values()).any(|f| f.ty.is_storage_only());
     if half_storage {
         pairs.retain(|&(s, t)| t == 1 && s != GpuStrategy::Overlapped);

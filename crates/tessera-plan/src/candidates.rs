@@ -82,6 +82,7 @@ pub fn request_of(plan: &Plan, base: &PlanRequest) -> PlanRequest {
             tile: Some(gpu_tile(gpu, plan.grid.len())),
             time_tile: Some(gpu.time_tile),
             plane_reads: (gpu.strategy == GpuStrategy::Streaming).then_some(gpu.plane_reads),
+            prefetch: prefetches(gpu).then_some(gpu.prefetch),
             ..base.clone()
         },
         BackendPlan::Reference(_) => base.clone(),
@@ -160,7 +161,26 @@ fn gpu_neighbours(gpu: &GpuPlan, dims: usize, here: &PlanRequest) -> Vec<PlanReq
             plane_reads: Some(r),
             ..here.clone()
         });
-    blocks.chain(depths).chain(planes).collect()
+    let prefetches = (PREFETCH_DISTANCES.into_iter())
+        .filter(|&d| prefetches(gpu) && d != gpu.prefetch)
+        .map(|d| PlanRequest {
+            prefetch: Some(d),
+            ..here.clone()
+        });
+    blocks
+        .chain(depths)
+        .chain(planes)
+        .chain(prefetches)
+        .collect()
+}
+
+/// The prefetch distances tried around a streaming time tile (the kernel rounds each down to
+/// a divisor of its sweep's unrolling, commonly 6 planes).
+const PREFETCH_DISTANCES: [u32; 4] = [0, 1, 3, 6];
+
+/// Whether `gpu` may prefetch: a streaming time tile.
+fn prefetches(gpu: &GpuPlan) -> bool {
+    gpu.strategy == GpuStrategy::Streaming && gpu.time_tile > 1
 }
 
 /// A GPU plan's block as a `--tile` value for a grid of `dims` axes (slowest axis first).
@@ -310,6 +330,38 @@ mod tests {
         };
         let near = neighbours(&tiled, &PlanRequest::default());
         assert!(near.iter().all(|r| r.plane_reads.is_none()));
+    }
+
+    #[test]
+    fn streaming_time_tiles_try_other_prefetch_distances() {
+        let plan = |time_tile, prefetch| Plan {
+            format: crate::PLAN_FORMAT,
+            program: "p".into(),
+            grid: vec![64, 64],
+            backend: BackendPlan::Cuda(GpuPlan {
+                time_tile,
+                prefetch,
+                ..GpuPlan::new(GpuStrategy::Streaming)
+            }),
+        };
+        let base = PlanRequest::default();
+        let tiled = plan(4, 3);
+        assert_eq!(request_of(&tiled, &base).prefetch, Some(3));
+        let here = request_of(&tiled, &base);
+        let distances: Vec<u32> = (neighbours(&tiled, &base).into_iter())
+            .filter(|r| r.tile == here.tile && r.time_tile == here.time_tile)
+            .filter(|r| r.plane_reads == here.plane_reads)
+            .filter_map(|r| r.prefetch)
+            .collect();
+        assert_eq!(distances, [0, 1, 6]);
+        // One step a launch has nothing to prefetch.
+        let single = plan(1, 0);
+        assert_eq!(request_of(&single, &base).prefetch, None);
+        assert!(
+            neighbours(&single, &base)
+                .iter()
+                .all(|r| r.prefetch.is_none())
+        );
     }
 
     #[test]

@@ -144,6 +144,28 @@ pub struct GpuPlan {
     /// existed read `shared`).
     #[serde(default, skip_serializing_if = "is_shared")]
     pub plane_reads: PlaneReads,
+    /// Streaming time tiles with register planes: how many sweep iterations ahead each thread
+    /// loads the input plane it owns before storing it to the shared ring, so that the load's
+    /// latency overlaps that many iterations' compute (0: none; rounded down to a divisor of
+    /// the sweep's unrolling; plans written before it existed read 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prefetch: u32,
+    /// Single-step `streaming` reading planes through the cache: outside exact mode, add a box
+    /// sum up plane by plane as its planes arrive (associative reordering), each column
+    /// keeping only the arriving plane in a register (exact mode keeps the written order;
+    /// plans written before it existed read `false`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reordered_sums: bool,
+}
+
+/// Whether `flag` is false, left out of a plan's JSON.
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}
+
+/// Whether `planes` is 0, left out of a plan's JSON.
+fn is_zero(planes: &u32) -> bool {
+    *planes == 0
 }
 
 /// Whether `reads` is the default, left out of a plan's JSON.
@@ -163,6 +185,8 @@ impl GpuPlan {
             time_tile: 1,
             exact: true,
             plane_reads: PlaneReads::Shared,
+            prefetch: 0,
+            reordered_sums: false,
         }
     }
 
@@ -196,6 +220,12 @@ impl GpuPlan {
             }
             if self.plane_reads == PlaneReads::Cache {
                 text.push_str(" plane=cache");
+            }
+            if self.prefetch > 0 {
+                text.push_str(&format!(" prefetch={}", self.prefetch));
+            }
+            if self.reordered_sums {
+                text.push_str(" sums=reordered");
             }
         }
         if self.time_tile != 1 {
@@ -237,6 +267,22 @@ impl GpuPlan {
                 "strategy `{}` computes one step per launch; a time tile of {} needs the `overlapped`, `streaming` or `wavefront` strategy (or use a time tile of 1)",
                 self.strategy.name(),
                 self.time_tile
+            )));
+        }
+        if self.prefetch > 0 && !(self.strategy == GpuStrategy::Streaming && self.time_tile > 1) {
+            return Err(PlanError::Unsupported(format!(
+                "prefetching {} plane(s) ahead needs streaming time tiles (`--strategy streaming --time-tile 2` or deeper); this plan is `{}`",
+                self.prefetch,
+                self.describe()
+            )));
+        }
+        let single_cached_sweep = self.strategy == GpuStrategy::Streaming
+            && self.time_tile == 1
+            && self.plane_reads == PlaneReads::Cache;
+        if self.reordered_sums && !single_cached_sweep {
+            return Err(PlanError::Unsupported(format!(
+                "reordered sums belong to single-step streaming reading its planes through the cache (`--strategy streaming --plane-reads cache`; time tiles reorder box sums themselves); this plan is `{}`",
+                self.describe()
             )));
         }
         if self.time_tile > MAX_GPU_TIME_TILE {
@@ -334,6 +380,9 @@ pub fn plan_gpu(
             )));
         }
         plan.plane_reads = reads;
+    }
+    if let Some(ahead) = request.prefetch {
+        plan.prefetch = ahead;
     }
     plan.exact = request.arithmetic == Arithmetic::Exact;
     // A block the user gives is checked as given; the default one shrinks until the requested
@@ -920,6 +969,32 @@ mod tests {
                 .to_string()
                 .contains("exceeds the limit of 16")
         );
+        // Prefetching belongs to streaming time tiles only.
+        plan.time_tile = 2;
+        plan.prefetch = 3;
+        assert!(
+            plan.check()
+                .unwrap_err()
+                .to_string()
+                .contains("prefetching 3 plane(s) ahead needs streaming time tiles")
+        );
+        plan.strategy = GpuStrategy::Streaming;
+        assert!(plan.check().is_ok());
+        plan.time_tile = 1;
+        assert!(plan.check().is_err());
+        // Reordered sums belong to single-step streaming through the cache.
+        plan.prefetch = 0;
+        plan.reordered_sums = true;
+        assert!(
+            plan.check()
+                .unwrap_err()
+                .to_string()
+                .contains("reordered sums belong to single-step streaming")
+        );
+        plan.plane_reads = PlaneReads::Cache;
+        assert!(plan.check().is_ok());
+        plan.time_tile = 2;
+        assert!(plan.check().is_err());
         assert_eq!(
             GpuStrategy::from_strategy(Strategy::Blocked, "opencl")
                 .unwrap_err()

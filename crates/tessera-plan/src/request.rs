@@ -134,6 +134,8 @@ pub struct PlanRequest {
     pub isa: Option<TargetIsa>,
     /// GPU `streaming`: where in-plane neighbours are read from.
     pub plane_reads: Option<PlaneReads>,
+    /// GPU streaming time tiles: how many sweep iterations ahead each input plane is loaded.
+    pub prefetch: Option<u32>,
 }
 
 impl PlanRequest {

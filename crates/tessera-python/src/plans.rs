@@ -77,6 +77,7 @@ impl PlanKeywords {
             device: self.device(),
             isa: None,
             plane_reads: None,
+            prefetch: None,
         })
     }
 

@@ -1,7 +1,7 @@
 //! The GPU plans every program is tested under: each single-step strategy with a warp-wide
 //! block, a small block with two elements per thread (3D for naive and tiled), and concurrent
 //! streaming chunks (two reading their planes through the cache, one of them with two
-//! elements per thread); overlapped time tiling at T = 1
+//! elements per thread and reordered sums); overlapped time tiling at T = 1
 //! to 4 with tiles from 1 to 32 points per axis (a tile smaller than its halo included).
 
 use tessera_analysis::BoundProgram;
@@ -26,9 +26,11 @@ pub fn gpu_test_plans() -> Vec<GpuPlan> {
             plane_reads: PlaneReads::Cache,
             ..plan(GpuStrategy::Streaming, [16, 4, 1], 1, Some(5))
         },
-        // Register queues per column (diagonal reads) for two elements per thread.
+        // Register queues per column (diagonal reads) for two elements per thread; outside
+        // exact mode (the relaxed suites) box sums added up plane by plane.
         GpuPlan {
             plane_reads: PlaneReads::Cache,
+            reordered_sums: true,
             ..plan(GpuStrategy::Streaming, [8, 2, 1], 2, Some(4))
         },
     ]
@@ -38,7 +40,8 @@ pub fn gpu_test_plans() -> Vec<GpuPlan> {
 /// cannot be fused: see `tessera_plan::fusion_refusal`): overlapped at T = 1 to 4, tiles from
 /// 8 to 32 points along x, in 3D a tile of 1x2x2 points at T = 3 (a halo many times the tile);
 /// from 2 axes on, streaming time tiles at T = 2 to 4: chunks of 3 and 5 points (fewer than
-/// the planes their steps reach beyond them) and the whole axis; the wavefront at T = 2 and 4.
+/// the planes their steps reach beyond them) and the whole axis, one in each rank loading its
+/// planes ahead (see `GpuPlan::prefetch`); the wavefront at T = 2 and 4.
 /// Deep 3D tiles of radius-2
 /// f64 stencils need more shared memory than a typical GPU gives a block (their lowering is
 /// refused, naming the limit).
@@ -69,26 +72,27 @@ fn wavefront_plans() -> Vec<GpuPlan> {
 
 /// Streaming time tiling at T = 2 to 4 (see [`fused_test_plans`]).
 fn streaming_time_plans(dims: usize) -> Vec<GpuPlan> {
-    let plan = |block, elements, time_tile, stream_chunk| GpuPlan {
+    let plan = |block, elements, time_tile, stream_chunk, prefetch| GpuPlan {
         block,
         elements_per_thread: elements,
         time_tile,
         stream_chunk,
+        prefetch,
         ..GpuPlan::new(GpuStrategy::Streaming)
     };
     if dims >= 3 {
         vec![
             // Two positions of the plane per thread: register planes (2D plans all have them
-            // but at T = 4).
-            plan([16, 8, 1], 1, 2, Some(5)),
-            plan([4, 2, 1], 2, 3, None),
-            plan([8, 2, 1], 1, 4, Some(3)),
+            // but at T = 4), loading their planes a whole unrolled trip ahead.
+            plan([16, 8, 1], 1, 2, Some(5), 6),
+            plan([4, 2, 1], 2, 3, None, 0),
+            plan([8, 2, 1], 1, 4, Some(3), 0),
         ]
     } else {
         vec![
-            plan([8, 1, 1], 1, 2, Some(5)),
-            plan([32, 1, 1], 1, 3, None),
-            plan([4, 1, 1], 1, 4, Some(3)),
+            plan([8, 1, 1], 1, 2, Some(5), 0),
+            plan([32, 1, 1], 1, 3, None, 2),
+            plan([4, 1, 1], 1, 4, Some(3), 0),
         ]
     }
 }

@@ -126,6 +126,10 @@ pub struct ExecArgs {
     /// cache (default: the planner's choice, `cache`).
     #[arg(long, value_parser = plane_reads_parser(), value_name = "R")]
     pub plane_reads: Option<PlaneReads>,
+    /// GPU streaming time tiles: load each input plane this many sweep iterations before it
+    /// is stored (0: none, the default; rounded down to a divisor of the sweep's unrolling).
+    #[arg(long, value_name = "PLANES")]
+    pub prefetch: Option<u32>,
     /// Device for GPU backends (`platform:device` or an index).
     #[arg(long, value_name = "D")]
     pub device: Option<String>,
@@ -134,7 +138,7 @@ pub struct ExecArgs {
     pub target_isa: Option<Isa>,
     /// Run exactly this plan (from `tessera plan --json`) instead of planning: it names the
     /// backend and fixes strategy, tiles, time tile, threads and exactness.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["strategy", "tile", "time_tile", "exact", "threads", "target_isa", "plane_reads"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["strategy", "tile", "time_tile", "exact", "threads", "target_isa", "plane_reads", "prefetch"])]
     pub plan: Option<PathBuf>,
     /// Ignore the tuning database: plan with the backend's model even when `tessera tune`
     /// stored a plan for this program, size and device.
@@ -164,6 +168,7 @@ impl ExecArgs {
             && self.threads.is_none()
             && self.target_isa.is_none()
             && self.plane_reads.is_none()
+            && self.prefetch.is_none()
     }
 
     /// The plan request these flags describe, for the device `device`.
@@ -177,6 +182,7 @@ impl ExecArgs {
             device,
             isa: self.target_isa.and_then(|isa| isa.0),
             plane_reads: self.plane_reads,
+            prefetch: self.prefetch,
         }
     }
 }

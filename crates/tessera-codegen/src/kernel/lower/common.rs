@@ -2,7 +2,7 @@
 //! a stage's kernel parameters, and the code evaluating a stage at one point.
 
 use tessera_analysis::{BoundProgram, Domain, Footprint, stage_reads_step, stage_tables};
-use tessera_ir::{Border, Field, Id, Reduction, ScalarType, Stage, Table};
+use tessera_ir::{Border, ExprId, Field, Id, Reduction, ScalarType, Stage, Table};
 use tessera_plan::gpu::GpuPlan;
 
 use super::super::{
@@ -340,14 +340,35 @@ impl<'a> Ctx<'a> {
         coords: &[Expr],
         read: &mut dyn FnMut(Id<Field>, &[i32]) -> Expr,
     ) -> Stmt {
-        let (mut body, reads) = self.bind_reads(&io.reads, read);
+        let (body, reads) = self.bind_reads(&io.reads, read);
+        self.evaluated_point(io, coords, body, reads, Vec::new())
+    }
+
+    /// The point at `coords` of `io`'s stage, stored to its outputs, where the kernel has
+    /// computed its sum (`sum`: a reordered sum's expression and value) and the stage reads
+    /// nothing outside it.
+    pub fn finished_point(&self, io: &StageIo, coords: &[Expr], sum: (ExprId, Expr)) -> Stmt {
+        self.evaluated_point(io, coords, Vec::new(), Vec::new(), vec![sum])
+    }
+
+    /// The point at `coords` of `io`'s stage after `body` (its reads' declarations), its
+    /// reads bound by `reads` and the expressions `computed` already known, stored to its
+    /// outputs.
+    fn evaluated_point(
+        &self,
+        io: &StageIo,
+        coords: &[Expr],
+        mut body: Vec<Stmt>,
+        reads: Vec<ReadBinding>,
+        computed: Vec<(ExprId, Expr)>,
+    ) -> Stmt {
         let (declarations, outputs) = self.output_vars(io);
         body.extend(declarations);
         let env = ProgramEnv {
             reads,
             coords: coords.to_vec(),
             step: Expr::var("t"),
-            computed: Vec::new(),
+            computed,
         };
         body.push(Stmt::Stage(StageEval {
             stage: io.stage,

@@ -15,13 +15,20 @@
 //! last), and only the first and last elements keep queues of columns rows off: j3d7pt at 4
 //! elements loads 3.5 values per point instead of 5, j3d27pt 4.5 instead of 9. Long queues
 //! rotate by name in a sweep unrolled by their lengths ([`Sweep::unroll`]) rather than by
-//! moves. Values are only moved, never recombined: exact mode stays bitwise.
+//! moves. Values are only moved, never recombined: exact mode stays bitwise. Where the plan
+//! asks, outside exact mode, a box sum read through the cache is added up plane by plane as
+//! its planes arrive
+//! (Rawat's associative reordering, [`Sweep::reordered`]): each column keeps the arriving
+//! plane only, and a few partial sums the rest (j3d27pt: 3 registers an element where its
+//! queues took 27).
 
-use tessera_analysis::{Domain, Footprint};
-use tessera_ir::{Border, Field, Id, Stage, UnaryOp};
+use tessera_analysis::{Domain, Footprint, PlaneSums, plane_sums};
+use tessera_ir::{Border, Constant, Field, Id, Stage, UnaryOp};
 use tessera_plan::gpu::PlaneReads;
 
-use super::super::{Expr, Kernel, KernelOp, SharedArray, Stmt};
+use super::super::{
+    Expr, Kernel, KernelOp, PartialSum, ProgramEnv, ReadBinding, SharedArray, Stmt,
+};
 use super::common::{Ctx, StageIo, field_ident, kernel_name};
 use super::naive::blocks;
 use super::tile::{MOST_UNROLLED_ITERATIONS, Tile, lcm};
@@ -94,13 +101,18 @@ pub fn kernel(ctx: &Ctx, stage: Id<Stage>, io: &StageIo) -> Result<(Kernel, [u64
         name: kernel_name(ctx, stage, "streaming"),
         strategy: "streaming",
         doc: format!(
-            "stage `{}`: plane sweep along {}, register queues and {}",
+            "stage `{}`: plane sweep along {}, register queues and {}{}",
             ctx.bound.program().stages[stage].name,
             sweep.names[sweep.s],
             if shared.is_empty() {
                 "in-plane reads through the cache"
             } else {
                 "a shared current plane"
+            },
+            if sweep.reordered.is_some() {
+                ", its box sum added up plane by plane"
+            } else {
+                ""
             }
         ),
         params: io.kernel_params(),
@@ -138,6 +150,12 @@ struct Sweep<'a> {
     /// [`FEWEST_MOVES_TO_UNROLL`] registers, or where a plane is staged in shared memory, and
     /// the queues move down a register each iteration.
     unroll: i64,
+    /// The stage's box sum, where the sweep adds it up plane by plane ([`Sweep::reorderable`]):
+    /// at the iteration computing plane `z`, each element reads the arriving plane
+    /// `z + last` at every in-plane offset, adds the terms reading plane offset `dz` into the
+    /// partial sum of output plane `z + last - dz` (`a<e>_<last - dz>`, starting it at the
+    /// lowest offset), finishes output `z` from `a<e>_0`, and moves the others down one.
+    reordered: Option<PlaneSums>,
 }
 
 impl<'a> Sweep<'a> {
@@ -164,12 +182,18 @@ impl<'a> Sweep<'a> {
             tile,
             streamed: Vec::new(),
             unroll: 1,
+            reordered: None,
         };
         sweep.streamed = (io.reads.iter())
             .filter_map(|(field, fp)| sweep.streamed(*field, fp))
             .collect();
+        sweep.reordered = sweep.reorderable();
+        if let Some(sums) = sweep.reordered.clone() {
+            sweep.keep_arriving_planes(&sums);
+        }
         if sweep.diagonal_queue_registers() > DIAGONAL_QUEUE_REGISTERS {
             sweep.streamed.retain(|f| f.columns.len() == 1);
+            sweep.reordered = None;
         }
         let lengths = (sweep.streamed.iter()).flat_map(|f| f.columns.iter().map(Column::length));
         let unroll = lengths.fold(1, lcm);
@@ -182,6 +206,14 @@ impl<'a> Sweep<'a> {
             && sweep.queue_moves() >= FEWEST_MOVES_TO_UNROLL
         {
             sweep.unroll = unroll;
+        }
+        // Partial sums rotate by name, which also lets ptxas fold the loads' address steps.
+        if let Some(sums) = &sweep.reordered {
+            let (first, last) = sums.span();
+            let in_flight = i64::from(last - first) + 1;
+            if in_flight <= MOST_UNROLLED_ITERATIONS {
+                sweep.unroll = in_flight;
+            }
         }
         sweep.rows = sweep.aligned_rows();
         Ok(sweep)
@@ -270,6 +302,55 @@ impl<'a> Sweep<'a> {
             max,
             shared: neighbours.then(|| format!("s_{}", field_ident(self.ctx, field))),
         })
+    }
+
+    /// The stage's box sum, when the sweep adds it up plane by plane (see [`Sweep::reordered`]):
+    /// where the plan asks for it ([`tessera_plan::gpu::GpuPlan::reordered_sums`]) outside exact mode, with planes
+    /// read through the cache (the plan's check), for a stage that reads one
+    /// field, streamed, and assigns a function of one sum whose terms each read one plane,
+    /// more than one plane's terms reading neighbours off the axis (else no load is saved),
+    /// where no plane read leaves the grid along the sweep (a border would pick the plane).
+    fn reorderable(&self) -> Option<PlaneSums> {
+        let ctx = self.ctx;
+        let asked = ctx.plan.reordered_sums && ctx.plan.plane_reads == PlaneReads::Cache;
+        if !asked || ctx.plan.exact || self.io.reads.len() != 1 {
+            return None;
+        }
+        let sums = plane_sums(ctx.bound.checked(), self.stage, self.s)?;
+        self.streamed.iter().find(|f| f.field == sums.field)?;
+        let (_, fp) = self.io.reads.iter().find(|(f, _)| *f == sums.field)?;
+        let (lo, hi) = (self.domain.rect.lo[self.s], self.domain.rect.hi[self.s]);
+        let inside = lo + i64::from(fp.min[self.s]) >= 0
+            && hi - 1 + i64::from(fp.max[self.s]) < ctx.extent(self.s);
+        (inside && sums.off_axis_planes() >= 2).then_some(sums)
+    }
+
+    /// Gives the field `sums` reads a column per in-plane offset it reads at any plane, each
+    /// keeping only the arriving plane (`z + last`; the partial sums keep the rest).
+    fn keep_arriving_planes(&mut self, sums: &PlaneSums) {
+        let last = i64::from(sums.span().1);
+        let (_, fp) = (self.io.reads.iter())
+            .find(|(f, _)| *f == sums.field)
+            .expect("a reordered stage reads its sum's field");
+        let mut offsets: Vec<Vec<i64>> = vec![vec![0; self.plane.len()]];
+        for o in &fp.offsets {
+            let offset: Vec<i64> = self.plane.iter().map(|&a| i64::from(o[a])).collect();
+            if !offsets.contains(&offset) {
+                offsets.push(offset);
+            }
+        }
+        let f = (self.streamed.iter_mut())
+            .find(|f| f.field == sums.field)
+            .expect("a reordered stage streams its sum's field");
+        f.columns = (offsets.into_iter())
+            .map(|offset| Column {
+                offset,
+                lo: last,
+                hi: last,
+            })
+            .collect();
+        f.min = vec![0; self.plane.len()];
+        f.max = vec![0; self.plane.len()];
     }
 
     /// The 32-bit registers of the register queues of the fields with more than one column.
@@ -650,25 +731,132 @@ impl<'a> Sweep<'a> {
     }
 
     /// Every element's point of the current plane computed (where inside the domain), in
-    /// unrolled iteration `u`.
+    /// unrolled iteration `u`; where the sum is reordered, its partial sums advanced first.
     fn points(&self, u: i64) -> Vec<Stmt> {
+        if let Some(sums) = &self.reordered {
+            return self.partial_sums(sums, u, true);
+        }
         let ctx = self.ctx;
-        let d = ctx.dims();
-        let hi = self.tile.overhang(&self.rows, self.plane.iter().copied());
-        let lo: Vec<Option<i64>> = (0..d)
-            .map(|a| {
-                (self.rows.rect.lo[a] < self.domain.rect.lo[a]).then_some(self.domain.rect.lo[a])
-            })
-            .collect();
         (0..self.tile.elements)
             .map(|e| {
                 let coords = self.coords(e, Expr::var(self.names[self.s]));
                 let compute = ctx.point(self.io, &coords, &mut |field, offset| {
                     self.read(e, &coords, field, offset, u)
                 });
-                Stmt::guarded(ctx.within(&coords, &lo, &hi), compute)
+                Stmt::guarded(self.in_domain(&coords), compute)
             })
             .collect()
+    }
+
+    /// Whether the point at `coords` is in the stage's domain, tested along the plane axes
+    /// where the blocks' rows start before it or overhang it.
+    fn in_domain(&self, coords: &[Expr]) -> Option<Expr> {
+        let hi = self.tile.overhang(&self.rows, self.plane.iter().copied());
+        let lo: Vec<Option<i64>> = (0..self.ctx.dims())
+            .map(|a| {
+                (self.rows.rect.lo[a] < self.domain.rect.lo[a]).then_some(self.domain.rect.lo[a])
+            })
+            .collect();
+        self.ctx.within(coords, &lo, &hi)
+    }
+
+    /// `a<e>_<k>`, or in an unrolled sweep `a<e>_s<slot>`: element `e`'s partial sum of the
+    /// output plane `k` past the current one in unrolled iteration `u` (the sums rotate by
+    /// name as the queues do, `slot = (u + k) mod unroll`; else they move down a register each
+    /// iteration).
+    fn partial_sum(&self, e: u32, k: i64, u: i64) -> String {
+        if self.unroll > 1 {
+            format!("a{e}_s{}", (u + k).rem_euclid(self.unroll))
+        } else {
+            format!("a{e}_{k}")
+        }
+    }
+
+    /// The reordered sum's step for each element (see [`Sweep::reordered`]) in unrolled
+    /// iteration `u`: the arriving plane's terms added into the partial sums, the current
+    /// plane's point finished from its sum (where inside the domain, and where `finish`: the
+    /// warm-up before the sweep finishes none), the partial sums moved down one plane. Every
+    /// element adds up its sums, in the domain or not: its loads stay in the grid.
+    fn partial_sums(&self, sums: &PlaneSums, u: i64, finish: bool) -> Vec<Stmt> {
+        let ctx = self.ctx;
+        let (first, last) = sums.span();
+        let span = i64::from(last - first);
+        let (_, fp) = (self.io.reads.iter())
+            .find(|(f, _)| *f == sums.field)
+            .expect("a reordered stage reads its sum's field");
+        let mut body = Vec::new();
+        for e in 0..self.tile.elements {
+            let coords = self.coords(e, Expr::var(self.names[self.s]));
+            let reads = (fp.offsets.iter())
+                .map(|offset| {
+                    let mut arriving = offset.clone();
+                    arriving[self.s] = last;
+                    ReadBinding {
+                        field: sums.field,
+                        offset: offset.clone(),
+                        value: self.read(e, &coords, sums.field, &arriving, u),
+                    }
+                })
+                .collect();
+            let env = ProgramEnv {
+                reads,
+                coords: coords.clone(),
+                step: Expr::var("t"),
+                computed: Vec::new(),
+            };
+            body.extend(sums.planes.iter().map(|plane| {
+                Stmt::PartialSum(PartialSum {
+                    stage: self.stage,
+                    env: env.clone(),
+                    terms: plane.terms.clone(),
+                    var: self.partial_sum(e, i64::from(last - plane.offset), u),
+                    accumulate: plane.offset != first,
+                    apart: plane.repeated,
+                })
+            }));
+            if finish {
+                let sum = (sums.sum, Expr::var(self.partial_sum(e, 0, u)));
+                let point = ctx.finished_point(self.io, &coords, sum);
+                body.push(Stmt::guarded(self.in_domain(&coords), point));
+            }
+            if self.unroll == 1 {
+                body.extend((0..span).map(|k| Stmt::Assign {
+                    var: self.partial_sum(e, k, u),
+                    value: Expr::var(self.partial_sum(e, k + 1, u)),
+                }));
+            }
+        }
+        body
+    }
+
+    /// Before a reordered sweep, its warm-up: the planes before the chunk's first arriving
+    /// one loaded and added into the partial sums of the chunk's first outputs (`span`
+    /// iterations finishing nothing), after the partial sums' declarations.
+    fn warm_up(&self, sums: &PlaneSums) -> Vec<Stmt> {
+        let (ctx, ity) = (self.ctx, self.ctx.ity);
+        let (first, last) = sums.span();
+        let span = i64::from(last - first);
+        let mut body: Vec<Stmt> = (0..self.tile.elements)
+            .flat_map(|e| (0..=span).map(move |k| (e, k)))
+            .map(|(e, k)| Stmt::Declare {
+                var: self.partial_sum(e, k, 0),
+                ty: sums.ty,
+                value: Some(Expr::Literal(Constant::Float(0.0), sums.ty)),
+            })
+            .collect();
+        // Warm-up iteration `u` (negative) runs at `s_begin + u`, as the unrolled loop's
+        // iteration `u` before its first would.
+        body.extend((-span..0).map(|u| {
+            let mut iteration = vec![Stmt::Declare {
+                var: self.names[self.s].to_string(),
+                ty: ity,
+                value: Some(ctx.offset(Expr::var("s_begin"), u)),
+            }];
+            iteration.extend(self.advance_queues(u));
+            iteration.extend(self.partial_sums(sums, u, false));
+            Stmt::Block(iteration)
+        }));
+        body
     }
 
     /// The read of `field` at `offset` from element `e`'s point at `coords` in unrolled
@@ -738,6 +926,9 @@ impl<'a> Sweep<'a> {
         let ctx = self.ctx;
         let z = self.names[self.s];
         let mut sweep = self.queue_declarations();
+        if let Some(sums) = &self.reordered {
+            sweep.extend(self.warm_up(sums));
+        }
         if self.unroll == 1 {
             sweep.push(Stmt::For {
                 var: z.to_string(),

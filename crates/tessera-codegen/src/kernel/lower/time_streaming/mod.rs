@@ -55,7 +55,7 @@ mod registers;
 mod reordered;
 mod sweep;
 
-use registers::Registers;
+use registers::{Registers, prefetched};
 use reordered::Reordered;
 pub(super) use sweep::Checks;
 
@@ -72,7 +72,7 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
     let kernel = FusedKernel {
         strategy: "streaming-time",
         doc: format!(
-            "up to {} steps of every stage in flight along {}, {} tiles, planes in shared rings{}{}",
+            "up to {} steps of every stage in flight along {}, {} tiles, planes in shared rings{}{}{}",
             pipeline.depth,
             pipeline.names[SWEPT],
             extent.join("x"),
@@ -80,6 +80,10 @@ pub fn kernel(ctx: &Ctx) -> Result<Fused, String> {
                 " and each thread's own columns in registers"
             } else {
                 ""
+            },
+            match pipeline.prefetch() {
+                0 => String::new(),
+                ahead => format!(", input planes loaded {ahead} iteration(s) ahead"),
             },
             if pipeline.reordered.iter().any(Option::is_some) {
                 ", box sums reordered plane by plane in interior blocks"

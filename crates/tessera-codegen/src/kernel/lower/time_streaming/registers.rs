@@ -32,6 +32,12 @@ pub(in crate::kernel::lower) struct Registers {
     pub(super) dims: Vec<i64>,
 }
 
+/// The register holding version `version`'s prefetched value at the thread's position `k`
+/// in prefetch slot `slot`.
+pub(super) fn prefetched(version: usize, k: i64, slot: i64) -> String {
+    format!("f{version}_{k}_s{slot}")
+}
+
 impl Pipeline<'_> {
     /// Whether some level reads version `k` through its ring when the threads keep register
     /// planes: at an in-plane neighbour (its own column comes from registers, even where a
@@ -144,6 +150,24 @@ impl Pipeline<'_> {
         })
     }
 
+    /// How many iterations before it stores an input plane the sweep loads it (0: as it
+    /// stores it), so that the load's latency passes while those iterations compute: with
+    /// register planes in shared rings, the plan's distance rounded down to a divisor of the
+    /// unrolling, which keeps every prefetch register a constant. Without it the store of the
+    /// arriving plane waits for its load, and the iteration's barrier for the store; ptxas
+    /// hoists an unrolled trip's loads to its top, so that wait comes once a trip, at the
+    /// iteration `prefetch` planes into it.
+    pub(super) fn prefetch(&self) -> i64 {
+        let asked = i64::from(self.ctx.plan.prefetch);
+        match &self.registers {
+            Some(registers) if !self.global && asked > 0 => (1..=asked.min(registers.planes))
+                .rev()
+                .find(|d| registers.planes % d == 0)
+                .unwrap_or(1),
+            _ => 0,
+        }
+    }
+
     /// The declarations of the threads' owned positions (`m<k>`, the flat number, and
     /// `m<k>_<axis>`) and of their register planes, when the pipeline has them.
     pub(super) fn register_declarations(&self) -> Vec<Stmt> {
@@ -175,6 +199,17 @@ impl Pipeline<'_> {
                     body.push(Stmt::Declare {
                         var: format!("v{v}_{k}_s{slot}"),
                         ty: program.fields[version.field].ty,
+                        value: None,
+                    });
+                }
+            }
+        }
+        for &v in &self.inputs {
+            for k in 0..registers.owned {
+                for slot in 0..self.prefetch() {
+                    body.push(Stmt::Declare {
+                        var: prefetched(v, k, slot),
+                        ty: program.fields[self.versions[v].field].ty,
                         value: None,
                     });
                 }

@@ -180,10 +180,17 @@ impl Pipeline<'_> {
             body,
         };
         let checked = self.unrolled(frame, unroll, Checks::All);
+        let mut loop_only = self.first_prefetches(frame);
+        loop_only.push(trips(0, end, checked.clone()));
         let Some((first, steady_end)) = self.steady_trips(unroll) else {
-            return (None, vec![trips(0, end, checked)]);
+            return (None, loop_only);
         };
-        let mut full = one_by_one(ctx, &checked, (0..first).step_by(unroll as usize));
+        let mut full = self.first_prefetches(frame);
+        full.extend(one_by_one(
+            ctx,
+            &checked,
+            (0..first).step_by(unroll as usize),
+        ));
         full.push(Stmt::Comment(
             "steady trips: every plane in range, a pass of every step".into(),
         ));
@@ -197,7 +204,26 @@ impl Pipeline<'_> {
             &checked,
             (steady_end..end).step_by(unroll as usize),
         ));
-        (Some(full), vec![trips(0, end, checked)])
+        (Some(full), loop_only)
+    }
+
+    /// Before the sweep, where the pipeline prefetches, the loads of the input planes its first
+    /// iterations store.
+    fn first_prefetches(&self, frame: Frame) -> Vec<Stmt> {
+        let ahead = self.prefetch();
+        if ahead == 0 {
+            return Vec::new();
+        }
+        let ctx = self.ctx;
+        let mut first = vec![Stmt::Declare {
+            var: "it".into(),
+            ty: ctx.ity,
+            value: Some(ctx.lit(0)),
+        }];
+        for &v in &self.inputs {
+            first.extend((0..ahead).map(|j| self.prefetch_plane(v, frame, j, 0, Checks::All)));
+        }
+        vec![Stmt::Block(first)]
     }
 
     /// One trip of the sweep's loop: `unroll` iterations, with `checks`.
@@ -219,9 +245,11 @@ impl Pipeline<'_> {
     /// them once per plane.
     pub(super) fn steady_trips(&self, unroll: i64) -> Option<(i64, i64)> {
         self.registers.as_ref()?;
-        let loads = (self.inputs.iter()).map(|&v| {
+        // A prefetching load reads its plane iterations early.
+        let early = self.prefetch();
+        let loads = (self.inputs.iter()).flat_map(|&v| {
             let v = &self.versions[v];
-            (v.bounds.lo[SWEPT], v.bounds.hi[SWEPT], v.lag)
+            [0, early].map(|ahead| (v.bounds.lo[SWEPT], v.bounds.hi[SWEPT], v.lag - ahead))
         });
         // A reordered level finishes outputs from its region's start.
         let levels = (self.levels.iter())
@@ -385,22 +413,92 @@ impl Pipeline<'_> {
         }
     }
 
-    /// Loads the input plane of `version` (each position's periodic image) into its ring.
+    /// Loads the input plane of `version` (each position's periodic image) into its ring; when
+    /// the pipeline prefetches, from the registers an earlier iteration loaded it into, and
+    /// the plane as far ahead into them (see [`Pipeline::prefetch`]).
     pub(super) fn load(&self, version: usize, frame: Frame, j: i64, checks: Checks) -> Stmt {
         let ctx = self.ctx;
+        let lag = self.versions[version].lag;
+        let ahead = self.prefetch();
+        if ahead == 0 {
+            return self.each_position(version, j, 0, checks, |owner, position| {
+                let value = self.memory_value(version, frame, position);
+                self.place_at(version, owner, lag)
+                    .store(ctx, position, value)
+            });
+        }
+        let slot = self.prefetch_slot(version, j);
+        let stores = self.each_position(version, j, 0, checks, |owner, position| {
+            let (k, _) = owner.expect("prefetching threads own their positions");
+            let value = Expr::var(prefetched(version, k, slot));
+            self.place_at(version, owner, lag)
+                .store(ctx, position, value)
+        });
+        Stmt::Block(vec![
+            stores,
+            self.prefetch_plane(version, frame, j, ahead, checks),
+        ])
+    }
+
+    /// The prefetch slot of the plane of `version` that iteration `it + j` stores (planes
+    /// further on by the prefetch distance share it: the slot a store frees, the load after it
+    /// fills).
+    fn prefetch_slot(&self, version: usize, j: i64) -> i64 {
+        (j - self.versions[version].lag).rem_euclid(self.prefetch())
+    }
+
+    /// The loads of `version`'s plane `ahead` planes past the one iteration `it + j` stores
+    /// into the registers that hold it until then ([`prefetched`]).
+    fn prefetch_plane(
+        &self,
+        version: usize,
+        frame: Frame,
+        j: i64,
+        ahead: i64,
+        checks: Checks,
+    ) -> Stmt {
+        let slot = self.prefetch_slot(version, j + ahead);
+        self.each_position(version, j, ahead, checks, |owner, position| {
+            let (k, _) = owner.expect("prefetching threads own their positions");
+            Stmt::Assign {
+                var: prefetched(version, k, slot),
+                value: self.memory_value(version, frame, position),
+            }
+        })
+    }
+
+    /// `body` of each position of `version`'s plane `ahead` planes past the one iteration
+    /// `it + j` stores, given its owner and block position, where the plane is in the
+    /// version's bounds.
+    fn each_position(
+        &self,
+        version: usize,
+        j: i64,
+        ahead: i64,
+        checks: Checks,
+        mut body: impl FnMut(Option<(i64, i64)>, &[Expr]) -> Stmt,
+    ) -> Stmt {
         let v = &self.versions[version];
         let points = self.plane_points(&v.bounds, j, None, |owner, position| {
-            let coords = self.frame(frame).grid_coords(&position);
-            let value = Expr::Load {
-                buffer: field_ident(ctx, v.field),
-                index: Box::new(ctx.linear(&coords)),
-                cached: true,
-            };
-            let place = self.place_at(version, owner, v.lag);
-            vec![place.store(ctx, &position, value)]
+            vec![body(owner, &position)]
         });
         let within = self.plane_in(v.bounds.lo[SWEPT], v.bounds.hi[SWEPT]);
-        Stmt::Block(vec![self.plane(v.lag, j), checks.when(within, points)])
+        Stmt::Block(vec![
+            self.plane(v.lag - ahead, j),
+            checks.when(within, points),
+        ])
+    }
+
+    /// `version`'s field at block position `position` in `frame`, loaded from memory (the
+    /// position's periodic image).
+    fn memory_value(&self, version: usize, frame: Frame, position: &[Expr]) -> Expr {
+        let ctx = self.ctx;
+        let coords = self.frame(frame).grid_coords(position);
+        Expr::Load {
+            buffer: field_ident(ctx, self.versions[version].field),
+            index: Box::new(ctx.linear(&coords)),
+            cached: true,
+        }
     }
 
     /// Level `l`'s plane of this iteration, when it has one and the pass has its step (a shared
