@@ -381,6 +381,7 @@ fn kernel_lines(
         };
         lines.extend([
             format!("kernel {} ({}{every_text}):", kernel.name, kernel.strategy),
+            format!("  form: {}", kernel.doc),
             format!(
                 "  block {bx}x{by}x{bz} ({} threads), grid {gx}x{gy}x{gz} blocks, shared memory {} B per block",
                 resources.threads(),

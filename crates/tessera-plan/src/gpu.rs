@@ -271,9 +271,10 @@ impl GpuPlan {
         }
         if self.prefetch > 0 && !(self.strategy == GpuStrategy::Streaming && self.time_tile > 1) {
             return Err(PlanError::Unsupported(format!(
-                "prefetching {} plane(s) ahead needs streaming time tiles (`--strategy streaming --time-tile 2` or deeper); this plan is `{}`",
+                "prefetching {} plane(s) ahead needs streaming time tiles (`--strategy streaming --time-tile 2` or deeper); this plan is `{}` at a time tile of {}",
                 self.prefetch,
-                self.describe()
+                self.strategy.name(),
+                self.time_tile
             )));
         }
         let single_cached_sweep = self.strategy == GpuStrategy::Streaming
@@ -281,8 +282,10 @@ impl GpuPlan {
             && self.plane_reads == PlaneReads::Cache;
         if self.reordered_sums && !single_cached_sweep {
             return Err(PlanError::Unsupported(format!(
-                "reordered sums belong to single-step streaming reading its planes through the cache (`--strategy streaming --plane-reads cache`; time tiles reorder box sums themselves); this plan is `{}`",
-                self.describe()
+                "reordered sums belong to single-step streaming reading its planes through the cache (`--strategy streaming --plane-reads cache`; time tiles reorder box sums themselves); this plan is `{}` at a time tile of {}, reading planes from {}",
+                self.strategy.name(),
+                self.time_tile,
+                self.plane_reads.name()
             )));
         }
         if self.time_tile > MAX_GPU_TIME_TILE {

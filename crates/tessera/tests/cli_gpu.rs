@@ -295,6 +295,50 @@ fn a_plan_tuned_on_opencl_is_used_by_plan_and_explain() {
 
 #[test]
 #[cfg(feature = "opencl")]
+fn explain_shows_how_each_kernel_is_built_and_refuses_prefetching_without_time_tiles() {
+    let dir = jacobi_dir();
+    let explain = |flags: &[&str]| {
+        let mut args = vec![
+            "explain",
+            "jacobi.tess",
+            "--backend",
+            "opencl",
+            "--device",
+            "h200",
+        ];
+        args.extend_from_slice(flags);
+        tessera(dir.path(), &args)
+    };
+    let output = explain(&[
+        "--strategy",
+        "streaming",
+        "--time-tile",
+        "2",
+        "--prefetch",
+        "4",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("plane=cache prefetch=4 T=2"), "{text}");
+    // 4 planes ahead round down to 3, a divisor of the sweep's unrolling.
+    assert!(
+        text.contains("form: up to 2 steps of every stage in flight along y")
+            && text.contains("input planes loaded 3 iteration(s) ahead"),
+        "{text}"
+    );
+    let output = explain(&["--strategy", "naive", "--prefetch", "2"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains(
+            "prefetching 2 plane(s) ahead needs streaming time tiles (`--strategy streaming --time-tile 2` or deeper); this plan is `naive` at a time tile of 1"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+#[cfg(feature = "opencl")]
 fn explain_plans_for_a_built_in_gpu_table_that_no_run_can_use() {
     let dir = jacobi_dir();
     let explain = |device: &str| {

@@ -17,10 +17,9 @@
 //! rotate by name in a sweep unrolled by their lengths ([`Sweep::unroll`]) rather than by
 //! moves. Values are only moved, never recombined: exact mode stays bitwise. Where the plan
 //! asks, outside exact mode, a box sum read through the cache is added up plane by plane as
-//! its planes arrive
-//! (Rawat's associative reordering, [`Sweep::reordered`]): each column keeps the arriving
-//! plane only, and a few partial sums the rest (j3d27pt: 3 registers an element where its
-//! queues took 27).
+//! its planes arrive (Rawat's associative reordering, [`Sweep::reordered`]): each column
+//! keeps the arriving plane only, and a few partial sums the rest (j3d27pt: 3 registers an
+//! element where its queues took 27).
 
 use tessera_analysis::{Domain, Footprint, PlaneSums, plane_sums};
 use tessera_ir::{Border, Constant, Field, Id, Stage, UnaryOp};
@@ -153,8 +152,8 @@ struct Sweep<'a> {
     /// The stage's box sum, where the sweep adds it up plane by plane ([`Sweep::reorderable`]):
     /// at the iteration computing plane `z`, each element reads the arriving plane
     /// `z + last` at every in-plane offset, adds the terms reading plane offset `dz` into the
-    /// partial sum of output plane `z + last - dz` (`a<e>_<last - dz>`, starting it at the
-    /// lowest offset), finishes output `z` from `a<e>_0`, and moves the others down one.
+    /// partial sum of output plane `z + last - dz` ([`Sweep::partial_sum`], starting it at
+    /// the lowest offset) and finishes output `z` from its partial sum.
     reordered: Option<PlaneSums>,
 }
 
@@ -305,11 +304,11 @@ impl<'a> Sweep<'a> {
     }
 
     /// The stage's box sum, when the sweep adds it up plane by plane (see [`Sweep::reordered`]):
-    /// where the plan asks for it ([`tessera_plan::gpu::GpuPlan::reordered_sums`]) outside exact mode, with planes
-    /// read through the cache (the plan's check), for a stage that reads one
-    /// field, streamed, and assigns a function of one sum whose terms each read one plane,
-    /// more than one plane's terms reading neighbours off the axis (else no load is saved),
-    /// where no plane read leaves the grid along the sweep (a border would pick the plane).
+    /// where the plan asks for it ([`tessera_plan::gpu::GpuPlan::reordered_sums`]) outside
+    /// exact mode, with planes read through the cache, for a stage that reads one field,
+    /// streamed, and assigns a function of one sum whose terms each read one plane, more than
+    /// one plane's terms reading neighbours off the axis (else no load is saved), where no
+    /// plane read leaves the grid along the sweep (a border would pick the plane).
     fn reorderable(&self) -> Option<PlaneSums> {
         let ctx = self.ctx;
         let asked = ctx.plan.reordered_sums && ctx.plan.plane_reads == PlaneReads::Cache;
@@ -829,9 +828,9 @@ impl<'a> Sweep<'a> {
         body
     }
 
-    /// Before a reordered sweep, its warm-up: the planes before the chunk's first arriving
-    /// one loaded and added into the partial sums of the chunk's first outputs (`span`
-    /// iterations finishing nothing), after the partial sums' declarations.
+    /// Before a reordered sweep, the partial sums' declarations and its warm-up: the planes
+    /// before the chunk's first arriving one loaded and added into the partial sums of the
+    /// chunk's first outputs (`span` iterations finishing nothing).
     fn warm_up(&self, sums: &PlaneSums) -> Vec<Stmt> {
         let (ctx, ity) = (self.ctx, self.ctx.ity);
         let (first, last) = sums.span();
