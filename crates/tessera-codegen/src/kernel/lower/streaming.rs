@@ -316,21 +316,24 @@ impl<'a> Sweep<'a> {
             return None;
         }
         let sums = plane_sums(ctx.bound.checked(), self.stage, self.s)?;
-        self.streamed.iter().find(|f| f.field == sums.field)?;
-        let (_, fp) = self.io.reads.iter().find(|(f, _)| *f == sums.field)?;
+        let streamed = self.streamed.iter().any(|f| f.field == sums.field);
+        let fp = self.sum_footprint();
         let (lo, hi) = (self.domain.rect.lo[self.s], self.domain.rect.hi[self.s]);
         let inside = lo + i64::from(fp.min[self.s]) >= 0
             && hi - 1 + i64::from(fp.max[self.s]) < ctx.extent(self.s);
-        (inside && sums.off_axis_planes() >= 2).then_some(sums)
+        (streamed && inside && sums.off_axis_planes() >= 2).then_some(sums)
+    }
+
+    /// The footprint of the one field a reordered stage reads: its sum's.
+    fn sum_footprint(&self) -> &'a Footprint {
+        &self.io.reads[0].1
     }
 
     /// Gives the field `sums` reads a column per in-plane offset it reads at any plane, each
     /// keeping only the arriving plane (`z + last`; the partial sums keep the rest).
     fn keep_arriving_planes(&mut self, sums: &PlaneSums) {
         let last = i64::from(sums.span().1);
-        let (_, fp) = (self.io.reads.iter())
-            .find(|(f, _)| *f == sums.field)
-            .expect("a reordered stage reads its sum's field");
+        let fp = self.sum_footprint();
         let mut offsets: Vec<Vec<i64>> = vec![vec![0; self.plane.len()]];
         for o in &fp.offsets {
             let offset: Vec<i64> = self.plane.iter().map(|&a| i64::from(o[a])).collect();
@@ -780,9 +783,7 @@ impl<'a> Sweep<'a> {
         let ctx = self.ctx;
         let (first, last) = sums.span();
         let span = i64::from(last - first);
-        let (_, fp) = (self.io.reads.iter())
-            .find(|(f, _)| *f == sums.field)
-            .expect("a reordered stage reads its sum's field");
+        let fp = self.sum_footprint();
         let mut body = Vec::new();
         for e in 0..self.tile.elements {
             let coords = self.coords(e, Expr::var(self.names[self.s]));

@@ -214,16 +214,11 @@ impl Pipeline<'_> {
         if ahead == 0 {
             return Vec::new();
         }
-        let ctx = self.ctx;
-        let mut first = vec![Stmt::Declare {
-            var: "it".into(),
-            ty: ctx.ity,
-            value: Some(ctx.lit(0)),
-        }];
-        for &v in &self.inputs {
-            first.extend((0..ahead).map(|j| self.prefetch_plane(v, frame, j, 0, Checks::All)));
-        }
-        vec![Stmt::Block(first)]
+        let loads: Vec<Stmt> = (self.inputs.iter())
+            .flat_map(|&v| (0..ahead).map(move |j| (v, j)))
+            .map(|(v, j)| self.prefetch_plane(v, frame, j, 0, Checks::All))
+            .collect();
+        one_by_one(self.ctx, &loads, std::iter::once(0))
     }
 
     /// One trip of the sweep's loop: `unroll` iterations, with `checks`.
